@@ -88,6 +88,7 @@
 #define KITE_FATAL_EQ_DMA		3	/* event ring not writable */
 #define KITE_FATAL_ETH_DMA		4	/* Ethernet ring not accessible */
 #define KITE_FATAL_INTERNAL		5
+#define KITE_FATAL_BAD_CONFIG		6	/* ring registers invalid at ENABLE */
 
 /* Admin queue: submission (AQ) and completion (ACQ) rings. */
 #define KITE_REG_AQ_BASE_LO		0x020
@@ -310,9 +311,11 @@ struct kite_cmd_destroy {	/* DESTROY_EQ/CQ/QP, DEALLOC_PD/UCTX, DEREG_MR */
 	__le32 reserved;
 };
 
+/* The completion's out[0] is the new context, which is also its doorbell
+ * page index (1..max_uctx).
+ */
 struct kite_cmd_alloc_uctx {
-	__le32 db_page;		/* doorbell page the driver chose, 1..max_uctx */
-	__le32 reserved;
+	__le32 reserved[2];
 };
 
 struct kite_cmd_alloc_pd {
