@@ -1,0 +1,50 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Kite top-level build. See README.md.
+#
+#   make / make all   dependencies, kite.ko, QEMU, guest kernel + initramfs
+#   make check        all of the above, then every test suite; last line of
+#                     output is "N passed, N failed" (SUITES="vm host" picks)
+#   make demo         two guests linked by a socket netdev: rdma link, ip, ping
+#   make clean        remove build outputs (out/, module objects)
+#
+# Kbuild reads the top-level Kbuild file (not this Makefile) for the module.
+
+# The guest kernel is Debian's 6.1 package; never the host's running kernel.
+KVER := $(shell ls -d /lib/modules/6.1.0-*-amd64 2>/dev/null | sort -V | tail -n 1 | xargs -r basename)
+KDIR ?= /lib/modules/$(KVER)/build
+KO := drivers/infiniband/hw/kite/kite.ko
+OUT := out
+SUITES ?=
+
+.PHONY: all deps module qemu initramfs check demo clean
+
+all: deps module qemu initramfs
+
+deps:
+	@bash scripts/install-deps.sh
+
+module: | deps
+	@test -n "$(KVER)" || { echo "no /lib/modules/6.1.0-*-amd64: install linux-headers-amd64" >&2; exit 1; }
+	@test -f Kbuild || { echo "module: no top-level Kbuild (driver not present)" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+	@mkdir -p $(OUT)
+	@cmp -s $(KO) $(OUT)/kite.ko || cp $(KO) $(OUT)/kite.ko
+	@echo "module: $(OUT)/kite.ko (for $(KVER))"
+
+qemu: | deps
+	@bash scripts/build-qemu.sh
+
+initramfs: module
+	@bash scripts/mkinitramfs.sh
+
+check:
+	@bash scripts/check.sh $(SUITES)
+
+demo: all
+	@bash scripts/demo.sh
+
+clean:
+	@if [ -f Kbuild ] && [ -d "$(KDIR)" ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
+	@if [ -f tests/host/Makefile ]; then $(MAKE) -C tests/host clean; fi
+	rm -rf $(OUT)

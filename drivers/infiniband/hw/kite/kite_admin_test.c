@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit suite kite_admin: admin command encoding and result decoding, and
+ * the completion status to errno mapping.
+ *
+ * Copyright (c) 2026 The Kite authors
+ */
+#include <kunit/test.h>
+#include <linux/etherdevice.h>
+#include <asm/unaligned.h>
+
+#include "kite_admin.h"
+
+static const u8 test_mac[ETH_ALEN] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
+
+static void kite_test_hdr(struct kunit *test, const struct kite_aq_cmd *cmd,
+			  u8 opcode, u32 uctx)
+{
+	const u8 *raw = (const u8 *)cmd;
+
+	KUNIT_EXPECT_EQ(test, raw[0], opcode);
+	KUNIT_EXPECT_EQ(test, raw[1], 0);		/* flags */
+	KUNIT_EXPECT_EQ(test, get_unaligned_le32(raw + 4), uctx);
+}
+
+static void kite_test_enc_query(struct kunit *test)
+{
+	static const u8 ops[] = { KITE_CMD_QUERY_DEVICE, KITE_CMD_QUERY_PORT,
+				  KITE_CMD_QUERY_STATS };
+	struct kite_aq_cmd cmd;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(ops); i++) {
+		memset(&cmd, 0xa5, sizeof(cmd));
+		kite_enc_query(&cmd, ops[i], ops[i] == KITE_CMD_QUERY_PORT);
+		kite_test_hdr(test, &cmd, ops[i], 0);
+		KUNIT_EXPECT_PTR_EQ(test, kite_cmd_out_buf(&cmd),
+				    &cmd.query.out);
+		/* port byte follows the 16-byte result descriptor */
+		KUNIT_EXPECT_EQ(test, cmd.raw[16],
+				ops[i] == KITE_CMD_QUERY_PORT ? 1 : 0);
+		KUNIT_EXPECT_TRUE(test, !memchr_inv(cmd.raw + 17, 0,
+						    sizeof(cmd.raw) - 17));
+	}
+}
+
+static void kite_test_enc_set_port(struct kunit *test)
+{
+	struct kite_aq_cmd cmd;
+
+	kite_enc_set_port(&cmd, KITE_SET_PORT_MTU | KITE_SET_PORT_MAC, 9000,
+			  test_mac);
+	kite_test_hdr(test, &cmd, KITE_CMD_SET_PORT, 0);
+	KUNIT_EXPECT_EQ(test, get_unaligned_le32(cmd.raw),
+			KITE_SET_PORT_MTU | KITE_SET_PORT_MAC);
+	KUNIT_EXPECT_EQ(test, get_unaligned_le32(cmd.raw + 4), 9000);
+	KUNIT_EXPECT_EQ(test, memcmp(cmd.raw + 8, test_mac, ETH_ALEN), 0);
+	KUNIT_EXPECT_EQ(test, cmd.raw[14], 1);	/* port */
+	KUNIT_EXPECT_PTR_EQ(test, kite_cmd_out_buf(&cmd), NULL);
+
+	/* Fields outside the mask stay zero. */
+	kite_enc_set_port(&cmd, KITE_SET_PORT_MTU, 1500, test_mac);
+	KUNIT_EXPECT_EQ(test, get_unaligned_le32(cmd.raw + 4), 1500);
+	KUNIT_EXPECT_TRUE(test, is_zero_ether_addr(cmd.raw + 8));
+	kite_enc_set_port(&cmd, KITE_SET_PORT_MAC, 1500, test_mac);
+	KUNIT_EXPECT_EQ(test, get_unaligned_le32(cmd.raw + 4), 0);
+}
+
+static void kite_test_enc_create_eq(struct kunit *test)
+{
+	struct kite_aq_cmd cmd;
+
+	kite_enc_create_eq(&cmd, 0x123456789000ULL, 8, KITE_MSIX_COMP_BASE + 1);
+	kite_test_hdr(test, &cmd, KITE_CMD_CREATE_EQ, 0);
+	KUNIT_EXPECT_EQ(test, get_unaligned_le64(cmd.raw), 0x123456789000ULL);
+	/* 256 entries of 16 bytes: one 4 KiB page */
+	KUNIT_EXPECT_EQ(test, get_unaligned_le32(cmd.raw + 8), 1);
+	KUNIT_EXPECT_EQ(test, cmd.raw[12], 12);	/* page_shift */
+	KUNIT_EXPECT_EQ(test, cmd.raw[13], KITE_PBL_LEVEL_DIRECT);
+	KUNIT_EXPECT_EQ(test, cmd.raw[16], 8);	/* log_depth */
+	KUNIT_EXPECT_EQ(test, get_unaligned_le16(cmd.raw + 18),
+			KITE_MSIX_COMP_BASE + 1);
+
+	kite_enc_create_eq(&cmd, 0x1000, 12, KITE_MSIX_COMP_BASE);
+	KUNIT_EXPECT_EQ(test, get_unaligned_le32(cmd.raw + 8), 16);
+	kite_enc_create_eq(&cmd, 0x1000, 2, KITE_MSIX_COMP_BASE);
+	KUNIT_EXPECT_EQ(test, get_unaligned_le32(cmd.raw + 8), 1);
+}
+
+static void kite_test_enc_destroy(struct kunit *test)
+{
+	static const u8 ops[] = { KITE_CMD_DESTROY_EQ, KITE_CMD_DEALLOC_UCTX,
+				  KITE_CMD_DEALLOC_PD };
+	struct kite_aq_cmd cmd;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(ops); i++) {
+		kite_enc_destroy(&cmd, ops[i], 7, 0x00abcdef);
+		kite_test_hdr(test, &cmd, ops[i], 7);
+		KUNIT_EXPECT_EQ(test, get_unaligned_le32(cmd.raw), 0x00abcdef);
+		KUNIT_EXPECT_TRUE(test, !memchr_inv(cmd.raw + 4, 0,
+						    sizeof(cmd.raw) - 4));
+	}
+}
+
+static void kite_test_enc_alloc(struct kunit *test)
+{
+	static const u8 ops[] = { KITE_CMD_ALLOC_UCTX, KITE_CMD_ALLOC_PD };
+	struct kite_aq_cmd cmd;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(ops); i++) {
+		memset(&cmd, 0xff, sizeof(cmd));
+		kite_enc_hdr(&cmd, ops[i], 3);
+		kite_test_hdr(test, &cmd, ops[i], 3);
+		KUNIT_EXPECT_EQ(test, get_unaligned_le16(&cmd.hdr.cmd_id), 0);
+		KUNIT_EXPECT_TRUE(test, !memchr_inv(cmd.raw, 0,
+						    sizeof(cmd.raw)));
+		KUNIT_EXPECT_PTR_EQ(test, kite_cmd_out_buf(&cmd), NULL);
+	}
+}
+
+static void kite_test_enc_gid(struct kunit *test)
+{
+	u8 gid[16] = { [10] = 0xff, [11] = 0xff, 198, 18, 0, 1 };
+	static const u8 ops[] = { KITE_CMD_ADD_GID, KITE_CMD_DEL_GID };
+	struct kite_aq_cmd cmd;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(ops); i++) {
+		kite_enc_gid(&cmd, ops[i], gid, 5, KITE_GID_ROCE_V2_IPV4, 1);
+		kite_test_hdr(test, &cmd, ops[i], 0);
+		KUNIT_EXPECT_EQ(test, memcmp(cmd.raw, gid, 16), 0);
+		KUNIT_EXPECT_EQ(test, get_unaligned_le16(cmd.raw + 16), 5);
+		KUNIT_EXPECT_EQ(test, cmd.raw[18], KITE_GID_ROCE_V2_IPV4);
+		KUNIT_EXPECT_EQ(test, cmd.raw[19], 1);
+	}
+}
+
+static void kite_test_out_buf(struct kunit *test)
+{
+	struct kite_aq_cmd cmd;
+
+	kite_enc_hdr(&cmd, KITE_CMD_QUERY_QP, 0);
+	KUNIT_EXPECT_PTR_EQ(test, kite_cmd_out_buf(&cmd), &cmd.query_obj.out);
+	kite_enc_hdr(&cmd, KITE_CMD_QUERY_CQ, 0);
+	KUNIT_EXPECT_PTR_EQ(test, kite_cmd_out_buf(&cmd), &cmd.query_obj.out);
+	kite_enc_hdr(&cmd, KITE_CMD_CREATE_EQ, 0);
+	KUNIT_EXPECT_PTR_EQ(test, kite_cmd_out_buf(&cmd), NULL);
+}
+
+static void kite_test_dec_device_attr(struct kunit *test)
+{
+	struct kite_device_attr attr = {
+		.abi_version = cpu_to_le32(KITE_ABI_MAJOR << 16 | 3),
+		.fw_version = cpu_to_le32(0x00010203),
+		.sys_image_guid = cpu_to_le64(0x0102030405060708ULL),
+		.page_size_cap = cpu_to_le64(KITE_DEF_PAGE_SIZES),
+		.max_mr_size = cpu_to_le64(KITE_DEF_MAX_MR_SIZE),
+		.max_qp = cpu_to_le32(1), .max_cq = cpu_to_le32(2),
+		.max_mr = cpu_to_le32(3), .max_pd = cpu_to_le32(4),
+		.max_cqe = cpu_to_le32(5), .max_qp_wr = cpu_to_le32(6),
+		.max_sge = cpu_to_le32(7), .max_inline = cpu_to_le32(8),
+		.max_eq = cpu_to_le32(9), .max_uctx = cpu_to_le32(10),
+		.max_gid = cpu_to_le32(11), .max_rd_atom = cpu_to_le32(12),
+		.cap_flags = cpu_to_le32(KITE_DEV_CAP_RC | KITE_DEV_CAP_UD),
+		.num_msix = cpu_to_le32(13),
+		.vendor_id = cpu_to_le32(KITE_PCI_VENDOR_ID),
+		.vendor_part_id = cpu_to_le32(KITE_PCI_DEVICE_ID),
+		.hw_version = cpu_to_le32(KITE_PCI_REVISION),
+	};
+	struct kite_caps c;
+
+	memset(&c, 0xff, sizeof(c));
+	kite_dec_device_attr(&attr, &c);
+	KUNIT_EXPECT_EQ(test, c.abi_version, KITE_ABI_MAJOR << 16 | 3);
+	KUNIT_EXPECT_EQ(test, c.fw_version, 0x00010203);
+	KUNIT_EXPECT_EQ(test, c.sys_image_guid, 0x0102030405060708ULL);
+	KUNIT_EXPECT_EQ(test, c.page_size_cap, KITE_DEF_PAGE_SIZES);
+	KUNIT_EXPECT_EQ(test, c.max_mr_size, KITE_DEF_MAX_MR_SIZE);
+	KUNIT_EXPECT_EQ(test, c.max_qp, 1);
+	KUNIT_EXPECT_EQ(test, c.max_cq, 2);
+	KUNIT_EXPECT_EQ(test, c.max_mr, 3);
+	KUNIT_EXPECT_EQ(test, c.max_pd, 4);
+	KUNIT_EXPECT_EQ(test, c.max_cqe, 5);
+	KUNIT_EXPECT_EQ(test, c.max_qp_wr, 6);
+	KUNIT_EXPECT_EQ(test, c.max_sge, 7);
+	KUNIT_EXPECT_EQ(test, c.max_inline, 8);
+	KUNIT_EXPECT_EQ(test, c.max_eq, 9);
+	KUNIT_EXPECT_EQ(test, c.max_uctx, 10);
+	KUNIT_EXPECT_EQ(test, c.max_gid, 11);
+	KUNIT_EXPECT_EQ(test, c.max_rd_atom, 12);
+	KUNIT_EXPECT_EQ(test, c.cap_flags, KITE_DEV_CAP_RC | KITE_DEV_CAP_UD);
+	KUNIT_EXPECT_EQ(test, c.num_msix, 13);
+	KUNIT_EXPECT_EQ(test, c.vendor_id, KITE_PCI_VENDOR_ID);
+	KUNIT_EXPECT_EQ(test, c.vendor_part_id, KITE_PCI_DEVICE_ID);
+	KUNIT_EXPECT_EQ(test, c.hw_version, KITE_PCI_REVISION);
+}
+
+static void kite_test_dec_port_attr(struct kunit *test)
+{
+	struct kite_port_attr attr = {
+		.state = KITE_PORT_ACTIVE,
+		.max_mtu = KITE_MTU_4096,
+		.active_mtu = KITE_MTU_1024,
+		.link_width = 1,
+		.link_speed = 16,
+		.mac = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 },
+		.eth_mtu = cpu_to_le32(1500),
+		.gid_tbl_len = cpu_to_le32(KITE_DEF_MAX_GID),
+	};
+	struct kite_port_info p;
+
+	kite_dec_port_attr(&attr, &p);
+	KUNIT_EXPECT_EQ(test, p.state, KITE_PORT_ACTIVE);
+	KUNIT_EXPECT_EQ(test, p.max_mtu, KITE_MTU_4096);
+	KUNIT_EXPECT_EQ(test, p.active_mtu, KITE_MTU_1024);
+	KUNIT_EXPECT_EQ(test, p.link_width, 1);
+	KUNIT_EXPECT_EQ(test, p.link_speed, 16);
+	KUNIT_EXPECT_TRUE(test, ether_addr_equal(p.mac, test_mac));
+	KUNIT_EXPECT_EQ(test, p.eth_mtu, 1500);
+	KUNIT_EXPECT_EQ(test, p.gid_tbl_len, KITE_DEF_MAX_GID);
+}
+
+static void kite_test_dec_stats(struct kunit *test)
+{
+	struct kite_stats st = {
+		.num_uctx = cpu_to_le32(1), .num_pd = cpu_to_le32(2),
+		.num_cq = cpu_to_le32(3), .num_qp = cpu_to_le32(4),
+		.num_mr = cpu_to_le32(5), .num_eq = cpu_to_le32(6),
+		.num_gid = cpu_to_le32(7),
+		.eth_tx_packets = cpu_to_le64(0x100000001ULL),
+		.eth_tx_bytes = cpu_to_le64(9), .eth_rx_packets = cpu_to_le64(10),
+		.eth_rx_bytes = cpu_to_le64(11),
+		.eth_rx_dropped = cpu_to_le64(12),
+		.eth_tx_errors = cpu_to_le64(13),
+		.roce_tx_packets = cpu_to_le64(14),
+		.roce_rx_packets = cpu_to_le64(15),
+		.roce_retransmits = cpu_to_le64(16),
+		.roce_icrc_errors = cpu_to_le64(17),
+	};
+	struct kite_hw_stats s;
+
+	kite_dec_stats(&st, &s);
+	KUNIT_EXPECT_EQ(test, s.num_uctx, 1);
+	KUNIT_EXPECT_EQ(test, s.num_pd, 2);
+	KUNIT_EXPECT_EQ(test, s.num_cq, 3);
+	KUNIT_EXPECT_EQ(test, s.num_qp, 4);
+	KUNIT_EXPECT_EQ(test, s.num_mr, 5);
+	KUNIT_EXPECT_EQ(test, s.num_eq, 6);
+	KUNIT_EXPECT_EQ(test, s.num_gid, 7);
+	KUNIT_EXPECT_EQ(test, s.eth_tx_packets, 0x100000001ULL);
+	KUNIT_EXPECT_EQ(test, s.eth_tx_bytes, 9);
+	KUNIT_EXPECT_EQ(test, s.eth_rx_packets, 10);
+	KUNIT_EXPECT_EQ(test, s.eth_rx_bytes, 11);
+	KUNIT_EXPECT_EQ(test, s.eth_rx_dropped, 12);
+	KUNIT_EXPECT_EQ(test, s.eth_tx_errors, 13);
+	KUNIT_EXPECT_EQ(test, s.roce_tx_packets, 14);
+	KUNIT_EXPECT_EQ(test, s.roce_rx_packets, 15);
+	KUNIT_EXPECT_EQ(test, s.roce_retransmits, 16);
+	KUNIT_EXPECT_EQ(test, s.roce_icrc_errors, 17);
+}
+
+static void kite_test_status_errno(struct kunit *test)
+{
+	static const struct {
+		u8 status;
+		int err;
+		const char *name;
+	} map[] = {
+		{ KITE_STS_OK, 0, "OK" },
+		{ KITE_STS_BAD_OPCODE, -EOPNOTSUPP, "BAD_OPCODE" },
+		{ KITE_STS_BAD_PARAM, -EINVAL, "BAD_PARAM" },
+		{ KITE_STS_NO_RESOURCES, -ENOMEM, "NO_RESOURCES" },
+		{ KITE_STS_BAD_HANDLE, -ENOENT, "BAD_HANDLE" },
+		{ KITE_STS_BUSY, -EBUSY, "BUSY" },
+		{ KITE_STS_BAD_STATE, -EINVAL, "BAD_STATE" },
+		{ KITE_STS_DMA_ERROR, -EIO, "DMA_ERROR" },
+		{ KITE_STS_NOT_SUPPORTED, -EOPNOTSUPP, "NOT_SUPPORTED" },
+		{ KITE_STS_PERMISSION, -EPERM, "PERMISSION" },
+		{ KITE_STS_INTERNAL, -EIO, "INTERNAL" },
+		{ KITE_STS_INTERNAL + 1, -EIO, "UNKNOWN" },
+		{ 0xff, -EIO, "UNKNOWN" },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(map); i++) {
+		KUNIT_EXPECT_EQ_MSG(test, kite_status_to_errno(map[i].status),
+				    map[i].err, "status 0x%x", map[i].status);
+		KUNIT_EXPECT_STREQ(test, kite_status_name(map[i].status),
+				   map[i].name);
+	}
+}
+
+static void kite_test_opcode_name(struct kunit *test)
+{
+	KUNIT_EXPECT_STREQ(test, kite_opcode_name(KITE_CMD_QUERY_DEVICE),
+			   "QUERY_DEVICE");
+	KUNIT_EXPECT_STREQ(test, kite_opcode_name(KITE_CMD_QUERY_STATS),
+			   "QUERY_STATS");
+	KUNIT_EXPECT_STREQ(test, kite_opcode_name(KITE_CMD_DEALLOC_PD),
+			   "DEALLOC_PD");
+	KUNIT_EXPECT_STREQ(test, kite_opcode_name(0x0a), "UNKNOWN");
+	KUNIT_EXPECT_STREQ(test, kite_opcode_name(KITE_CMD_MAX), "UNKNOWN");
+	KUNIT_EXPECT_STREQ(test, kite_opcode_name(0xff), "UNKNOWN");
+}
+
+static struct kunit_case kite_admin_cases[] = {
+	KUNIT_CASE(kite_test_enc_query),
+	KUNIT_CASE(kite_test_enc_set_port),
+	KUNIT_CASE(kite_test_enc_create_eq),
+	KUNIT_CASE(kite_test_enc_destroy),
+	KUNIT_CASE(kite_test_enc_alloc),
+	KUNIT_CASE(kite_test_enc_gid),
+	KUNIT_CASE(kite_test_out_buf),
+	KUNIT_CASE(kite_test_dec_device_attr),
+	KUNIT_CASE(kite_test_dec_port_attr),
+	KUNIT_CASE(kite_test_dec_stats),
+	KUNIT_CASE(kite_test_status_errno),
+	KUNIT_CASE(kite_test_opcode_name),
+	{}
+};
+
+static struct kunit_suite kite_admin_suite = {
+	.name = "kite_admin",
+	.test_cases = kite_admin_cases,
+};
+
+kunit_test_suite(kite_admin_suite);

@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Kite ib_device: registration, device and port attributes, the GID table
+ * (held by the device) and port events.
+ *
+ * Copyright (c) 2026 The Kite authors
+ */
+#include <net/addrconf.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_mad.h>
+#include <rdma/kite-abi.h>
+
+#include "kite.h"
+#include "kite_verbs.h"
+
+static int kite_query_device(struct ib_device *ibdev,
+			     struct ib_device_attr *attr,
+			     struct ib_udata *udata)
+{
+	struct kite_dev *kdev = to_kdev(ibdev);
+	const struct kite_caps *caps = &kdev->caps;
+
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EINVAL;
+
+	memset(attr, 0, sizeof(*attr));
+	attr->fw_ver = caps->fw_version;
+	attr->sys_image_guid = caps->sys_image_guid ?
+			       cpu_to_be64(caps->sys_image_guid) :
+			       ibdev->node_guid;
+	attr->max_mr_size = caps->max_mr_size;
+	attr->page_size_cap = caps->page_size_cap;
+	attr->vendor_id = caps->vendor_id;
+	attr->vendor_part_id = caps->vendor_part_id;
+	attr->hw_ver = caps->hw_version;
+	attr->max_qp = caps->max_qp;
+	attr->max_qp_wr = caps->max_qp_wr;
+	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT;
+	attr->max_send_sge = caps->max_sge;
+	attr->max_recv_sge = caps->max_sge;
+	attr->max_sge_rd = caps->max_sge;
+	attr->max_cq = caps->max_cq;
+	attr->max_cqe = caps->max_cqe;
+	attr->max_mr = caps->max_mr;
+	attr->max_pd = caps->max_pd;
+	attr->max_qp_rd_atom = caps->max_rd_atom;
+	attr->max_qp_init_rd_atom = caps->max_rd_atom;
+	attr->atomic_cap = (caps->cap_flags & KITE_DEV_CAP_ATOMIC) ?
+			   IB_ATOMIC_HCA : IB_ATOMIC_NONE;
+	attr->max_pkeys = 1;
+	return 0;
+}
+
+static enum ib_mtu kite_ib_mtu(u32 kite_mtu)
+{
+	/* enum kite_mtu numbers MTUs as enum ib_mtu does. */
+	return kite_mtu_bytes(kite_mtu) ? (enum ib_mtu)kite_mtu : IB_MTU_1024;
+}
+
+static int kite_query_port(struct ib_device *ibdev, u32 port,
+			   struct ib_port_attr *attr)
+{
+	struct kite_dev *kdev = to_kdev(ibdev);
+	struct kite_port_info info;
+	struct net_device *nd;
+	u32 eth_mtu;
+	int err;
+
+	err = kite_cmd_query_port(&kdev->admin, port, &info);
+	if (err)
+		return err;
+
+	/* The netdev outlives the ib_device registration. */
+	nd = READ_ONCE(kdev->netdev);
+	eth_mtu = nd ? READ_ONCE(nd->mtu) : info.eth_mtu;
+
+	if (info.state == KITE_PORT_ACTIVE) {
+		attr->state = IB_PORT_ACTIVE;
+		attr->phys_state = IB_PORT_PHYS_STATE_LINK_UP;
+	} else {
+		attr->state = IB_PORT_DOWN;
+		attr->phys_state = IB_PORT_PHYS_STATE_DISABLED;
+	}
+	attr->max_mtu = kite_ib_mtu(info.max_mtu);
+	attr->active_mtu = min(attr->max_mtu,
+			       kite_ib_mtu(kite_mtu_from_eth(eth_mtu)));
+	attr->gid_tbl_len = info.gid_tbl_len;
+	attr->port_cap_flags = IB_PORT_CM_SUP;
+	attr->max_msg_sz = 1U << 31;
+	attr->pkey_tbl_len = 1;
+	/* Fixed rate: the device reports it in IB encoding (10 Gb/s: 1X FDR10). */
+	attr->active_width = info.link_width ?: IB_WIDTH_1X;
+	attr->active_speed = info.link_speed ?: IB_SPEED_FDR10;
+	attr->ip_gids = true;
+	return 0;
+}
+
+static int kite_get_port_immutable(struct ib_device *ibdev, u32 port,
+				   struct ib_port_immutable *immutable)
+{
+	struct kite_dev *kdev = to_kdev(ibdev);
+
+	immutable->pkey_tbl_len = 1;
+	immutable->gid_tbl_len = kdev->caps.max_gid;
+	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
+	return 0;
+}
+
+static enum rdma_link_layer kite_get_link_layer(struct ib_device *ibdev,
+						u32 port)
+{
+	return IB_LINK_LAYER_ETHERNET;
+}
+
+static int kite_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
+			   u16 *pkey)
+{
+	if (index)
+		return -EINVAL;
+	*pkey = IB_DEFAULT_PKEY_FULL;
+	return 0;
+}
+
+static int kite_gid_cmd(const struct ib_gid_attr *attr, u8 opcode)
+{
+	struct kite_dev *kdev = to_kdev(attr->device);
+	u8 type;
+
+	if (attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
+		return -EINVAL;
+	type = rdma_gid_attr_network_type(attr) == RDMA_NETWORK_IPV4 ?
+	       KITE_GID_ROCE_V2_IPV4 : KITE_GID_ROCE_V2_IPV6;
+	if (opcode == KITE_CMD_ADD_GID)
+		return kite_cmd_add_gid(&kdev->admin, attr->gid.raw,
+					attr->index, type, attr->port_num);
+	return kite_cmd_del_gid(&kdev->admin, attr->gid.raw, attr->index,
+				type, attr->port_num);
+}
+
+static int kite_add_gid(const struct ib_gid_attr *attr, void **context)
+{
+	return kite_gid_cmd(attr, KITE_CMD_ADD_GID);
+}
+
+static int kite_del_gid(const struct ib_gid_attr *attr, void **context)
+{
+	return kite_gid_cmd(attr, KITE_CMD_DEL_GID);
+}
+
+static void kite_get_dev_fw_str(struct ib_device *ibdev, char *str)
+{
+	u32 fw = to_kdev(ibdev)->caps.fw_version;
+
+	snprintf(str, IB_FW_VERSION_NAME_MAX, "%u.%u.%u", fw >> 16,
+		 (fw >> 8) & 0xff, fw & 0xff);
+}
+
+static const struct ib_device_ops kite_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_UNKNOWN,
+	.uverbs_abi_ver = KITE_UVERBS_ABI_VERSION,
+
+	.add_gid = kite_add_gid,
+	.alloc_pd = kite_alloc_pd,
+	.alloc_ucontext = kite_alloc_ucontext,
+	.dealloc_pd = kite_dealloc_pd,
+	.dealloc_ucontext = kite_dealloc_ucontext,
+	.del_gid = kite_del_gid,
+	.get_dev_fw_str = kite_get_dev_fw_str,
+	.get_link_layer = kite_get_link_layer,
+	.get_port_immutable = kite_get_port_immutable,
+	.mmap = kite_mmap,
+	.mmap_free = kite_mmap_free,
+	.query_device = kite_query_device,
+	.query_pkey = kite_query_pkey,
+	.query_port = kite_query_port,
+
+	INIT_RDMA_OBJ_SIZE(ib_pd, kite_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, kite_ucontext, ibuc),
+};
+
+/**
+ * kite_ib_port_event() - dispatch a port or device event to ib_core
+ * @kdev: device
+ * @type: IB_EVENT_PORT_ACTIVE, IB_EVENT_PORT_ERR or IB_EVENT_DEVICE_FATAL
+ *
+ * Called with kdev->event_lock held while the ib_device is registered;
+ * ib_dispatch_event() only queues work, so this is safe in interrupts.
+ */
+void kite_ib_port_event(struct kite_dev *kdev, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = &kdev->ibdev,
+		.event = type,
+		.element.port_num = KITE_IB_PORT,
+	};
+
+	ib_dispatch_event(&ev);
+}
+
+/**
+ * kite_ib_register() - bind the ib_device to the netdev and register it
+ * @kdev: device with a registered netdev
+ *
+ * Return: 0 or a negative errno.
+ */
+int kite_ib_register(struct kite_dev *kdev)
+{
+	struct ib_device *ibdev = &kdev->ibdev;
+	unsigned long flags;
+	int err;
+
+	ibdev->node_type = RDMA_NODE_IB_CA;
+	ibdev->phys_port_cnt = 1;
+	ibdev->num_comp_vectors = kdev->num_comp_eqs;
+	ibdev->dev.parent = &kdev->pdev->dev;
+	addrconf_addr_eui48((u8 *)&ibdev->node_guid, kdev->netdev->dev_addr);
+	strscpy(ibdev->node_desc, "Kite RoCEv2 NIC", sizeof(ibdev->node_desc));
+	ib_set_device_ops(ibdev, &kite_dev_ops);
+
+	err = ib_device_set_netdev(ibdev, kdev->netdev, KITE_IB_PORT);
+	if (err) {
+		dev_err(&kdev->pdev->dev, "ib_device_set_netdev failed: %d\n",
+			err);
+		return err;
+	}
+	err = ib_register_device(ibdev, "kite_%d", &kdev->pdev->dev);
+	if (err) {
+		dev_err(&kdev->pdev->dev, "ib_register_device failed: %d\n",
+			err);
+		return err;
+	}
+
+	spin_lock_irqsave(&kdev->event_lock, flags);
+	kdev->ib_active = true;
+	spin_unlock_irqrestore(&kdev->event_lock, flags);
+	return 0;
+}
+
+/**
+ * kite_ib_unregister() - stop events and unregister the ib_device
+ * @kdev: device
+ */
+void kite_ib_unregister(struct kite_dev *kdev)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&kdev->event_lock, flags);
+	kdev->ib_active = false;
+	spin_unlock_irqrestore(&kdev->event_lock, flags);
+	ib_unregister_device(&kdev->ibdev);
+}

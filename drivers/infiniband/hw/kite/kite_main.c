@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Kite RoCEv2 NIC driver: PCI probe/remove, device reset and enable, MSI-X,
+ * the admin interrupt and async event handling.
+ *
+ * Copyright (c) 2026 The Kite authors
+ */
+#include <linux/iopoll.h>
+#include <linux/module.h>
+
+#include "kite.h"
+
+MODULE_AUTHOR("The Kite authors");
+MODULE_DESCRIPTION("Kite RoCEv2 NIC driver");
+MODULE_LICENSE("GPL");
+
+static const struct pci_device_id kite_pci_tbl[] = {
+	{ PCI_DEVICE(KITE_PCI_VENDOR_ID, KITE_PCI_DEVICE_ID) },
+	{ }
+};
+MODULE_DEVICE_TABLE(pci, kite_pci_tbl);
+
+static struct pci_driver kite_pci_driver;
+
+static void kite_port_change(struct kite_dev *kdev, bool up)
+{
+	unsigned long flags;
+
+	dev_info(&kdev->pdev->dev, "link %s\n", up ? "up" : "down");
+	spin_lock_irqsave(&kdev->event_lock, flags);
+	if (kdev->netdev)
+		kite_eth_link_change(kdev, up);
+	if (kdev->ib_active)
+		kite_ib_port_event(kdev, up ? IB_EVENT_PORT_ACTIVE :
+					      IB_EVENT_PORT_ERR);
+	spin_unlock_irqrestore(&kdev->event_lock, flags);
+}
+
+static void kite_dev_fatal(struct kite_dev *kdev, u32 code)
+{
+	unsigned long flags;
+
+	dev_err(&kdev->pdev->dev,
+		"device reported a fatal error (code %u); device marked dead\n",
+		code);
+	kite_admin_mark_dead(&kdev->admin);
+	spin_lock_irqsave(&kdev->event_lock, flags);
+	if (kdev->netdev)
+		kite_eth_link_change(kdev, false);
+	if (kdev->ib_active)
+		kite_ib_port_event(kdev, IB_EVENT_DEVICE_FATAL);
+	spin_unlock_irqrestore(&kdev->event_lock, flags);
+}
+
+/**
+ * kite_async_event() - act on one async event
+ * @kdev: device
+ * @eqe: entry of the async EQ
+ *
+ * Runs in the admin interrupt handler.
+ */
+void kite_async_event(struct kite_dev *kdev, const struct kite_eqe *eqe)
+{
+	u32 data = le32_to_cpu(eqe->data);
+
+	switch (eqe->type) {
+	case KITE_EVT_PORT_ACTIVE:
+	case KITE_EVT_PORT_ERR:
+		if (data != KITE_IB_PORT) {
+			dev_warn_ratelimited(&kdev->pdev->dev,
+					     "port event for unknown port %u\n",
+					     data);
+			break;
+		}
+		kite_port_change(kdev, eqe->type == KITE_EVT_PORT_ACTIVE);
+		break;
+	case KITE_EVT_DEV_FATAL:
+		kite_dev_fatal(kdev, data);
+		break;
+	default:
+		/* QP/CQ events need QP/CQ objects (issue 3). */
+		dev_warn_ratelimited(&kdev->pdev->dev,
+				     "unhandled async event %u data 0x%x\n",
+				     eqe->type, data);
+		break;
+	}
+}
+
+static irqreturn_t kite_admin_irq(int irq, void *data)
+{
+	struct kite_dev *kdev = data;
+
+	kite_admin_process_cq(&kdev->admin);
+	kite_aeq_process(kdev);
+	return IRQ_HANDLED;
+}
+
+/**
+ * kite_reset() - reset the device and wait until it has done so
+ * @kdev: device
+ *
+ * Drops every object, ring and EQ on the device; afterwards it no longer
+ * touches host memory.
+ *
+ * Return: 0 or -ETIMEDOUT.
+ */
+static int kite_reset(struct kite_dev *kdev)
+{
+	u32 ctrl;
+	int err;
+
+	kite_wr32(kdev, KITE_REG_DEV_CTRL, KITE_CTRL_RESET);
+	err = readl_poll_timeout(kdev->regs + KITE_REG_DEV_CTRL, ctrl,
+				 !(ctrl & (KITE_CTRL_RESET | KITE_CTRL_ENABLE)),
+				 1000, KITE_RESET_TIMEOUT_MS * USEC_PER_MSEC);
+	if (err)
+		dev_err(&kdev->pdev->dev, "device reset timed out (ctrl 0x%x)\n",
+			ctrl);
+	return err;
+}
+
+static int kite_enable(struct kite_dev *kdev)
+{
+	u32 status;
+	int err;
+
+	kite_wr32(kdev, KITE_REG_DEV_CTRL, KITE_CTRL_ENABLE);
+	err = readl_poll_timeout(kdev->regs + KITE_REG_DEV_STATUS, status,
+				 status & (KITE_STATUS_READY | KITE_STATUS_FATAL),
+				 1000, KITE_ENABLE_TIMEOUT_MS * USEC_PER_MSEC);
+	if (err) {
+		dev_err(&kdev->pdev->dev,
+			"device did not become ready within %u ms (status 0x%x)\n",
+			KITE_ENABLE_TIMEOUT_MS, status);
+		return err;
+	}
+	if (status & KITE_STATUS_FATAL) {
+		dev_err(&kdev->pdev->dev,
+			"device failed to enable: fatal code %u\n",
+			kite_rd32(kdev, KITE_REG_FATAL_CODE));
+		return -EIO;
+	}
+	return 0;
+}
+
+static int kite_check_hw(struct kite_dev *kdev)
+{
+	struct pci_dev *pdev = kdev->pdev;
+	u32 version = kite_rd32(kdev, KITE_REG_VERSION);
+
+	if (version == U32_MAX || version >> 16 != KITE_ABI_MAJOR) {
+		dev_err(&pdev->dev, "unsupported device ABI version 0x%x\n",
+			version);
+		return -ENODEV;
+	}
+
+	kdev->max_aq_log = kite_rd32(kdev, KITE_REG_CAP_MAX_AQ_LOG_DEPTH);
+	kdev->max_eq_log = kite_rd32(kdev, KITE_REG_CAP_MAX_EQ_LOG_DEPTH);
+	kdev->max_eth_log = kite_rd32(kdev, KITE_REG_CAP_MAX_ETH_LOG_DEPTH);
+	if (kdev->max_aq_log < KITE_MIN_LOG_DEPTH ||
+	    kdev->max_eq_log < KITE_MIN_LOG_DEPTH ||
+	    kdev->max_eth_log < KITE_MIN_LOG_DEPTH) {
+		dev_err(&pdev->dev, "invalid ring depth capabilities\n");
+		return -ENODEV;
+	}
+	return 0;
+}
+
+static int kite_setup_msix(struct kite_dev *kdev)
+{
+	u32 cap = kite_rd32(kdev, KITE_REG_CAP_NUM_MSIX);
+	int want, n;
+
+	want = min_t(u32, cap, KITE_MSIX_NUM);
+	want = min_t(int, want, KITE_MSIX_COMP_BASE + num_online_cpus());
+	n = pci_alloc_irq_vectors(kdev->pdev, KITE_MSIX_COMP_BASE + 1, want,
+				  PCI_IRQ_MSIX);
+	if (n < 0) {
+		dev_err(&kdev->pdev->dev,
+			"cannot allocate %d MSI-X vectors (device has %u): %d\n",
+			KITE_MSIX_COMP_BASE + 1, cap, n);
+		return n;
+	}
+	kdev->num_vectors = n;
+	return 0;
+}
+
+static int kite_map_bars(struct kite_dev *kdev)
+{
+	struct pci_dev *pdev = kdev->pdev;
+
+	if (pci_resource_len(pdev, KITE_BAR_REGS) < KITE_REGS_SIZE ||
+	    pci_resource_len(pdev, KITE_BAR_DB) < KITE_DB_BAR_SIZE) {
+		dev_err(&pdev->dev, "BARs too small\n");
+		return -ENODEV;
+	}
+	kdev->regs = pci_iomap(pdev, KITE_BAR_REGS, KITE_REGS_SIZE);
+	if (!kdev->regs)
+		return -ENOMEM;
+	kdev->db = pci_iomap(pdev, KITE_BAR_DB, KITE_DB_PAGE_SIZE);
+	if (!kdev->db) {
+		pci_iounmap(pdev, kdev->regs);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void kite_unmap_bars(struct kite_dev *kdev)
+{
+	pci_iounmap(kdev->pdev, kdev->db);
+	pci_iounmap(kdev->pdev, kdev->regs);
+}
+
+/* Stop the device and free what it may access; the reverse of probe's
+ * hardware part.
+ */
+static void kite_hw_teardown(struct kite_dev *kdev)
+{
+	WRITE_ONCE(kdev->aeq_ready, false);
+	kite_reset(kdev);
+	kite_comp_eqs_free(kdev);
+	free_irq(pci_irq_vector(kdev->pdev, KITE_MSIX_ADMIN), kdev);
+	kite_eq_free_ring(kdev, &kdev->aeq);
+	kite_admin_destroy(&kdev->admin);
+}
+
+static int kite_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct kite_dev *kdev;
+	u8 aq_log;
+	int err;
+
+	kdev = ib_alloc_device(kite_dev, ibdev);
+	if (!kdev)
+		return -ENOMEM;
+	kdev->pdev = pdev;
+	spin_lock_init(&kdev->event_lock);
+	pci_set_drvdata(pdev, kdev);
+
+	err = pci_enable_device_mem(pdev);
+	if (err)
+		goto err_dealloc;
+	err = pci_request_selected_regions(pdev, BIT(KITE_BAR_REGS) |
+					   BIT(KITE_BAR_DB), KITE_DRV_NAME);
+	if (err)
+		goto err_disable_pci;
+	pci_set_master(pdev);
+	err = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
+	if (err)
+		goto err_release;
+	err = kite_map_bars(kdev);
+	if (err)
+		goto err_release;
+	err = kite_check_hw(kdev);
+	if (err)
+		goto err_unmap;
+	err = kite_reset(kdev);
+	if (err)
+		goto err_unmap;
+	err = kite_setup_msix(kdev);
+	if (err)
+		goto err_unmap;
+
+	aq_log = min_t(u8, KITE_AQ_LOG_DEPTH, kdev->max_aq_log);
+	err = kite_admin_init(&kdev->admin, &pdev->dev, kdev->regs, aq_log,
+			      aq_log);
+	if (err)
+		goto err_free_vectors;
+	err = kite_aeq_setup(kdev);
+	if (err)
+		goto err_admin_destroy;
+	snprintf(kdev->aeq.name, sizeof(kdev->aeq.name), "kite-admin@pci:%s",
+		 pci_name(pdev));
+	err = request_irq(pci_irq_vector(pdev, KITE_MSIX_ADMIN), kite_admin_irq,
+			  0, kdev->aeq.name, kdev);
+	if (err)
+		goto err_free_aeq;
+
+	err = kite_enable(kdev);
+	if (err)
+		goto err_hw_teardown;
+	WRITE_ONCE(kdev->aeq_ready, true);
+	kite_eq_arm(kdev, &kdev->aeq);
+
+	err = kite_cmd_query_device(&kdev->admin, &kdev->caps);
+	if (err) {
+		dev_err(&pdev->dev, "QUERY_DEVICE failed: %d\n", err);
+		goto err_hw_teardown;
+	}
+	if (kdev->caps.abi_version >> 16 != KITE_ABI_MAJOR) {
+		dev_err(&pdev->dev, "QUERY_DEVICE: unsupported ABI 0x%x\n",
+			kdev->caps.abi_version);
+		err = -ENODEV;
+		goto err_hw_teardown;
+	}
+
+	err = kite_comp_eqs_create(kdev);
+	if (err) {
+		dev_err(&pdev->dev, "cannot create completion EQs: %d\n", err);
+		goto err_hw_teardown;
+	}
+	err = kite_eth_probe(kdev);
+	if (err)
+		goto err_destroy_eqs;
+	err = kite_ib_register(kdev);
+	if (err)
+		goto err_eth_remove;
+
+	dev_info(&pdev->dev,
+		 "Kite NIC ABI %u.%u, fw 0x%x, %d MSI-X vectors, %d completion EQs, %s on %s\n",
+		 kdev->caps.abi_version >> 16, kdev->caps.abi_version & 0xffff,
+		 kdev->caps.fw_version, kdev->num_vectors, kdev->num_comp_eqs,
+		 dev_name(&kdev->ibdev.dev), netdev_name(kdev->netdev));
+	return 0;
+
+err_eth_remove:
+	kite_eth_remove(kdev);
+err_destroy_eqs:
+	kite_comp_eqs_destroy(kdev);
+err_hw_teardown:
+	kite_hw_teardown(kdev);
+	goto err_free_vectors;
+err_free_aeq:
+	kite_eq_free_ring(kdev, &kdev->aeq);
+err_admin_destroy:
+	kite_admin_destroy(&kdev->admin);
+err_free_vectors:
+	pci_free_irq_vectors(pdev);
+err_unmap:
+	kite_unmap_bars(kdev);
+err_release:
+	pci_release_selected_regions(pdev, BIT(KITE_BAR_REGS) |
+				     BIT(KITE_BAR_DB));
+err_disable_pci:
+	pci_disable_device(pdev);
+err_dealloc:
+	pci_set_drvdata(pdev, NULL);
+	ib_dealloc_device(&kdev->ibdev);
+	return err;
+}
+
+static void kite_remove(struct pci_dev *pdev)
+{
+	struct kite_dev *kdev = pci_get_drvdata(pdev);
+
+	kite_ib_unregister(kdev);
+	kite_eth_remove(kdev);
+	kite_comp_eqs_destroy(kdev);
+	kite_hw_teardown(kdev);
+	pci_free_irq_vectors(pdev);
+	kite_unmap_bars(kdev);
+	pci_release_selected_regions(pdev, BIT(KITE_BAR_REGS) |
+				     BIT(KITE_BAR_DB));
+	pci_disable_device(pdev);
+	pci_set_drvdata(pdev, NULL);
+	ib_dealloc_device(&kdev->ibdev);
+}
+
+static struct pci_driver kite_pci_driver = {
+	.name = KITE_DRV_NAME,
+	.id_table = kite_pci_tbl,
+	.probe = kite_probe,
+	.remove = kite_remove,
+};
+
+/**
+ * kite_dev_get_any() - find a probed Kite device (for the KUnit suites)
+ *
+ * The device is locked against unbinding until kite_dev_put().
+ *
+ * Return: the device, or NULL when none is bound to this driver.
+ */
+struct kite_dev *kite_dev_get_any(void)
+{
+	struct pci_dev *pdev = NULL;
+
+	while ((pdev = pci_get_device(KITE_PCI_VENDOR_ID, KITE_PCI_DEVICE_ID,
+				      pdev))) {
+		device_lock(&pdev->dev);
+		if (pdev->dev.driver == &kite_pci_driver.driver &&
+		    pci_get_drvdata(pdev))
+			return pci_get_drvdata(pdev);
+		device_unlock(&pdev->dev);
+	}
+	return NULL;
+}
+
+/**
+ * kite_dev_put() - release a device from kite_dev_get_any()
+ * @kdev: device
+ */
+void kite_dev_put(struct kite_dev *kdev)
+{
+	struct pci_dev *pdev = kdev->pdev;
+
+	device_unlock(&pdev->dev);
+	pci_dev_put(pdev);
+}
+
+module_pci_driver(kite_pci_driver);

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Kite verbs: user contexts with their doorbell page, and protection
+ * domains.
+ *
+ * Copyright (c) 2026 The Kite authors
+ */
+#include <linux/pfn.h>
+#include <rdma/uverbs_ioctl.h>
+#include <rdma/kite-abi.h>
+
+#include "kite.h"
+#include "kite_verbs.h"
+
+/* Unknown request data must be zero: it may mean something later. */
+static bool kite_udata_in_ok(struct ib_udata *udata)
+{
+	return !udata || !udata->inlen ||
+	       ib_is_udata_cleared(udata, 0, udata->inlen);
+}
+
+static int kite_copy_resp(struct ib_udata *udata, void *resp, size_t len)
+{
+	if (!udata || !udata->outlen)
+		return 0;
+	return ib_copy_to_udata(udata, resp, min(len, udata->outlen));
+}
+
+/**
+ * kite_alloc_ucontext() - create a user context and its doorbell page entry
+ * @ibuc: context allocated by ib_core
+ * @udata: response: struct kite_alloc_ucontext_resp
+ *
+ * The device allocates the context; its number is also the index of the
+ * context's doorbell page in BAR2, which userspace maps at the returned
+ * offset.
+ *
+ * Return: 0 or a negative errno.
+ */
+int kite_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
+{
+	struct kite_dev *kdev = to_kdev(ibuc->device);
+	struct kite_ucontext *uc = to_kucontext(ibuc);
+	struct kite_alloc_ucontext_resp resp = {};
+	struct kite_user_mmap_entry *entry;
+	int err;
+
+	/* One device doorbell page must be exactly one CPU page. */
+	if (PAGE_SIZE != KITE_DB_PAGE_SIZE)
+		return -EOPNOTSUPP;
+	if (!kite_udata_in_ok(udata))
+		return -EINVAL;
+
+	err = kite_cmd_alloc_uctx(&kdev->admin, &uc->uctx);
+	if (err)
+		return err;
+	if (!uc->uctx || uc->uctx > KITE_MAX_UCTX) {
+		dev_err(&kdev->pdev->dev, "ALLOC_UCTX returned context %u\n",
+			uc->uctx);
+		err = -EPROTO;
+		goto err_dealloc;
+	}
+
+	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
+	if (!entry) {
+		err = -ENOMEM;
+		goto err_dealloc;
+	}
+	entry->address = pci_resource_start(kdev->pdev, KITE_BAR_DB) +
+			 (phys_addr_t)uc->uctx * KITE_DB_PAGE_SIZE;
+	err = rdma_user_mmap_entry_insert(ibuc, &entry->rdma_entry,
+					  KITE_DB_PAGE_SIZE);
+	if (err) {
+		kfree(entry);
+		goto err_dealloc;
+	}
+	uc->db_entry = &entry->rdma_entry;
+
+	resp.uctx = uc->uctx;
+	resp.db_mmap_offset = rdma_user_mmap_get_offset(uc->db_entry);
+	resp.db_size = KITE_DB_PAGE_SIZE;
+	resp.dev_abi_version = kdev->caps.abi_version;
+	resp.max_qp = kdev->caps.max_qp;
+	resp.max_cq = kdev->caps.max_cq;
+	resp.max_cqe = kdev->caps.max_cqe;
+	resp.max_qp_wr = kdev->caps.max_qp_wr;
+	resp.max_sge = kdev->caps.max_sge;
+	resp.max_inline = kdev->caps.max_inline;
+	resp.max_rd_atom = kdev->caps.max_rd_atom;
+	resp.cap_flags = kdev->caps.cap_flags;
+	err = kite_copy_resp(udata, &resp, sizeof(resp));
+	if (err)
+		goto err_remove;
+	return 0;
+
+err_remove:
+	/* kite_mmap_free() frees the entry. */
+	rdma_user_mmap_entry_remove(uc->db_entry);
+err_dealloc:
+	kite_cmd_dealloc_uctx(&kdev->admin, uc->uctx);
+	return err;
+}
+
+void kite_dealloc_ucontext(struct ib_ucontext *ibuc)
+{
+	struct kite_dev *kdev = to_kdev(ibuc->device);
+	struct kite_ucontext *uc = to_kucontext(ibuc);
+
+	rdma_user_mmap_entry_remove(uc->db_entry);
+	/* A failure is logged by the admin layer; nothing else to undo. */
+	kite_cmd_dealloc_uctx(&kdev->admin, uc->uctx);
+}
+
+/**
+ * kite_mmap() - map a context's doorbell page
+ * @ibuc: user context
+ * @vma: mapping whose offset names an entry of @ibuc
+ *
+ * Return: 0 or a negative errno.
+ */
+int kite_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
+{
+	struct rdma_user_mmap_entry *entry;
+	int err;
+
+	entry = rdma_user_mmap_entry_get(ibuc, vma);
+	if (!entry)
+		return -EINVAL;
+	err = rdma_user_mmap_io(ibuc, vma, PHYS_PFN(to_kentry(entry)->address),
+				entry->npages * PAGE_SIZE,
+				pgprot_noncached(vma->vm_page_prot), entry);
+	rdma_user_mmap_entry_put(entry);
+	return err;
+}
+
+void kite_mmap_free(struct rdma_user_mmap_entry *entry)
+{
+	kfree(to_kentry(entry));
+}
+
+int kite_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct kite_dev *kdev = to_kdev(ibpd->device);
+	struct kite_ucontext *uc =
+		rdma_udata_to_drv_context(udata, struct kite_ucontext, ibuc);
+	struct kite_pd *pd = to_kpd(ibpd);
+	struct kite_alloc_pd_resp resp = {};
+	int err;
+
+	if (!kite_udata_in_ok(udata))
+		return -EINVAL;
+	pd->uctx = uc ? uc->uctx : 0;
+	err = kite_cmd_alloc_pd(&kdev->admin, pd->uctx, &pd->pdn);
+	if (err)
+		return err;
+	resp.pdn = pd->pdn;
+	err = kite_copy_resp(udata, &resp, sizeof(resp));
+	if (err) {
+		kite_cmd_dealloc_pd(&kdev->admin, pd->uctx, pd->pdn);
+		return err;
+	}
+	return 0;
+}
+
+int kite_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct kite_dev *kdev = to_kdev(ibpd->device);
+	struct kite_pd *pd = to_kpd(ibpd);
+
+	/* ib_core cannot undo a failed destroy: log it (admin layer) only. */
+	kite_cmd_dealloc_pd(&kdev->admin, pd->uctx, pd->pdn);
+	return 0;
+}

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+#
+# kunit-summary.py JSON LOG RC "SUITE..." ["DEVICE SUITE..."]
+# Called by scripts/kunit.sh.
+# Counts the results kunit.py parsed (--json), adds a failure for a crash,
+# a parse error, a timeout, a non-zero kunit.py exit status with no failed
+# test (e.g. a build failure), each expected suite that did not run, each
+# device suite whose cases were all skipped, and a run with no test at all; prints a line per suite and, as the last line,
+# "kunit: N passed, N failed, N skipped". Exit status 1 when anything failed.
+import json
+import re
+import sys
+
+json_path, log_path, rc = sys.argv[1], sys.argv[2], int(sys.argv[3])
+expected = sys.argv[4].split() if len(sys.argv) > 4 else []
+# Suites that need the attached device: all-skipped means it never probed.
+need_device = sys.argv[5].split() if len(sys.argv) > 5 else []
+passed = failed = skipped = 0
+problems = []
+suites = []
+
+def leaves(group):
+    """Yield the status of every test case under a JSON group."""
+    for case in group.get("test_cases", []):
+        yield case["name"], case["status"]
+    for sub in group.get("sub_groups", []):
+        for name, status in leaves(sub):
+            yield sub["name"] + "." + name, status
+
+try:
+    with open(json_path) as f:
+        root = json.load(f)
+except (OSError, ValueError) as e:
+    root = {}
+    problems.append("no parsed results (%s)" % e.__class__.__name__)
+
+groups = root.get("sub_groups", [])
+# Test cases at the top level (no suite) count too.
+if root.get("test_cases"):
+    groups = groups + [{"name": "(top level)", "test_cases": root["test_cases"]}]
+for g in groups:
+    p = f = s = 0
+    for name, status in leaves(g):
+        if status == "PASS":
+            p += 1
+        elif status == "SKIP":
+            s += 1
+        else:
+            f += 1
+            problems.append("%s.%s: %s" % (g["name"], name, status))
+    suites.append((g["name"], p, f, s))
+    passed += p
+    failed += f
+    skipped += s
+
+log = open(log_path, errors="replace").read()
+m = re.findall(r"Testing complete\. Ran \d+ tests:([^\n]*)", log)
+if m:
+    counts = dict((k, int(v)) for k, v in re.findall(r"(\w+): (\d+)", m[-1]))
+    if counts.get("crashed", 0):
+        problems.append("kunit.py: %d test(s) crashed" % counts["crashed"])
+    if counts.get("errors", 0):
+        problems.append("kunit.py: %d parse error(s)" % counts["errors"])
+        failed += counts["errors"]
+if re.search(r"timed out after \d+ seconds", log):
+    problems.append("the test run timed out")
+    failed += 1
+ran = {name for name, _, _, _ in suites}
+for name in expected:
+    if name not in ran:
+        problems.append("suite %s (defined in the driver) did not run" % name)
+        failed += 1
+for name, p, f, s in suites:
+    if name in need_device and p == 0 and f == 0 and s > 0:
+        problems.append("%s: every case skipped although -device kite is "
+                        "attached (did the driver probe it?)" % name)
+        failed += 1
+if passed + failed + skipped == 0:
+    problems.append("no test ran")
+    failed += 1
+if rc != 0 and failed == 0:
+    if "Build failure" in log or "BUILD_FAILURE" in log or "Error 2" in log:
+        problems.append("kunit.py: the kernel did not build")
+    else:
+        problems.append("kunit.py exited with status %d" % rc)
+    failed += 1
+
+for name, p, f, s in suites:
+    print("  %s: %d passed, %d failed, %d skipped" % (name, p, f, s))
+for line in problems:
+    print("  FAIL %s" % line)
+if failed:
+    hits = [l for l in log.splitlines()
+            if re.search(r"error:|Error \d|Missing:|ERROR|not ok|Kernel panic|BUG:|timed out|Traceback", l)]
+    for l in hits[:20]:
+        print("  | " + l.rstrip()[:200])
+    print("kunit.sh: see %s" % log_path)
+print("kunit: %d passed, %d failed, %d skipped" % (passed, failed, skipped))
+sys.exit(1 if failed else 0)

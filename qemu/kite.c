@@ -1,0 +1,487 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Kite RoCEv2 NIC device model: PCI/QOM glue, BAR0 registers, BAR2
+ * doorbells, reset and enable.
+ *
+ * Copyright (c) 2026 The Kite authors
+ */
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qemu/main-loop.h"
+#include "qemu/module.h"
+#include "qapi/error.h"
+#include "hw/pci/pci.h"
+#include "hw/pci/msix.h"
+#include "hw/qdev-properties.h"
+#include "migration/vmstate.h"
+#include "net/net.h"
+#include "kite.h"
+#include "trace.h"
+
+bool kite_running(KiteState *s)
+{
+    return (s->status & (KITE_STATUS_READY | KITE_STATUS_FATAL)) ==
+           KITE_STATUS_READY;
+}
+
+void kite_irq(KiteState *s, unsigned vector)
+{
+    PCIDevice *pci = PCI_DEVICE(s);
+
+    trace_kite_irq(vector, msix_enabled(pci));
+    if (msix_enabled(pci)) {
+        msix_notify(pci, vector);
+    }
+}
+
+/*
+ * The device stops: READY drops, FATAL and the code are set, an async
+ * KITE_EVT_DEV_FATAL event is posted if the async EQ still works and the
+ * admin vector fires so that a driver waiting for a completion notices.
+ */
+void kite_fatal(KiteState *s, uint32_t code)
+{
+    if (s->status & KITE_STATUS_FATAL) {
+        return;
+    }
+    trace_kite_fatal(code);
+    qemu_log_mask(LOG_GUEST_ERROR, "kite: device fatal error %u\n", code);
+    s->status = (s->status & ~KITE_STATUS_READY) | KITE_STATUS_FATAL;
+    s->fatal_code = code;
+    qemu_bh_cancel(s->aq_bh);
+    qemu_bh_cancel(s->tx_bh);
+    if (code != KITE_FATAL_EQ_DMA && code != KITE_FATAL_BAD_CONFIG) {
+        kite_eq_post(s, 0, KITE_EVT_DEV_FATAL, code, 0);
+    }
+    kite_irq(s, KITE_MSIX_ADMIN);
+}
+
+/* Drops every piece of state the guest created (KITE_CTRL_RESET). */
+static void kite_reset(KiteState *s)
+{
+    trace_kite_reset();
+    qemu_bh_cancel(s->aq_bh);
+    qemu_bh_cancel(s->tx_bh);
+    s->ctrl = 0;
+    s->status = 0;
+    s->fatal_code = KITE_FATAL_NONE;
+    s->aq_base_lo = s->aq_base_hi = s->aq_log_depth_reg = 0;
+    s->acq_base_lo = s->acq_base_hi = s->acq_log_depth_reg = 0;
+    s->aeq_base_lo = s->aeq_base_hi = s->aeq_log_depth_reg = 0;
+    kite_admin_reset(s);
+    kite_eq_reset(s);
+    kite_eth_reset(s);
+    memcpy(s->mac, s->conf.macaddr.a, sizeof(s->mac));
+    s->eth_mtu = KITE_MODEL_DEF_MTU;
+    memset(&s->cnt, 0, sizeof(s->cnt));
+}
+
+static void kite_write_ctrl(KiteState *s, uint32_t val)
+{
+    trace_kite_ctrl(val, s->status);
+    if (val & KITE_CTRL_RESET) {
+        kite_reset(s);
+        return;
+    }
+    if (val & ~KITE_CTRL_ENABLE) {
+        qemu_log_mask(LOG_GUEST_ERROR, "kite: reserved DEV_CTRL bits 0x%x\n",
+                      val);
+    }
+    if (!(val & KITE_CTRL_ENABLE)) {
+        /* Clearing ENABLE stops the device: the same as a reset. */
+        if (s->ctrl & KITE_CTRL_ENABLE) {
+            kite_reset(s);
+        }
+        return;
+    }
+    if (s->ctrl & KITE_CTRL_ENABLE) {
+        return;
+    }
+    s->ctrl = KITE_CTRL_ENABLE;
+    if (s->status & KITE_STATUS_FATAL) {
+        return;
+    }
+    if (!kite_admin_enable(s)) {
+        kite_fatal(s, KITE_FATAL_BAD_CONFIG);
+        return;
+    }
+    s->status |= KITE_STATUS_READY;
+    trace_kite_ready();
+}
+
+uint32_t kite_cap_reg(KiteState *s, hwaddr addr, bool *found)
+{
+    *found = true;
+    switch (addr) {
+    case KITE_REG_CAP_MAX_QP:
+        return KITE_DEF_MAX_QP;
+    case KITE_REG_CAP_MAX_CQ:
+        return KITE_DEF_MAX_CQ;
+    case KITE_REG_CAP_MAX_MR:
+        return KITE_DEF_MAX_MR;
+    case KITE_REG_CAP_MAX_PD:
+        return KITE_DEF_MAX_PD;
+    case KITE_REG_CAP_MAX_CQE:
+        return KITE_DEF_MAX_CQE;
+    case KITE_REG_CAP_MAX_QP_WR:
+        return KITE_DEF_MAX_QP_WR;
+    case KITE_REG_CAP_MAX_SGE:
+        return KITE_DEF_MAX_SGE;
+    case KITE_REG_CAP_MAX_INLINE:
+        return KITE_DEF_MAX_INLINE;
+    case KITE_REG_CAP_PAGE_SIZES:
+        return (uint32_t)KITE_DEF_PAGE_SIZES;
+    case KITE_REG_CAP_PAGE_SIZES_HI:
+        return (uint32_t)(KITE_DEF_PAGE_SIZES >> 32);
+    case KITE_REG_CAP_MAX_MTU:
+        return KITE_MTU_4096;
+    case KITE_REG_CAP_MAX_EQ:
+        return KITE_DEF_MAX_EQ;
+    case KITE_REG_CAP_MAX_UCTX:
+        return KITE_MAX_UCTX;
+    case KITE_REG_CAP_MAX_GID:
+        return KITE_DEF_MAX_GID;
+    case KITE_REG_CAP_MAX_MR_SIZE_LO:
+        return (uint32_t)KITE_DEF_MAX_MR_SIZE;
+    case KITE_REG_CAP_MAX_MR_SIZE_HI:
+        return (uint32_t)(KITE_DEF_MAX_MR_SIZE >> 32);
+    case KITE_REG_CAP_MAX_AQ_LOG_DEPTH:
+        return KITE_DEF_MAX_AQ_LOG_DEPTH;
+    case KITE_REG_CAP_MAX_EQ_LOG_DEPTH:
+        return KITE_DEF_MAX_EQ_LOG_DEPTH;
+    case KITE_REG_CAP_MAX_ETH_LOG_DEPTH:
+        return KITE_DEF_MAX_ETH_LOG_DEPTH;
+    case KITE_REG_CAP_NUM_MSIX:
+        return KITE_MSIX_NUM;
+    case KITE_REG_CAP_MAX_RD_ATOM:
+        return KITE_DEF_MAX_RD_ATOM;
+    case KITE_REG_CAP_FLAGS:
+        return KITE_MODEL_CAP_FLAGS;
+    }
+    *found = false;
+    return 0;
+}
+
+static uint64_t kite_regs_read(void *opaque, hwaddr addr, unsigned size)
+{
+    KiteState *s = opaque;
+    const uint8_t *perm = s->conf.macaddr.a;
+    uint64_t val;
+    bool found;
+
+    switch (addr) {
+    case KITE_REG_VERSION:
+        val = (KITE_ABI_MAJOR << 16) | KITE_ABI_MINOR;
+        break;
+    case KITE_REG_DEV_CTRL:
+        val = s->ctrl;
+        break;
+    case KITE_REG_DEV_STATUS:
+        val = s->status | (s->link_up ? KITE_STATUS_LINK_UP : 0);
+        break;
+    case KITE_REG_FATAL_CODE:
+        val = s->fatal_code;
+        break;
+    case KITE_REG_AQ_BASE_LO:
+        val = s->aq_base_lo;
+        break;
+    case KITE_REG_AQ_BASE_HI:
+        val = s->aq_base_hi;
+        break;
+    case KITE_REG_AQ_LOG_DEPTH:
+        val = s->aq_log_depth_reg;
+        break;
+    case KITE_REG_ACQ_BASE_LO:
+        val = s->acq_base_lo;
+        break;
+    case KITE_REG_ACQ_BASE_HI:
+        val = s->acq_base_hi;
+        break;
+    case KITE_REG_ACQ_LOG_DEPTH:
+        val = s->acq_log_depth_reg;
+        break;
+    case KITE_REG_AEQ_BASE_LO:
+        val = s->aeq_base_lo;
+        break;
+    case KITE_REG_AEQ_BASE_HI:
+        val = s->aeq_base_hi;
+        break;
+    case KITE_REG_AEQ_LOG_DEPTH:
+        val = s->aeq_log_depth_reg;
+        break;
+    case KITE_REG_AQ_DB:
+        val = 0;        /* write-only */
+        break;
+    case KITE_REG_PERM_MAC_LO:
+        val = perm[0] | (perm[1] << 8) | (perm[2] << 16) |
+              ((uint32_t)perm[3] << 24);
+        break;
+    case KITE_REG_PERM_MAC_HI:
+        val = perm[4] | (perm[5] << 8);
+        break;
+    default:
+        val = kite_eth_read(s, addr, &found);
+        if (!found) {
+            val = kite_cap_reg(s, addr, &found);
+        }
+        if (!found) {
+            qemu_log_mask(LOG_GUEST_ERROR,
+                          "kite: read of unknown register 0x%" HWADDR_PRIx
+                          "\n", addr);
+            val = 0;
+        }
+    }
+    trace_kite_reg_read(addr, val);
+    return val;
+}
+
+/* Ring configuration registers can only change while ENABLE is clear. */
+static uint32_t *kite_aq_reg(KiteState *s, hwaddr addr)
+{
+    switch (addr) {
+    case KITE_REG_AQ_BASE_LO:
+        return &s->aq_base_lo;
+    case KITE_REG_AQ_BASE_HI:
+        return &s->aq_base_hi;
+    case KITE_REG_AQ_LOG_DEPTH:
+        return &s->aq_log_depth_reg;
+    case KITE_REG_ACQ_BASE_LO:
+        return &s->acq_base_lo;
+    case KITE_REG_ACQ_BASE_HI:
+        return &s->acq_base_hi;
+    case KITE_REG_ACQ_LOG_DEPTH:
+        return &s->acq_log_depth_reg;
+    case KITE_REG_AEQ_BASE_LO:
+        return &s->aeq_base_lo;
+    case KITE_REG_AEQ_BASE_HI:
+        return &s->aeq_base_hi;
+    case KITE_REG_AEQ_LOG_DEPTH:
+        return &s->aeq_log_depth_reg;
+    }
+    return NULL;
+}
+
+static void kite_regs_write(void *opaque, hwaddr addr, uint64_t val64,
+                            unsigned size)
+{
+    KiteState *s = opaque;
+    uint32_t val = val64;
+    uint32_t *reg;
+
+    trace_kite_reg_write(addr, val);
+    switch (addr) {
+    case KITE_REG_DEV_CTRL:
+        kite_write_ctrl(s, val);
+        return;
+    case KITE_REG_AQ_DB:
+        kite_admin_doorbell(s, val);
+        return;
+    }
+    reg = kite_aq_reg(s, addr);
+    if (reg) {
+        if (s->ctrl & KITE_CTRL_ENABLE) {
+            qemu_log_mask(LOG_GUEST_ERROR,
+                          "kite: admin register 0x%" HWADDR_PRIx
+                          " written while enabled\n", addr);
+            return;
+        }
+        *reg = val;
+        return;
+    }
+    if (kite_eth_write(s, addr, val)) {
+        return;
+    }
+    qemu_log_mask(LOG_GUEST_ERROR,
+                  "kite: write to read-only or unknown register 0x%"
+                  HWADDR_PRIx "\n", addr);
+}
+
+static const MemoryRegionOps kite_regs_ops = {
+    .read = kite_regs_read,
+    .write = kite_regs_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = {
+        .min_access_size = 4,
+        .max_access_size = 4,
+        .unaligned = false,
+    },
+    .impl = {
+        .min_access_size = 4,
+        .max_access_size = 4,
+    },
+};
+
+static uint64_t kite_db_read(void *opaque, hwaddr addr, unsigned size)
+{
+    qemu_log_mask(LOG_GUEST_ERROR, "kite: read of doorbell 0x%" HWADDR_PRIx
+                  "\n", addr);
+    return 0;
+}
+
+static void kite_db_write(void *opaque, hwaddr addr, uint64_t val,
+                          unsigned size)
+{
+    KiteState *s = opaque;
+    uint32_t page = addr >> KITE_DB_PAGE_SHIFT;
+    hwaddr off = addr & (KITE_DB_PAGE_SIZE - 1);
+
+    trace_kite_doorbell(page, off, val);
+    if (size != 8) {
+        qemu_log_mask(LOG_GUEST_ERROR, "kite: %u-byte doorbell write at 0x%"
+                      HWADDR_PRIx " (doorbells are 64-bit)\n", size, addr);
+        s->cnt.db_rejected++;
+        return;
+    }
+    if (!kite_running(s)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "kite: doorbell while not ready\n");
+        s->cnt.db_rejected++;
+        return;
+    }
+    switch (off) {
+    case KITE_DB_EQ:
+        kite_eq_doorbell(s, page, val);
+        return;
+    case KITE_DB_SQ:
+    case KITE_DB_RQ:
+    case KITE_DB_CQ:
+        /* No QP or CQ exists before issue 3: nothing can be owned. */
+        trace_kite_doorbell_rejected(page, off, kite_db_num(val));
+        qemu_log_mask(LOG_GUEST_ERROR, "kite: doorbell 0x%" HWADDR_PRIx
+                      " on page %u names unknown object %u\n", off, page,
+                      kite_db_num(val));
+        s->cnt.db_rejected++;
+        return;
+    }
+    qemu_log_mask(LOG_GUEST_ERROR, "kite: write to unknown doorbell 0x%"
+                  HWADDR_PRIx "\n", addr);
+    s->cnt.db_rejected++;
+}
+
+static const MemoryRegionOps kite_db_ops = {
+    .read = kite_db_read,
+    .write = kite_db_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = {
+        .min_access_size = 4,
+        .max_access_size = 8,
+        .unaligned = false,
+    },
+    .impl = {
+        .min_access_size = 4,
+        .max_access_size = 8,
+    },
+};
+
+static void kite_realize(PCIDevice *pci, Error **errp)
+{
+    KiteState *s = KITE(pci);
+    DeviceState *dev = DEVICE(pci);
+    int i;
+
+    memory_region_init_io(&s->regs, OBJECT(s), &kite_regs_ops, s,
+                          "kite-regs", KITE_REGS_SIZE);
+    pci_register_bar(pci, KITE_BAR_REGS, PCI_BASE_ADDRESS_SPACE_MEMORY |
+                     PCI_BASE_ADDRESS_MEM_TYPE_64, &s->regs);
+    memory_region_init_io(&s->db, OBJECT(s), &kite_db_ops, s,
+                          "kite-doorbells", KITE_DB_BAR_SIZE);
+    pci_register_bar(pci, KITE_BAR_DB, PCI_BASE_ADDRESS_SPACE_MEMORY |
+                     PCI_BASE_ADDRESS_MEM_TYPE_64, &s->db);
+
+    if (msix_init_exclusive_bar(pci, KITE_MSIX_NUM, KITE_BAR_MSIX, errp)) {
+        return;
+    }
+    for (i = 0; i < KITE_MSIX_NUM; i++) {
+        msix_vector_use(pci, i);
+    }
+
+    s->aq_bh = qemu_bh_new_guarded(kite_admin_bh, s,
+                                   &dev->mem_reentrancy_guard);
+    s->tx_bh = qemu_bh_new_guarded(kite_eth_tx_bh, s,
+                                   &dev->mem_reentrancy_guard);
+    kite_admin_init(s);
+
+    qemu_macaddr_default_if_unset(&s->conf.macaddr);
+    s->nic = qemu_new_nic(&kite_net_info, &s->conf,
+                          object_get_typename(OBJECT(s)), dev->id,
+                          &dev->mem_reentrancy_guard, s);
+    qemu_format_nic_info_str(qemu_get_queue(s->nic), s->conf.macaddr.a);
+
+    kite_reset(s);
+    kite_eth_update_link(s, false);
+}
+
+static void kite_exit(PCIDevice *pci)
+{
+    KiteState *s = KITE(pci);
+
+    qemu_bh_delete(s->aq_bh);
+    qemu_bh_delete(s->tx_bh);
+    qemu_del_nic(s->nic);
+    kite_admin_cleanup(s);
+    msix_uninit_exclusive_bar(pci);
+}
+
+static void kite_qdev_reset(DeviceState *dev)
+{
+    KiteState *s = KITE(dev);
+
+    kite_reset(s);
+    kite_eth_update_link(s, false);
+}
+
+static Property kite_properties[] = {
+    DEFINE_NIC_PROPERTIES(KiteState, conf),
+    DEFINE_PROP_UINT8("fault-opcode", KiteState, fault_opcode, 0),
+    DEFINE_PROP_UINT8("fault-status", KiteState, fault_status,
+                      KITE_STS_INTERNAL),
+    DEFINE_PROP_UINT8("fault-hang-opcode", KiteState, fault_hang_opcode, 0),
+    DEFINE_PROP_END_OF_LIST(),
+};
+
+/*
+ * Migration is not supported: the device state (object tables, ring
+ * indexes, queued work) is not described by a VMState, so the device
+ * blocks migration instead of losing it.
+ */
+static const VMStateDescription kite_vmstate = {
+    .name = TYPE_KITE,
+    .unmigratable = 1,
+};
+
+static void kite_class_init(ObjectClass *klass, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(klass);
+    PCIDeviceClass *k = PCI_DEVICE_CLASS(klass);
+
+    k->realize = kite_realize;
+    k->exit = kite_exit;
+    k->vendor_id = KITE_PCI_VENDOR_ID;
+    k->device_id = KITE_PCI_DEVICE_ID;
+    k->subsystem_vendor_id = KITE_PCI_SUBSYS_VENDOR_ID;
+    k->subsystem_id = KITE_PCI_SUBSYS_ID;
+    k->revision = KITE_PCI_REVISION;
+    k->class_id = KITE_PCI_CLASS;
+    dc->desc = "Kite RoCEv2 RDMA NIC";
+    dc->reset = kite_qdev_reset;
+    dc->vmsd = &kite_vmstate;
+    set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
+    device_class_set_props(dc, kite_properties);
+}
+
+static const TypeInfo kite_info = {
+    .name = TYPE_KITE,
+    .parent = TYPE_PCI_DEVICE,
+    .instance_size = sizeof(KiteState),
+    .class_init = kite_class_init,
+    .interfaces = (InterfaceInfo[]) {
+        { INTERFACE_CONVENTIONAL_PCI_DEVICE },
+        { },
+    },
+};
+
+static void kite_register_types(void)
+{
+    type_register_static(&kite_info);
+}
+
+type_init(kite_register_types)

@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Kite RoCEv2 NIC device model: state shared by the model's files.
+ *
+ * kite.c        PCI/QOM glue, BAR0 registers, BAR2 doorbells, reset, enable
+ * kite_admin.c  admin queue and command engine, object tables
+ * kite_eq.c     async and completion event queues
+ * kite_eth.c    Ethernet port: netdev, TX/RX rings, link, interrupt
+ *
+ * The device ABI (registers, rings, commands) is include/kite/kite_hw.h of
+ * the Kite repository.
+ *
+ * Copyright (c) 2026 The Kite authors
+ */
+#ifndef HW_NET_KITE_H
+#define HW_NET_KITE_H
+
+#include "hw/pci/pci.h"
+#include "net/net.h"
+#include "qom/object.h"
+#include "kite/kite_hw.h"
+
+#define TYPE_KITE "kite"
+OBJECT_DECLARE_SIMPLE_TYPE(KiteState, KITE)
+
+/* Firmware version reported by QUERY_DEVICE: major << 16 | minor. */
+#define KITE_MODEL_FW_VERSION   0x00010000u
+/*
+ * KITE_DEV_CAP_* the model implements. Nothing RDMA yet: QPs come with
+ * issues 3/4, which set the transport bits here.
+ */
+#define KITE_MODEL_CAP_FLAGS    0u
+/* Default Ethernet MTU after reset. */
+#define KITE_MODEL_DEF_MTU      1500u
+/* Port 1 is the only port. */
+#define KITE_PORT_NUM           1
+/* Link reported by QUERY_PORT, IB encodings: width 1x, speed 32 (EDR). */
+#define KITE_MODEL_LINK_WIDTH   1
+#define KITE_MODEL_LINK_SPEED   32
+
+/* One EQ: EQ 0 is the async EQ (registers), 1.. are completion EQs. */
+typedef struct KiteEq {
+    bool valid;
+    uint64_t base;
+    uint8_t log_depth;
+    uint16_t vector;
+    uint32_t owner;             /* context that created it (0 = kernel) */
+    uint32_t pi;                /* entries written */
+    uint32_t ci;                /* last consumer index the driver reported */
+    bool armed;
+    uint64_t dropped;           /* events lost because the EQ was full */
+} KiteEq;
+
+/* A protection domain. */
+typedef struct KitePd {
+    bool valid;
+    uint32_t owner;
+    uint32_t refs;              /* objects (MRs, QPs) that use it */
+} KitePd;
+
+/* A user context; its number is also its BAR2 doorbell page. */
+typedef struct KiteUctx {
+    bool valid;
+    uint32_t refs;              /* objects owned by it */
+} KiteUctx;
+
+typedef struct KiteGid {
+    bool valid;
+    uint8_t gid[16];
+    uint8_t type;               /* enum kite_gid_type */
+} KiteGid;
+
+/* Ethernet ring: registers as written, and the latched ring. */
+typedef struct KiteEthRing {
+    uint32_t base_lo, base_hi, log_depth_reg;   /* registers */
+    uint64_t base;                              /* latched on enable */
+    uint8_t log_depth;
+    uint32_t pi;                /* last doorbell */
+    uint32_t ci;                /* descriptors completed */
+} KiteEthRing;
+
+/* Host-order counters behind QUERY_STATS. */
+typedef struct KiteCounters {
+    uint64_t eth_tx_packets, eth_tx_bytes, eth_tx_errors;
+    uint64_t eth_rx_packets, eth_rx_bytes, eth_rx_dropped;
+    uint64_t eq_dropped;
+    uint64_t db_rejected;       /* doorbells for objects not owned/known */
+} KiteCounters;
+
+struct KiteState {
+    PCIDevice parent_obj;
+
+    MemoryRegion regs;
+    MemoryRegion db;
+    NICState *nic;
+    NICConf conf;
+
+    /* Properties. */
+    uint8_t fault_opcode;
+    uint8_t fault_status;
+    uint8_t fault_hang_opcode;
+
+    /* Device control. */
+    uint32_t ctrl;
+    uint32_t status;
+    uint32_t fatal_code;
+
+    /* Admin queue registers (as written) and latched state. */
+    uint32_t aq_base_lo, aq_base_hi, aq_log_depth_reg;
+    uint32_t acq_base_lo, acq_base_hi, acq_log_depth_reg;
+    uint32_t aeq_base_lo, aeq_base_hi, aeq_log_depth_reg;
+    uint64_t aq_base, acq_base;
+    uint8_t aq_log_depth, acq_log_depth;
+    uint32_t aq_pi;             /* last doorbell */
+    uint32_t aq_ci;             /* commands consumed */
+    uint32_t acq_pi;            /* completions written */
+    bool aq_hung;               /* fault-hang-opcode seen: no more answers */
+    QEMUBH *aq_bh;
+
+    /* Event queues, KITE_DEF_MAX_EQ of them. */
+    KiteEq eq[KITE_DEF_MAX_EQ];
+
+    /* Object tables, sized by the capability registers. */
+    KiteUctx uctx[KITE_MAX_UCTX + 1];   /* index 0 unused (kernel) */
+    KitePd *pd;                         /* KITE_DEF_MAX_PD entries */
+    uint32_t num_uctx, num_pd, num_eq;
+    KiteGid gid[KITE_DEF_MAX_GID];
+
+    /* Port. */
+    uint8_t mac[6];
+    uint32_t eth_mtu;
+    bool link_up;
+
+    /* Ethernet rings. */
+    KiteEthRing tx, rx;
+    uint32_t eth_ctrl;
+    bool eth_irq_armed;
+    bool eth_irq_pending;
+    QEMUBH *tx_bh;
+
+    KiteCounters cnt;
+};
+
+/* kite.c */
+void kite_fatal(KiteState *s, uint32_t code);
+void kite_irq(KiteState *s, unsigned vector);
+bool kite_running(KiteState *s);
+uint32_t kite_cap_reg(KiteState *s, hwaddr addr, bool *found);
+
+/* kite_admin.c */
+void kite_admin_init(KiteState *s);
+void kite_admin_cleanup(KiteState *s);
+void kite_admin_reset(KiteState *s);
+bool kite_admin_enable(KiteState *s);
+void kite_admin_doorbell(KiteState *s, uint32_t pi);
+void kite_admin_bh(void *opaque);
+
+/* kite_eq.c */
+void kite_eq_reset(KiteState *s);
+bool kite_eq_setup(KiteState *s, uint32_t eqn, uint64_t base,
+                   uint8_t log_depth, uint16_t vector, uint32_t owner);
+void kite_eq_destroy(KiteState *s, uint32_t eqn);
+void kite_eq_post(KiteState *s, uint32_t eqn, uint8_t type,
+                  uint32_t data, uint32_t data2);
+void kite_eq_doorbell(KiteState *s, uint32_t page, uint64_t val);
+
+/* kite_eth.c */
+extern NetClientInfo kite_net_info;
+void kite_eth_reset(KiteState *s);
+uint64_t kite_eth_read(KiteState *s, hwaddr addr, bool *found);
+bool kite_eth_write(KiteState *s, hwaddr addr, uint32_t val);
+void kite_eth_tx_bh(void *opaque);
+void kite_eth_update_link(KiteState *s, bool notify);
+
+#endif

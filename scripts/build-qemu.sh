@@ -1,0 +1,176 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Build Kite's qemu-system-x86_64 from Debian's QEMU 7.2 source with the kite
+# device model (qemu/) added as hw/net/kite, and install it as
+# out/qemu-system-x86_64.
+#
+# Cache layout under ${KITE_CACHE:-/var/cache/kite}:
+#   src/                    Debian source package (apt-get source --download-only)
+#   qemu/tree-<version>/    unpacked, patched source tree with its build/ dir
+#                           (kept, so a changed device file rebuilds incrementally)
+#   qemu/bin/<hash>/        finished binaries keyed by a hash of every input
+#                           (this script, qemu/*, kite_hw.h, source version)
+#
+# Quiet on success; on failure prints the path of the log.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CACHE=${KITE_CACHE:-/var/cache/kite}
+SRC_DIR=$CACHE/src
+QCACHE=$CACHE/qemu
+OUT=$REPO/out
+LOG=$OUT/qemu-build.log
+# The Debian release whose QEMU (7.2) we build; plain "qemu" could resolve
+# to a newer release's source when several deb-src entries exist.
+DEB_RELEASE=bookworm
+UPSTREAM_VERSION=7.2
+DEVICES=kite
+KEEP_BINARIES=6
+CONFIGURE_ARGS=(
+	--target-list=x86_64-softmmu
+	--without-default-features
+	--without-default-devices
+	--with-devices-x86_64=$DEVICES
+	--disable-docs
+	--disable-install-blobs
+	--enable-tcg
+)
+
+mkdir -p "$OUT" "$SRC_DIR" "$QCACHE/bin"
+
+fail() {
+	echo "build-qemu: $*; log: $LOG" >&2
+	exit 1
+}
+
+# One build at a time per cache (several people share it).
+exec 9> "$QCACHE/lock"
+flock 9
+: > "$LOG"
+
+find_dsc() {
+	find "$SRC_DIR" -maxdepth 1 -name "qemu_${UPSTREAM_VERSION}*.dsc" |
+		sort -V | tail -n 1
+}
+
+# ---- 1. source package ---------------------------------------------------
+dsc=$(find_dsc)
+if [ -z "$dsc" ]; then
+	(cd "$SRC_DIR" && apt-get source --download-only "qemu/$DEB_RELEASE") \
+		>> "$LOG" 2>&1 || fail "apt-get source failed"
+	dsc=$(find_dsc)
+	[ -n "$dsc" ] || fail "no QEMU $UPSTREAM_VERSION source in $SRC_DIR"
+fi
+version=$(basename "$dsc" .dsc)
+version=${version#qemu_}
+
+# ---- 2. cache key ----------------------------------------------------------
+input_hash() {
+	{
+		echo "version $version"
+		sha256sum "$REPO/scripts/build-qemu.sh" | cut -d' ' -f1
+		sha256sum "$REPO/include/kite/kite_hw.h" | cut -d' ' -f1
+		(cd "$REPO/qemu" && find . -type f -print0 | LC_ALL=C sort -z |
+			xargs -0 sha256sum)
+	} | sha256sum | cut -c1-16
+}
+hash=$(input_hash)
+cached=$QCACHE/bin/$hash/qemu-system-x86_64
+
+install_out() {
+	if ! cmp -s "$cached" "$OUT/qemu-system-x86_64"; then
+		# Rename into place: a running QEMU keeps its old inode.
+		cp "$cached" "$OUT/.qemu-system-x86_64.tmp"
+		mv -f "$OUT/.qemu-system-x86_64.tmp" "$OUT/qemu-system-x86_64"
+	fi
+}
+
+if [ -x "$cached" ]; then
+	touch "$QCACHE/bin/$hash"
+	install_out
+	exit 0
+fi
+
+# ---- 3. source tree ---------------------------------------------------------
+tree=$QCACHE/tree-$version
+if [ ! -f "$tree/.kite-unpacked" ]; then
+	rm -rf "$tree" "$tree.tmp"
+	mkdir -p "$tree.tmp"
+	dpkg-source --no-check -x "$dsc" "$tree.tmp/src" >> "$LOG" 2>&1 ||
+		fail "dpkg-source -x failed"
+	mv "$tree.tmp/src" "$tree"
+	rm -rf "$tree.tmp"
+	touch "$tree/.kite-unpacked"
+fi
+
+# Idempotent edits of the QEMU tree.
+# - pc-bios: the dfsg tarball has no edk2 blobs; meson would still unpack them.
+sed -i 's/^\(\s*\)unpack_edk2_blobs = bzip2.found()$/\1unpack_edk2_blobs = false/' \
+	"$tree/meson.build"
+# - trace-events of hw/net/kite.
+grep -q "'hw/net/kite'," "$tree/meson.build" ||
+	sed -i "s|^\(\s*\)'hw/net',\$|&\n\1'hw/net/kite',|" "$tree/meson.build"
+grep -q "'hw/net/kite'," "$tree/meson.build" ||
+	fail "cannot add hw/net/kite to trace_events_subdirs"
+grep -qx "source kite/Kconfig" "$tree/hw/net/Kconfig" ||
+	echo "source kite/Kconfig" >> "$tree/hw/net/Kconfig"
+grep -qx "subdir('kite')" "$tree/hw/net/meson.build" ||
+	echo "subdir('kite')" >> "$tree/hw/net/meson.build"
+
+# copy_if_changed SRC DST: keeps DST's mtime when the content is the same, so
+# ninja only rebuilds what really changed.
+copy_if_changed() {
+	if ! cmp -s "$1" "$2"; then
+		mkdir -p "$(dirname "$2")"
+		cp "$1" "$2"
+	fi
+}
+
+# Device sources: qemu/ mirrored into hw/net/kite/, plus the ABI header.
+kdir=$tree/hw/net/kite
+mkdir -p "$kdir"
+(cd "$REPO/qemu" && find . -type f) | while read -r f; do
+	copy_if_changed "$REPO/qemu/$f" "$kdir/$f"
+done
+copy_if_changed "$REPO/include/kite/kite_hw.h" "$kdir/include/kite/kite_hw.h"
+# Drop files that left qemu/.
+(cd "$kdir" && find . -type f) | while read -r f; do
+	case $f in ./include/kite/kite_hw.h) continue ;; esac
+	[ -e "$REPO/qemu/$f" ] || rm -f "$kdir/$f"
+done
+copy_if_changed "$REPO/qemu/kite-devices.mak" \
+	"$tree/configs/devices/x86_64-softmmu/$DEVICES.mak"
+
+# ---- 4. configure (again only when the options changed) ------------------
+build=$tree/build
+cfg_stamp=$(printf '%s\n' "${CONFIGURE_ARGS[@]}" | sha256sum | cut -c1-16)
+if [ ! -f "$build/build.ninja" ] ||
+   [ "$(cat "$build/.kite-configured" 2>/dev/null)" != "$cfg_stamp" ]; then
+	rm -rf "$build"
+	mkdir -p "$build"
+	(cd "$build" && nice -n 10 ../configure "${CONFIGURE_ARGS[@]}") \
+		>> "$LOG" 2>&1 || fail "configure failed"
+	echo "$cfg_stamp" > "$build/.kite-configured"
+fi
+
+# ---- 5. build ----------------------------------------------------------------
+nice -n 10 ninja -C "$build" -j2 qemu-system-x86_64 >> "$LOG" 2>&1 ||
+	fail "ninja failed"
+
+# ---- 6. store and install ------------------------------------------------
+# The hash is recomputed: a binary built while inputs were being edited is
+# installed but not stored under a key that claims it was built from them.
+if [ "$(input_hash)" != "$hash" ]; then
+	cached=$build/qemu-system-x86_64
+	install_out
+	exit 0
+fi
+mkdir -p "$QCACHE/bin/$hash"
+cp "$build/qemu-system-x86_64" "$cached.tmp"
+mv -f "$cached.tmp" "$cached"
+install_out
+# Keep the most recently used binaries only (about 40 MB each).
+find "$QCACHE/bin" -mindepth 1 -maxdepth 1 -type d -printf '%T@ %p\n' |
+	sort -rn | tail -n +$((KEEP_BINARIES + 1)) | cut -d' ' -f2- |
+	xargs -r rm -rf

@@ -1,0 +1,235 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build a KUnit kernel from Debian's linux-source-6.1 with the Kite driver
+# dropped into drivers/infiniband/hw/kite and run its suites with kunit.py
+# under our QEMU (out/qemu-system-x86_64, which has the kite device).
+#
+# Usage: scripts/kunit.sh [KUNIT.PY RUN OPTIONS...]   e.g. 'kite_ring*'
+#
+# Caching (all under ${KITE_CACHE:-/var/cache/kite}/kunit):
+#   linux-<tarball sha256[:12]>/   the extracted source, made once; the
+#                                  driver and kite_hw.h are synced into it
+#                                  (only files whose contents changed)
+#   build-<sha256[:12] of kunitconfig + source key>/
+#                                  kunit.py's build dir; a new one is seeded
+#                                  from the most recently used one, so a
+#                                  changed kunitconfig costs an incremental
+#                                  build, not a cold one. The 3 most recent
+#                                  build dirs are kept.
+#
+# Output: a summary per suite, then as the last line
+#   kunit: N passed, N failed, N skipped
+# Exit status 1 on any failed test, a build failure, a crash, a timeout, a
+# suite the driver defines that did not run, or no test at all. The full
+# kunit.py log is out/logs/kunit.log; the raw kernel console is
+# out/logs/kunit-console.log.
+#
+# Environment: KITE_CACHE, KITE_LINUX_TARBALL (default
+# /usr/src/linux-source-6.1.tar.xz), KITE_KUNITCONFIG (default
+# kunit/.kunitconfig), KITE_KUNIT_TIMEOUT (seconds for the test run, default
+# 300), KITE_JOBS (default 2), KITE_KUNIT_KEEP (build dirs kept, default 3),
+# KITE_KUNIT_SYNC_ONLY=1 (only extract and sync the source tree),
+# KITE_KUNIT_DEVICE_SUITES (suites that fail when every case skips, because
+# the device is attached; default "kite_device").
+
+set -euo pipefail
+
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+CACHE=${KITE_CACHE:-/var/cache/kite}/kunit
+TARBALL=${KITE_LINUX_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
+KUNITCONFIG=$(realpath "${KITE_KUNITCONFIG:-$REPO/kunit/.kunitconfig}")
+TIMEOUT=${KITE_KUNIT_TIMEOUT:-300}
+JOBS=${KITE_JOBS:-2}
+KEEP=${KITE_KUNIT_KEEP:-3}
+LOGDIR=$REPO/out/logs
+LOG=$LOGDIR/kunit.log
+CONSOLE=$LOGDIR/kunit-console.log
+JSON=$LOGDIR/kunit.json
+QEMU_ARGS="-machine q35 -accel tcg -L /usr/share/qemu -L /usr/share/seabios -device kite"
+
+KITE_SRC=$REPO/drivers/infiniband/hw/kite
+
+die() {
+	echo "kunit.sh: $*" >&2
+	echo "kunit: 0 passed, 1 failed, 0 skipped"
+	exit 1
+}
+
+[ -f "$TARBALL" ] || die "$TARBALL not found (apt-get install linux-source-6.1)"
+[ -f "$KUNITCONFIG" ] || die "$KUNITCONFIG not found"
+mkdir -p "$CACHE" "$LOGDIR"
+
+# One run at a time per cache: the source tree and build dirs are shared.
+exec 9>"$CACHE/.lock"
+if ! flock -n 9; then
+	echo "kunit.sh: waiting for another KUnit run to finish..." >&2
+	flock -w 3600 9 || die "timed out waiting for $CACHE/.lock"
+fi
+
+# --- 1. the kernel source, extracted once per tarball -----------------------
+# The checksum is remembered per (path, size, mtime): hashing 130 MB each run
+# would cost a second for nothing.
+stamp="$TARBALL $(stat -c '%s %Y' "$TARBALL")"
+if [ "$(sed -n 1p "$CACHE/.tarball-sum" 2>/dev/null)" = "$stamp" ]; then
+	srckey=$(sed -n 2p "$CACHE/.tarball-sum")
+else
+	srckey=$(sha256sum "$TARBALL" | cut -c1-12)
+	printf '%s\n%s\n' "$stamp" "$srckey" > "$CACHE/.tarball-sum"
+fi
+SRC=$CACHE/linux-$srckey
+# The tree appears by an atomic rename, so an existing one is complete.
+if [ ! -d "$SRC" ]; then
+	echo "kunit.sh: extracting $TARBALL into $SRC" >&2
+	rm -rf "$CACHE/.tmp-linux-$srckey"
+	mkdir -p "$CACHE/.tmp-linux-$srckey"
+	nice -n 10 tar -xJf "$TARBALL" -C "$CACHE/.tmp-linux-$srckey"
+	top=$(find "$CACHE/.tmp-linux-$srckey" -mindepth 1 -maxdepth 1 -type d)
+	[ -f "$top/Makefile" ] || die "unexpected layout in $TARBALL"
+	mv "$top" "$SRC"
+	rmdir "$CACHE/.tmp-linux-$srckey"
+fi
+
+# --- 2. the driver and the ABI header, synced into the tree -----------------
+changed=0
+
+# sync_file SRC DST: copy when the contents differ, so that unchanged files
+# keep their timestamps and make rebuilds only what changed.
+sync_file() {
+	if ! cmp -s "$1" "$2"; then
+		mkdir -p "$(dirname "$2")"
+		cp "$1" "$2.kite-tmp"
+		mv "$2.kite-tmp" "$2"
+		changed=$((changed + 1))
+	fi
+}
+
+# sync_dir SRC DST: mirror the source files of SRC into DST (build products
+# left in the repo by out-of-tree builds are not copied); files no longer in
+# SRC are removed from DST.
+sync_dir() {
+	local src=$1 dst=$2 f rel
+	mkdir -p "$dst"
+	while IFS= read -r -d '' f; do
+		rel=${f#"$src"/}
+		sync_file "$f" "$dst/$rel"
+	done < <(find "$src" -type f \( -name '*.[ch]' -o -name Kconfig \
+		 -o -name Makefile -o -name Kbuild \) ! -name '*.mod.c' -print0)
+	while IFS= read -r -d '' f; do
+		rel=${f#"$dst"/}
+		if [ ! -e "$src/$rel" ]; then
+			rm -f "$f"
+			changed=$((changed + 1))
+		fi
+	done < <(find "$dst" -type f \( -name '*.[ch]' -o -name Kconfig \
+		 -o -name Makefile -o -name Kbuild \) ! -name '*.mod.c' -print0)
+}
+
+if [ -f "$KITE_SRC/Kconfig" ]; then
+	sync_dir "$KITE_SRC" "$SRC/drivers/infiniband/hw/kite"
+	sync_dir "$REPO/include/kite" "$SRC/include/kite"
+	if [ -f "$REPO/include/uapi/rdma/kite-abi.h" ]; then
+		sync_file "$REPO/include/uapi/rdma/kite-abi.h" \
+			  "$SRC/include/uapi/rdma/kite-abi.h"
+	fi
+
+	# Hook the driver into the tree's Kconfig and Makefile (idempotent).
+	mk=$SRC/drivers/infiniband/hw/Makefile
+	line='obj-$(CONFIG_INFINIBAND_KITE)		+= kite/'
+	if ! grep -q 'CONFIG_INFINIBAND_KITE' "$mk"; then
+		printf '%s\n' "$line" >> "$mk"
+	fi
+	kc=$SRC/drivers/infiniband/Kconfig
+	src_line='source "drivers/infiniband/hw/kite/Kconfig"'
+	if ! grep -qxF "$src_line" "$kc"; then
+		# Inside "if INFINIBAND", next to the other hardware drivers.
+		sed -i "/^source \"drivers\/infiniband\/hw\/efa\/Kconfig\"$/a $src_line" "$kc"
+		grep -qxF "$src_line" "$kc" || die "could not hook kite into $kc"
+	fi
+else
+	if grep -q 'INFINIBAND_KITE' "$KUNITCONFIG"; then
+		die "$KITE_SRC/Kconfig not found but $KUNITCONFIG needs the driver"
+	fi
+	echo "kunit.sh: no driver Kconfig yet; building without kite" >&2
+	# Unhook a driver synced by an earlier run, so the tree still configures.
+	sed -i '/^source "drivers\/infiniband\/hw\/kite\/Kconfig"$/d' \
+		"$SRC/drivers/infiniband/Kconfig"
+	sed -i '/CONFIG_INFINIBAND_KITE/d' "$SRC/drivers/infiniband/hw/Makefile"
+fi
+
+if [ "${KITE_KUNIT_SYNC_ONLY:-0}" = 1 ]; then
+	echo "kunit.sh: $SRC prepared ($changed file(s) changed)"
+	exit 0
+fi
+
+# --- 3. the build dir, keyed by kunitconfig and source ----------------------
+buildkey=$( { cat "$KUNITCONFIG"; echo "source=$srckey"; } | sha256sum | cut -c1-12)
+BUILD=$CACHE/build-$buildkey
+if [ ! -d "$BUILD" ]; then
+	# Seed from the most recently used build of the same source: kbuild then
+	# recompiles only what the configuration change touches.
+	seed=$(ls -1dt "$CACHE"/build-*/ 2>/dev/null | while read -r d; do
+		if [ "$(cat "$d/.kite-source" 2>/dev/null)" = "$srckey" ]; then
+			echo "${d%/}"
+			break
+		fi
+	done || true)
+	if [ -n "$seed" ]; then
+		echo "kunit.sh: new configuration; seeding $BUILD from $seed" >&2
+		cp -a --reflink=auto "$seed" "$BUILD.kite-tmp"
+		mv "$BUILD.kite-tmp" "$BUILD"
+	else
+		mkdir -p "$BUILD"
+	fi
+fi
+echo "$srckey" > "$BUILD/.kite-source"
+touch "$BUILD"
+
+# Keep the $KEEP most recently used build dirs.
+ls -1dt "$CACHE"/build-*/ 2>/dev/null | tail -n +$((KEEP + 1)) | while read -r d; do
+	rm -rf "${d%/}"
+done || true
+
+# --- 4. build and run ---------------------------------------------------------
+# kunit.py runs "qemu-system-x86_64" from PATH: ours, which has the device.
+export PATH="$REPO/out:$PATH"
+if [ ! -x "$REPO/out/qemu-system-x86_64" ]; then
+	die "out/qemu-system-x86_64 not found (scripts/build-qemu.sh builds it)"
+fi
+
+rm -f "$JSON"
+start=$(date +%s)
+set +e
+(
+	cd "$SRC"
+	nice -n 10 python3 tools/testing/kunit/kunit.py run \
+		--arch=x86_64 \
+		--kunitconfig="$KUNITCONFIG" \
+		--build_dir="$BUILD" \
+		--jobs="$JOBS" \
+		--timeout="$TIMEOUT" \
+		--json="$JSON" \
+		--qemu_args "$QEMU_ARGS" \
+		"$@"
+) > "$LOG" 2>&1 < /dev/null
+rc=$?
+set -e
+end=$(date +%s)
+echo "kunit.sh: kunit.py exit status $rc after $((end - start)) s" >> "$LOG"
+[ -f "$BUILD/test.log" ] && cp "$BUILD/test.log" "$CONSOLE"
+
+# --- 5. count ------------------------------------------------------------------
+# Suites the driver defines (struct kunit_suite ... .name = "x"): each must run.
+expected=""
+if [ -d "$KITE_SRC" ] && grep -q '^CONFIG_INFINIBAND_KITE_KUNIT_TEST=y' "$KUNITCONFIG"; then
+	expected=$(find "$KITE_SRC" -name '*.c' -print0 | xargs -0 -r awk '
+		/struct[ \t]+kunit_suite[ \t]+[A-Za-z0-9_]+[ \t]*=/ { insuite = 1 }
+		insuite && /\.name[ \t]*=/ {
+			if (match($0, /"[^"]+"/)) print substr($0, RSTART + 1, RLENGTH - 2)
+			insuite = 0
+		}' | sort -u | tr '\n' ' ')
+fi
+
+# The device is attached, so a device suite must not skip all its cases.
+python3 "$REPO/kunit/kunit-summary.py" "$JSON" "$LOG" "$rc" "$expected" \
+	"${KITE_KUNIT_DEVICE_SUITES-kite_device}"

@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build the guest image used by every VM test:
+#   out/guest/vmlinuz            Debian's kernel (/boot/vmlinuz-6.1.0-*-amd64)
+#   out/guest/initramfs.cpio.gz  busybox userland, iproute2 (ip, rdma, bridge),
+#                                ethtool, netcat, the RDMA core modules and
+#                                out/kite.ko, and an /init that runs /test.sh
+#
+# The per-run test script is not in this image: scripts/vm.sh appends a small
+# second cpio archive holding /test.sh (the kernel unpacks concatenated
+# archives in order). /init prints "KITE-TEST-EXIT <rc>" and powers off.
+#
+# Options:
+#   --no-kite   build without out/kite.ko (to try the image before the driver
+#               exists); by default a missing out/kite.ko is an error.
+#   --force     rebuild even if the inputs have not changed.
+# The build is skipped when a hash of all inputs matches the previous build.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=$top/out/guest
+kite_ko=$top/out/kite.ko
+want_kite=1
+force=0
+for a in "$@"; do
+	case $a in
+	--no-kite) want_kite=0 ;;
+	--force) force=1 ;;
+	*) echo "usage: $0 [--no-kite] [--force]" >&2; exit 2 ;;
+	esac
+done
+
+# The guest kernel is Debian's 6.1 package, never the host's running kernel.
+kver=$(cd /lib/modules && ls -d 6.1.0-*-amd64 2>/dev/null | sort -V | tail -n 1)
+[ -n "$kver" ] || { echo "mkinitramfs: no /lib/modules/6.1.0-*-amd64 (install linux-image-amd64)" >&2; exit 1; }
+vmlinuz=/boot/vmlinuz-$kver
+[ -r "$vmlinuz" ] || { echo "mkinitramfs: $vmlinuz missing" >&2; exit 1; }
+if [ "$want_kite" = 1 ] && [ ! -f "$kite_ko" ]; then
+	echo "mkinitramfs: $kite_ko missing (run 'make module' first, or pass --no-kite)" >&2
+	exit 1
+fi
+[ "$want_kite" = 1 ] || kite_ko=
+
+# Host binaries copied into the guest with their libraries. iproute2's ip is
+# installed as /usr/bin/ip; scripts must call it by that path because busybox
+# sh prefers its own (different) ip applet.
+bins=(/usr/bin/ip /usr/bin/rdma /usr/sbin/bridge /usr/sbin/ethtool /bin/nc.openbsd)
+# Kernel modules wanted besides kite's own dependencies (later issues use
+# rdma_rxe for Soft-RoCE comparisons; it needs crc32_generic; virtio_net lets
+# the launcher be tried without the kite device: vm.sh --nic virtio-net-pci).
+mods=(ib_core ib_uverbs rdma_ucm rdma_rxe crc32_generic virtio_pci virtio_net)
+
+# --- input hash: skip the build when nothing changed ----------------------
+inputs_hash() {
+	{
+		echo "kver=$kver"
+		sha256sum "$0" "$vmlinuz" /bin/busybox
+		[ -z "$kite_ko" ] || sha256sum "$kite_ko"
+		for b in "${bins[@]}"; do readlink -f "$b"; done | xargs sha256sum
+		dpkg-query -W -f='${Package} ${Version}\n' libc6 iproute2 ethtool netcat-openbsd busybox-static \
+			"linux-image-$kver" 2>/dev/null
+		echo "mods=${mods[*]}"
+	} | sha256sum | cut -c1-16
+}
+hash=$(inputs_hash)
+if [ "$force" = 0 ] && [ -f "$out/initramfs.cpio.gz" ] && [ -f "$out/vmlinuz" ] &&
+	[ "$(cat "$out/.hash" 2>/dev/null)" = "$hash" ]; then
+	exit 0
+fi
+
+stage=$(mktemp -d /tmp/kite-initramfs.XXXXXX)
+trap 'rm -rf "$stage"' EXIT
+
+# Merged-/usr layout, as on Debian 12, so library paths from ldd resolve.
+mkdir -p "$stage"/usr/{bin,sbin,lib,lib64} "$stage"/{dev,proc,sys,tmp,root,etc,run,mnt}
+ln -s usr/bin "$stage/bin"
+ln -s usr/sbin "$stage/sbin"
+ln -s usr/lib "$stage/lib"
+ln -s usr/lib64 "$stage/lib64"
+mknod -m 600 "$stage/dev/console" c 5 1
+mknod -m 666 "$stage/dev/null" c 1 3
+
+# copy_file SRC: copy SRC to the same path inside the image.
+copy_file() {
+	install -D -m "$(stat -c %a "$1")" "$1" "$stage$1"
+}
+
+# copy_bin SRC [DEST]: copy a binary and every library it needs.
+copy_bin() {
+	local src=$1 dst=${2:-$1} lib
+	install -D -m 755 "$(readlink -f "$src")" "$stage$dst"
+	for lib in $(ldd "$src" 2>/dev/null | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }'); do
+		[ -e "$stage$lib" ] || install -D -m 755 "$(readlink -f "$lib")" "$stage$lib"
+	done
+}
+
+for b in "${bins[@]}"; do
+	copy_bin "$b"
+done
+ln -sf nc.openbsd "$stage/usr/bin/nc"
+# glibc dlopens libgcc_s at run time (pthread_cancel, backtraces); ldd misses it.
+copy_file /lib/x86_64-linux-gnu/libgcc_s.so.1
+# iproute2 reads its tables from here (rt_tables etc.); harmless if absent.
+[ -d /usr/share/iproute2 ] && mkdir -p "$stage/usr/share" && cp -a /usr/share/iproute2 "$stage/usr/share/"
+
+# Busybox for everything else; never shadow a real binary copied above.
+install -m 755 /bin/busybox "$stage/usr/bin/busybox"
+for applet in $(/bin/busybox --list); do
+	[ -e "$stage/usr/bin/$applet" ] || [ -e "$stage/usr/sbin/$applet" ] ||
+		ln -s busybox "$stage/usr/bin/$applet"
+done
+
+# --- kernel modules ---------------------------------------------------------
+mdir=/lib/modules/$kver
+need=("${mods[@]}")
+if [ -n "$kite_ko" ]; then
+	deps=$(/sbin/modinfo -F depends "$kite_ko" | tr ',' ' ')
+	need+=($deps)
+fi
+# modprobe --show-depends resolves each module's full dependency closure.
+for m in "${need[@]}"; do
+	/sbin/modprobe -S "$kver" --show-depends "$m" | awk '$1 == "insmod" { print $2 }'
+done | sort -u | while read -r ko; do
+	install -D -m 644 "$ko" "$stage$ko"
+done
+for f in modules.order modules.builtin modules.builtin.modinfo; do
+	[ -f "$mdir/$f" ] && install -D -m 644 "$mdir/$f" "$stage$mdir/$f"
+done
+if [ -n "$kite_ko" ]; then
+	install -D -m 644 "$kite_ko" "$stage$mdir/extra/kite.ko"
+	strip --strip-debug "$stage$mdir/extra/kite.ko"	# as Debian ships modules
+fi
+/sbin/depmod -b "$stage" "$kver"
+if [ -n "$kite_ko" ] && ! grep -q '^extra/kite.ko:' "$stage$mdir/modules.dep"; then
+	echo "mkinitramfs: depmod did not register extra/kite.ko" >&2
+	exit 1
+fi
+
+# --- /init ------------------------------------------------------------------
+cat >"$stage/init" <<'EOF'
+#!/bin/busybox sh
+# Kite guest init: set up the basics, run /test.sh, report, power off.
+/bin/busybox mount -t proc proc /proc
+/bin/busybox mount -t sysfs sysfs /sys
+/bin/busybox mount -t devtmpfs devtmpfs /dev
+/bin/busybox mount -t debugfs debugfs /sys/kernel/debug
+/bin/busybox mount -t tracefs tracefs /sys/kernel/tracing
+/bin/busybox mount -t tmpfs tmpfs /tmp
+exec </dev/console >/dev/console 2>&1
+export PATH=/usr/sbin:/usr/bin HOME=/root
+hostname "${KITE_VM:-kite}"
+/usr/bin/ip link set lo up
+echo "KITE-INIT $(uname -r)"
+rc=127
+if [ -f /test.sh ]; then
+	cd /root
+	sh /test.sh
+	rc=$?
+else
+	echo "KITE-INIT: no /test.sh in the initramfs"
+fi
+echo "KITE-TEST-EXIT $rc"
+sync
+poweroff -f
+EOF
+chmod 755 "$stage/init"
+echo "kite" >"$stage/etc/hostname"
+printf 'root:x:0:0:root:/root:/bin/sh\n' >"$stage/etc/passwd"
+printf 'root:x:0:\n' >"$stage/etc/group"
+
+mkdir -p "$out"
+(cd "$stage" && find . -print0 | LC_ALL=C sort -z | cpio --null -o -H newc --quiet -R 0:0) |
+	gzip -6 >"$out/initramfs.cpio.gz.tmp"
+mv "$out/initramfs.cpio.gz.tmp" "$out/initramfs.cpio.gz"
+cp "$vmlinuz" "$out/vmlinuz"
+echo "$kver" >"$out/kver"
+echo "$hash" >"$out/.hash"
+echo "mkinitramfs: $out/initramfs.cpio.gz ($(du -h "$out/initramfs.cpio.gz" | cut -f1), kernel $kver${kite_ko:+, with kite.ko})"

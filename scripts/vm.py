@@ -1,0 +1,479 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Kite VM launcher (engine behind scripts/vm.sh).
+
+  vm.py run [options] NAME=SCRIPT [NAME=SCRIPT ...]
+      Boot one guest per NAME=SCRIPT under QEMU TCG, each with a kite NIC, run
+      SCRIPT in it (as /test.sh, see scripts/mkinitramfs.sh), collect the
+      results it prints and its exit status, then clean up. Call it through
+      scripts/vm.sh, which first enters a private network namespace.
+
+  vm.py hmp NAME COMMAND          (for hooks) send a monitor command to NAME
+  vm.py wait NAME REGEX [SECS]    (for hooks) wait until NAME's console log
+                                  has a line matching REGEX
+
+Guest protocol (one line each on the serial console):
+  ok NAME                 a check passed
+  FAIL NAME: DETAIL       a check failed
+  skip NAME: WHY          a check was skipped
+  KITE-SYNC WORD          free-form rendezvous point for a host hook
+  KITE-TEST-EXIT RC       printed by /init when /test.sh returned RC
+
+Output: one line per result, "ok TEST/VM/CHECK" or "FAIL TEST/VM/CHECK: ...
+(log: PATH)", lines starting with '#' for information, and last
+"TEST: N passed, N failed[, N skipped]". Exit status 0 when nothing failed.
+A guest that never prints its exit marker (timeout, panic, QEMU error) or
+exits non-zero without reporting a failure counts as one failure.
+"""
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RESULT_RE = re.compile(r"^(ok|FAIL|skip) (\S+)(?:: ?(.*))?$")
+EXIT_RE = re.compile(r"^KITE-TEST-EXIT (-?\d+)$")
+INIT_RE = re.compile(r"KITE-INIT ")  # firmware escapes may precede it
+BASE_PORT = 47100
+
+
+def log_path(run_dir, name):
+    return os.path.join(run_dir, name + ".log")
+
+
+def mon_path(sock_dir, name):
+    return os.path.join(sock_dir, name + ".mon")
+
+
+class Guest:
+    """One QEMU process and what we learn from its console."""
+
+    def __init__(self, name, index, script, log, mon):
+        self.name = name
+        self.index = index
+        self.script = script
+        self.log = log
+        self.mon = mon
+        self.props = []
+        self.netdev = None        # QEMU -netdev argument, or None
+        self.proc = None
+        self.start = None
+        self.boot_s = None
+        self.end_s = None
+        self.exit_rc = None
+        self.results = []         # (status, check, detail)
+        self.pos = 0
+        self.partial = ""
+
+    def poll_log(self, report, echo=False):
+        """Read new console output; report each result line as it arrives."""
+        try:
+            with open(self.log, "rb") as f:
+                f.seek(self.pos)
+                data = f.read()
+        except FileNotFoundError:
+            return
+        self.pos += len(data)
+        text = self.partial + data.decode("utf-8", "replace")
+        lines = text.split("\n")
+        self.partial = lines.pop()
+        for line in lines:
+            line = line.rstrip("\r")
+            if echo and self.boot_s is not None and not EXIT_RE.match(line):
+                print("[%s] %s" % (self.name, line), flush=True)
+            m = RESULT_RE.match(line)
+            if m:
+                res = (m.group(1), m.group(2), m.group(3) or "")
+                self.results.append(res)
+                report(self, res)
+                continue
+            m = EXIT_RE.match(line)
+            if m:
+                self.exit_rc = int(m.group(1))
+                self.end_s = time.monotonic() - self.start
+                continue
+            if INIT_RE.search(line) and self.boot_s is None:
+                self.boot_s = time.monotonic() - self.start
+
+
+def build_initrd(base, guest, includes, work):
+    """Base image + a small per-guest archive holding /test.sh and includes."""
+    stage = os.path.join(work, guest.name + ".stage")
+    os.makedirs(os.path.join(stage, "kite"))
+    shutil.copy(guest.script, os.path.join(stage, "test.sh"))
+    for inc in includes:
+        shutil.copy(inc, os.path.join(stage, "kite", os.path.basename(inc)))
+    extra = os.path.join(work, guest.name + ".extra.cpio.gz")
+    with open(extra, "wb") as out:
+        find = subprocess.Popen(["find", ".", "-mindepth", "1"], cwd=stage,
+                                stdout=subprocess.PIPE)
+        cpio = subprocess.Popen(["cpio", "-o", "-H", "newc", "--quiet", "-R", "0:0"],
+                                cwd=stage, stdin=find.stdout, stdout=subprocess.PIPE)
+        find.stdout.close()
+        gz = subprocess.Popen(["gzip", "-1"], stdin=cpio.stdout, stdout=out)
+        cpio.stdout.close()
+        if gz.wait() or cpio.wait() or find.wait():
+            raise RuntimeError("building the per-run cpio failed")
+    initrd = os.path.join(work, guest.name + ".initrd")
+    with open(initrd, "wb") as out:
+        for part in (base, extra):
+            with open(part, "rb") as f:
+                shutil.copyfileobj(f, out)
+    return initrd
+
+
+def tcp_listening(port):
+    """True when something in this network namespace listens on PORT."""
+    want = ":%04X" % port
+    for table in ("/proc/net/tcp",):
+        with open(table) as f:
+            for line in f.readlines()[1:]:
+                fields = line.split()
+                if fields[1].endswith(want) and fields[3] == "0A":
+                    return True
+    return False
+
+
+def qemu_cmd(args, guest, initrd):
+    mac = "52:54:00:4b:00:%02x" % (guest.index + 1)
+    if args.nic == "kite":
+        dev = "kite,netdev=n0,mac=%s" % mac
+        for p in guest.props:
+            dev += "," + p
+    else:
+        dev = "%s,netdev=n0,mac=%s,romfile=" % (args.nic, mac)
+    append = "console=ttyS0 loglevel=%d panic=-1 KITE_VM=%s KITE_VM_INDEX=%d" % (
+        args.loglevel, guest.name, guest.index)
+    cmd = [args.qemu, "-accel", "tcg", "-machine", "q35", "-nodefaults", "-nographic",
+           "-no-reboot", "-m", args.mem, "-smp", "1",
+           "-L", "/usr/share/seabios", "-L", "/usr/share/qemu",
+           "-kernel", args.kernel, "-initrd", initrd, "-append", append,
+           "-chardev", "file,id=con0,path=%s" % guest.log, "-serial", "chardev:con0",
+           "-monitor", "unix:%s,server=on,wait=off" % guest.mon]
+    if guest.netdev:
+        cmd += ["-netdev", guest.netdev, "-device", dev]
+    elif args.nic == "kite":
+        cmd += ["-device", dev.replace("netdev=n0,", "")]
+    return cmd
+
+
+def kill_group(proc, sig=signal.SIGTERM):
+    if proc and proc.poll() is None:
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            pass
+
+
+def stop(proc, grace=3.0):
+    """Terminate a process group, SIGKILL if it does not go in time."""
+    if proc is None or proc.poll() is not None:
+        return
+    kill_group(proc)
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        kill_group(proc, signal.SIGKILL)
+        proc.wait()
+
+
+def cmd_run(argv):
+    ap = argparse.ArgumentParser(prog="vm.sh", description="Boot Kite test guests.")
+    ap.add_argument("guests", nargs="+", metavar="NAME=SCRIPT")
+    ap.add_argument("--test", help="test name: logs go to out/logs/TEST/")
+    ap.add_argument("--timeout", type=float, default=300,
+                    help="seconds for the whole run (default 300)")
+    ap.add_argument("--link", action="append", default=[], metavar="A,B",
+                    help="link guest A (listens) and B (connects) by a socket netdev")
+    ap.add_argument("--no-net", action="append", default=[], metavar="NAME",
+                    help="give NAME's NIC no netdev (its link is down)")
+    ap.add_argument("--props", action="append", default=[], metavar="NAME=P[,P..]",
+                    help="extra -device kite properties for guest NAME")
+    ap.add_argument("--include", action="append", default=[], metavar="FILE",
+                    help="also put FILE into the guest as /kite/BASENAME")
+    ap.add_argument("--hook", help="host command run while the guests run")
+    ap.add_argument("--nic", default="kite",
+                    help="NIC model (default kite; e.g. virtio-net-pci to try the launcher)")
+    ap.add_argument("--qemu", default=os.path.join(TOP, "out/qemu-system-x86_64"))
+    ap.add_argument("--kernel", default=os.path.join(TOP, "out/guest/vmlinuz"))
+    ap.add_argument("--initrd", default=os.path.join(TOP, "out/guest/initramfs.cpio.gz"))
+    ap.add_argument("--mem", default="1G")
+    ap.add_argument("--echo", action="store_true",
+                    help="print each guest's console output (after boot) as it comes")
+    ap.add_argument("--loglevel", type=int, default=4,
+                    help="guest console loglevel (default 4: errors and worse)")
+    args = ap.parse_args(argv)
+
+    guests = []
+    for i, spec in enumerate(args.guests):
+        name, sep, script = spec.partition("=")
+        if not sep or not re.match(r"^[A-Za-z0-9_-]+$", name):
+            ap.error("bad guest spec %r (want NAME=SCRIPT)" % spec)
+        if not os.path.isfile(script):
+            ap.error("no such script: %s" % script)
+        guests.append(Guest(name, i, script, None, None))
+    by_name = {g.name: g for g in guests}
+    if len(by_name) != len(guests):
+        ap.error("guest names must be unique")
+    for f in (args.qemu, args.kernel, args.initrd):
+        if not os.path.exists(f):
+            print("vm.sh: missing %s (run 'make all')" % f, file=sys.stderr)
+            return 2
+    test = args.test or os.path.splitext(os.path.basename(guests[0].script))[0]
+
+    run_dir = os.path.join(TOP, "out", "logs", test)
+    shutil.rmtree(run_dir, ignore_errors=True)
+    os.makedirs(run_dir)
+    work = tempfile.mkdtemp(prefix="kite-vm.")
+    rel_run = os.path.relpath(run_dir, os.getcwd())
+    for g in guests:
+        g.log = log_path(run_dir, g.name)
+        g.mon = mon_path(work, g.name)
+
+    for spec in args.props:
+        name, _, props = spec.partition("=")
+        if name not in by_name:
+            ap.error("--props for unknown guest %s" % name)
+        by_name[name].props.append(props)
+
+    # Network: linked pairs share a TCP socket netdev; other guests get a
+    # listening socket nobody connects to (their link is up, frames vanish).
+    port = BASE_PORT
+    listeners, connectors = [], []
+    for spec in args.link:
+        a, _, b = spec.partition(",")
+        if a not in by_name or b not in by_name:
+            ap.error("--link names unknown guests: %s" % spec)
+        by_name[a].netdev = "socket,id=n0,listen=127.0.0.1:%d" % port
+        by_name[b].netdev = "socket,id=n0,connect=127.0.0.1:%d" % port
+        by_name[b].wait_port = port
+        listeners.append(by_name[a])
+        connectors.append(by_name[b])
+        port += 1
+    for g in guests:
+        if g.netdev is None and g.name not in args.no_net:
+            g.netdev = "socket,id=n0,listen=127.0.0.1:%d" % port
+            port += 1
+            listeners.append(g)
+        elif g.netdev is None:
+            listeners.append(g)
+
+    failures = []             # (check, detail) failures found by the launcher
+    counts = {"ok": 0, "FAIL": 0, "skip": 0}
+
+    def report(guest, res):
+        status, check, detail = res
+        counts[status] += 1
+        full = "%s/%s/%s" % (test, guest.name, check)
+        if args.echo:
+            return
+        if status == "ok":
+            print("ok %s" % full, flush=True)
+        elif status == "skip":
+            print("skip %s: %s" % (full, detail), flush=True)
+        else:
+            print("FAIL %s: %s (log: %s)" % (full, detail, os.path.relpath(guest.log)),
+                  flush=True)
+
+    def launcher_fail(guest, check, detail, log=None):
+        counts["FAIL"] += 1
+        where = os.path.relpath(log or (guest.log if guest else run_dir))
+        name = "%s/%s/%s" % (test, guest.name, check) if guest else "%s/%s" % (test, check)
+        print("FAIL %s: %s (log: %s)" % (name, detail, where), flush=True)
+
+    hook = None
+    t0 = time.monotonic()
+    deadline = t0 + args.timeout
+    try:
+        for g in guests:
+            initrd = build_initrd(args.initrd, g, args.include, work)
+            g.cmd = qemu_cmd(args, g, initrd)
+            g.qemu_log = os.path.join(run_dir, g.name + ".qemu.log")
+        with open(os.path.join(run_dir, "commands.txt"), "w") as f:
+            for g in guests:
+                f.write(" ".join(g.cmd) + "\n")
+
+        def launch(g):
+            g.start = time.monotonic()
+            qlog = open(g.qemu_log, "wb")
+            g.proc = subprocess.Popen(g.cmd, stdin=subprocess.DEVNULL, stdout=qlog,
+                                      stderr=subprocess.STDOUT, start_new_session=True)
+            qlog.close()
+
+        for g in listeners:
+            launch(g)
+        for g in connectors:
+            # connect= fails at once if the peer is not listening yet.
+            while not tcp_listening(g.wait_port):
+                if time.monotonic() > t0 + 30:
+                    raise RuntimeError("peer of %s never listened on port %d" %
+                                       (g.name, g.wait_port))
+                if any(p.proc.poll() is not None for p in listeners):
+                    break
+                time.sleep(0.05)
+            launch(g)
+
+        if args.hook:
+            env = dict(os.environ)
+            env["KITE_RUN_DIR"] = run_dir
+            env["KITE_SOCK_DIR"] = work
+            env["KITE_VMCTL"] = os.path.abspath(__file__)
+            env["KITE_VMS"] = " ".join(g.name for g in guests)
+            hook_log = os.path.join(run_dir, "hook.log")
+            with open(hook_log, "wb") as hl:
+                hook = subprocess.Popen(["bash", "-c", args.hook], stdin=subprocess.DEVNULL,
+                                        stdout=hl, stderr=subprocess.STDOUT, env=env,
+                                        start_new_session=True)
+
+        # Watch the consoles until every QEMU has exited or time runs out.
+        timed_out = False
+        while True:
+            for g in guests:
+                g.poll_log(report, args.echo)
+                if g.exit_rc is not None and g.proc.poll() is None:
+                    # /init powers off right after the marker; do not wait long.
+                    if time.monotonic() - g.start - g.end_s > 10:
+                        stop(g.proc)
+            if all(g.proc.poll() is not None for g in guests):
+                break
+            if time.monotonic() > deadline:
+                timed_out = True
+                break
+            time.sleep(0.1)
+        for g in guests:
+            stop(g.proc)
+            g.poll_log(report, args.echo)
+            if g.partial:
+                g.partial += "\n"
+                g.poll_log(report, args.echo)
+        if hook is not None:
+            if hook.poll() is None:
+                # Give a hook a moment to notice the end, then stop it.
+                try:
+                    hook.wait(2)
+                except subprocess.TimeoutExpired:
+                    stop(hook)
+                    launcher_fail(None, "hook", "host hook did not finish",
+                                  os.path.join(run_dir, "hook.log"))
+            if hook.returncode not in (None, 0, -signal.SIGTERM):
+                launcher_fail(None, "hook", "host hook exited %d" % hook.returncode,
+                              os.path.join(run_dir, "hook.log"))
+
+        for g in guests:
+            fails = sum(1 for r in g.results if r[0] == "FAIL")
+            if g.exit_rc is None:
+                why = "timed out after %ds" % args.timeout if timed_out and \
+                    g.proc.returncode in (-signal.SIGTERM, -signal.SIGKILL) \
+                    else "QEMU exited %s" % g.proc.returncode
+                tail = ""
+                try:
+                    with open(g.qemu_log, errors="replace") as f:
+                        q = f.read().strip().splitlines()
+                    if q:
+                        tail = "; qemu: " + q[-1][:200]
+                except OSError:
+                    pass
+                launcher_fail(g, "exit", "no KITE-TEST-EXIT marker (%s%s)" % (why, tail))
+            elif g.exit_rc != 0 and fails == 0:
+                launcher_fail(g, "exit", "guest script exited %d" % g.exit_rc)
+            elif not g.results:
+                launcher_fail(g, "exit", "guest script reported no results")
+            print("# %s: boot %s, script done %s, exit %s, log %s" % (
+                g.name,
+                "%.1fs" % g.boot_s if g.boot_s is not None else "-",
+                "%.1fs" % g.end_s if g.end_s is not None else "-",
+                "-" if g.exit_rc is None else g.exit_rc, os.path.relpath(g.log)), flush=True)
+    except Exception as e:  # report, never leave a summary out
+        launcher_fail(None, "launcher", "%s: %s" % (type(e).__name__, e))
+    finally:
+        for g in guests:
+            stop(g.proc)
+        if hook is not None:
+            stop(hook)
+        shutil.rmtree(work, ignore_errors=True)
+
+    print("# %s: %.1fs" % (test, time.monotonic() - t0))
+    line = "%s: %d passed, %d failed" % (test, counts["ok"], counts["FAIL"])
+    if counts["skip"]:
+        line += ", %d skipped" % counts["skip"]
+    print(line, flush=True)
+    return 1 if counts["FAIL"] else 0
+
+
+def cmd_hmp(argv):
+    """Send one HMP command to a guest's monitor and print the reply."""
+    name, command = argv[0], " ".join(argv[1:])
+    path = mon_path(os.environ["KITE_SOCK_DIR"], name)
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(10)
+    s.connect(path)
+
+    def read_prompt():
+        buf = b""
+        while not buf.endswith(b"(qemu) "):
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            buf += chunk
+        return buf.decode("utf-8", "replace")
+
+    read_prompt()                          # banner
+    s.sendall(command.encode() + b"\n")
+    reply = read_prompt()
+    s.close()
+    # HMP echoes the command line; drop the echo and the final prompt.
+    out = reply.replace("(qemu) ", "").strip()
+    lines = [ln for ln in out.splitlines() if command not in ln]
+    if lines:
+        print("\n".join(lines))
+    return 0
+
+
+def cmd_wait(argv):
+    """Wait until a guest's console log has a line matching REGEX."""
+    name, regex = argv[0], re.compile(argv[1])
+    secs = float(argv[2]) if len(argv) > 2 else 120
+    path = log_path(os.environ["KITE_RUN_DIR"], name)
+    end = time.monotonic() + secs
+    while time.monotonic() < end:
+        try:
+            with open(path, errors="replace") as f:
+                for line in f:
+                    if regex.search(line.rstrip("\r\n")):
+                        return 0
+        except FileNotFoundError:
+            pass
+        time.sleep(0.2)
+    print("vm.py wait: %s: no line matching %r after %ds" % (name, argv[1], secs),
+          file=sys.stderr)
+    return 1
+
+
+def main():
+    # Turn SIGTERM/SIGHUP into SystemExit so the cleanup in cmd_run runs
+    # (QEMU runs in its own session and would outlive us otherwise).
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda signum, frame: sys.exit(128 + signum))
+    if len(sys.argv) < 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    cmd, rest = sys.argv[1], sys.argv[2:]
+    if cmd == "run":
+        return cmd_run(rest)
+    if cmd == "hmp" and len(rest) >= 2:
+        return cmd_hmp(rest)
+    if cmd == "wait" and len(rest) >= 2:
+        return cmd_wait(rest)
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

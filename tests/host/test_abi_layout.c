@@ -1,0 +1,523 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Layout of every structure in include/kite/kite_hw.h.
+ *
+ * The expected offsets and sizes below are written as literal numbers,
+ * derived by hand from the header under the ABI's rules (little-endian,
+ * every field naturally aligned, no implicit padding). They deliberately do
+ * not reuse the header's own static_asserts: a change to any structure makes
+ * this test fail, so the change has to be made here too and shows up in
+ * review as an ABI change.
+ *
+ * Copyright (c) 2026 The Kite authors
+ */
+#include <stdalign.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <kite/kite_hw.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+struct field_check {
+	const char *name;
+	size_t off;		/* offsetof() as compiled */
+	size_t size;		/* sizeof the member as compiled */
+	size_t exp_off;		/* what the ABI says */
+	size_t exp_size;
+};
+
+/* Inside a LAYOUT_TEST body, T is the structure under test. */
+#define FLD(field, off, size) \
+	{ #field, offsetof(T, field), sizeof(((T *)0)->field), (off), (size) }
+
+/*
+ * check_layout() - compare a structure's compiled layout with the ABI
+ * @tiled: the listed top-level fields must cover the structure from byte 0
+ *	   to its end with no gap and no overlap (false only for unions)
+ */
+static void check_layout(const char *type, size_t size, size_t exp_size,
+			 size_t align, size_t exp_align,
+			 const struct field_check *f, size_t n, bool tiled)
+{
+	size_t cursor = 0;
+	size_t i;
+	int bad = 0;
+
+	if (size != exp_size) {
+		print_error("struct %s: sizeof %zu, ABI says %zu\n",
+			    type, size, exp_size);
+		bad++;
+	}
+	if (align != exp_align) {
+		print_error("struct %s: alignment %zu, ABI says %zu\n",
+			    type, align, exp_align);
+		bad++;
+	}
+	for (i = 0; i < n; i++) {
+		if (f[i].off != f[i].exp_off) {
+			print_error("struct %s: .%s at offset %zu, ABI says %zu\n",
+				    type, f[i].name, f[i].off, f[i].exp_off);
+			bad++;
+		}
+		if (f[i].size != f[i].exp_size) {
+			print_error("struct %s: .%s is %zu bytes, ABI says %zu\n",
+				    type, f[i].name, f[i].size, f[i].exp_size);
+			bad++;
+		}
+		/* scalars (1, 2, 4, 8 bytes) sit at a multiple of their size */
+		if (f[i].exp_size <= 8 &&
+		    (f[i].exp_size & (f[i].exp_size - 1)) == 0 &&
+		    f[i].exp_off % f[i].exp_size) {
+			print_error("struct %s: .%s (%zu bytes) not naturally aligned at %zu\n",
+				    type, f[i].name, f[i].exp_size, f[i].exp_off);
+			bad++;
+		}
+		/* nested views ("out.addr", "out[5]") do not take part in tiling */
+		if (tiled && !strpbrk(f[i].name, ".[")) {
+			if (f[i].exp_off != cursor) {
+				print_error("struct %s: gap or overlap before .%s (%zu, expected %zu)\n",
+					    type, f[i].name, f[i].exp_off, cursor);
+				bad++;
+			}
+			cursor = f[i].exp_off + f[i].exp_size;
+		} else if (f[i].exp_off + f[i].exp_size > exp_size) {
+			print_error("struct %s: .%s ends past the structure\n",
+				    type, f[i].name);
+			bad++;
+		}
+	}
+	if (tiled && cursor != exp_size) {
+		print_error("struct %s: fields end at %zu, structure is %zu (padding?)\n",
+			    type, cursor, exp_size);
+		bad++;
+	}
+	if (bad)
+		fail_msg("struct %s: %d layout mismatch(es)", type, bad);
+}
+
+#define LAYOUT_TEST_X(type, exp_size, exp_align, tiled, ...)		\
+static void test_layout_##type(void **state)				\
+{									\
+	typedef struct type T;						\
+	static const struct field_check f[] = { __VA_ARGS__ };		\
+	(void)state;							\
+	check_layout(#type, sizeof(T), (exp_size), alignof(T),		\
+		     (exp_align), f, ARRAY_SIZE(f), (tiled));		\
+}
+#define LAYOUT_TEST(type, exp_size, exp_align, ...) \
+	LAYOUT_TEST_X(type, exp_size, exp_align, true, __VA_ARGS__)
+
+/* Admin queue building blocks. */
+LAYOUT_TEST(kite_pbl_desc, 16, 8,
+	FLD(addr, 0, 8),
+	FLD(npages, 8, 4),
+	FLD(page_shift, 12, 1),
+	FLD(level, 13, 1),
+	FLD(reserved, 14, 2))
+
+LAYOUT_TEST(kite_aq_hdr, 8, 4,
+	FLD(opcode, 0, 1),
+	FLD(flags, 1, 1),
+	FLD(cmd_id, 2, 2),
+	FLD(uctx, 4, 4))
+
+LAYOUT_TEST(kite_aq_out_buf, 16, 8,
+	FLD(addr, 0, 8),
+	FLD(len, 8, 4),
+	FLD(reserved, 12, 4))
+
+/* Admin command payloads. */
+LAYOUT_TEST(kite_cmd_query, 24, 8,
+	FLD(out, 0, 16),
+	FLD(out.addr, 0, 8),
+	FLD(out.len, 8, 4),
+	FLD(out.reserved, 12, 4),
+	FLD(port, 16, 1),
+	FLD(reserved, 17, 7))
+
+LAYOUT_TEST(kite_cmd_set_port, 16, 4,
+	FLD(mask, 0, 4),
+	FLD(mtu, 4, 4),
+	FLD(mac, 8, 6),
+	FLD(port, 14, 1),
+	FLD(reserved, 15, 1))
+
+LAYOUT_TEST(kite_cmd_create_eq, 24, 8,
+	FLD(ring, 0, 16),
+	FLD(log_depth, 16, 1),
+	FLD(reserved, 17, 1),
+	FLD(msix_vector, 18, 2),
+	FLD(reserved2, 20, 4))
+
+LAYOUT_TEST(kite_cmd_destroy, 8, 4,
+	FLD(handle, 0, 4),
+	FLD(reserved, 4, 4))
+
+LAYOUT_TEST(kite_cmd_alloc_uctx, 8, 4,
+	FLD(reserved, 0, 8))
+
+LAYOUT_TEST(kite_cmd_alloc_pd, 8, 4,
+	FLD(reserved, 0, 8))
+
+LAYOUT_TEST(kite_cmd_create_cq, 24, 8,
+	FLD(ring, 0, 16),
+	FLD(log_depth, 16, 1),
+	FLD(reserved, 17, 1),
+	FLD(eqn, 18, 2),
+	FLD(reserved2, 20, 4))
+
+LAYOUT_TEST(kite_cmd_modify_cq, 32, 8,
+	FLD(cqn, 0, 4),
+	FLD(reserved, 4, 4),
+	FLD(ring, 8, 16),
+	FLD(ring.addr, 8, 8),
+	FLD(ring.npages, 16, 4),
+	FLD(ring.page_shift, 20, 1),
+	FLD(ring.level, 21, 1),
+	FLD(ring.reserved, 22, 2),
+	FLD(log_depth, 24, 1),
+	FLD(reserved2, 25, 7))
+
+LAYOUT_TEST(kite_cmd_create_qp, 56, 8,
+	FLD(qp_type, 0, 1),
+	FLD(flags, 1, 1),
+	FLD(sq_log_depth, 2, 1),
+	FLD(sq_log_stride, 3, 1),
+	FLD(rq_log_depth, 4, 1),
+	FLD(rq_log_stride, 5, 1),
+	FLD(reserved, 6, 2),
+	FLD(pdn, 8, 4),
+	FLD(send_cqn, 12, 4),
+	FLD(recv_cqn, 16, 4),
+	FLD(reserved2, 20, 4),
+	FLD(sq, 24, 16),
+	FLD(rq, 40, 16))
+
+LAYOUT_TEST(kite_av, 32, 4,
+	FLD(dgid, 0, 16),
+	FLD(dmac, 16, 6),
+	FLD(sgid_index, 22, 1),
+	FLD(net_type, 23, 1),
+	FLD(hop_limit, 24, 1),
+	FLD(traffic_class, 25, 1),
+	FLD(sl, 26, 1),
+	FLD(reserved, 27, 1),
+	FLD(flow_label, 28, 4))
+
+LAYOUT_TEST(kite_qp_attr, 72, 4,
+	FLD(attr_mask, 0, 4),
+	FLD(state, 4, 1),
+	FLD(cur_state, 5, 1),
+	FLD(path_mtu, 6, 1),
+	FLD(timeout, 7, 1),
+	FLD(retry_cnt, 8, 1),
+	FLD(rnr_retry, 9, 1),
+	FLD(min_rnr_timer, 10, 1),
+	FLD(max_rd_atomic, 11, 1),
+	FLD(max_dest_rd_atomic, 12, 1),
+	FLD(port, 13, 1),
+	FLD(pkey_index, 14, 2),
+	FLD(access_flags, 16, 4),
+	FLD(qkey, 20, 4),
+	FLD(sq_psn, 24, 4),
+	FLD(rq_psn, 28, 4),
+	FLD(dest_qpn, 32, 4),
+	FLD(reserved, 36, 4),
+	FLD(av, 40, 32))
+
+LAYOUT_TEST(kite_cmd_modify_qp, 80, 4,
+	FLD(qpn, 0, 4),
+	FLD(reserved, 4, 4),
+	FLD(attr, 8, 72))
+
+LAYOUT_TEST(kite_cmd_query_obj, 24, 8,
+	FLD(handle, 0, 4),
+	FLD(reserved, 4, 4),
+	FLD(out, 8, 16))
+
+LAYOUT_TEST(kite_cmd_reg_mr, 48, 8,
+	FLD(pdn, 0, 4),
+	FLD(access, 4, 4),
+	FLD(iova, 8, 8),
+	FLD(length, 16, 8),
+	FLD(pbl, 24, 16),
+	FLD(key_variant, 40, 4),
+	FLD(reserved, 44, 4))
+
+LAYOUT_TEST(kite_cmd_gid, 24, 4,
+	FLD(gid, 0, 16),
+	FLD(index, 16, 2),
+	FLD(type, 18, 1),
+	FLD(port, 19, 1),
+	FLD(reserved, 20, 4))
+
+/* The command: a header and a union of payload views, all at byte 8. */
+LAYOUT_TEST_X(kite_aq_cmd, 128, 8, false,
+	FLD(hdr, 0, 8),
+	FLD(hdr.opcode, 0, 1),
+	FLD(hdr.flags, 1, 1),
+	FLD(hdr.cmd_id, 2, 2),
+	FLD(hdr.uctx, 4, 4),
+	FLD(query, 8, 24),
+	FLD(set_port, 8, 16),
+	FLD(create_eq, 8, 24),
+	FLD(destroy, 8, 8),
+	FLD(alloc_uctx, 8, 8),
+	FLD(alloc_pd, 8, 8),
+	FLD(create_cq, 8, 24),
+	FLD(modify_cq, 8, 32),
+	FLD(create_qp, 8, 56),
+	FLD(modify_qp, 8, 80),
+	FLD(query_obj, 8, 24),
+	FLD(reg_mr, 8, 48),
+	FLD(gid, 8, 24),
+	FLD(raw, 8, 120),
+	/* a few absolute positions of nested fields */
+	FLD(create_qp.sq.addr, 32, 8),
+	FLD(modify_qp.attr.av.dgid, 56, 16),
+	FLD(modify_qp.attr.av.flow_label, 84, 4),
+	FLD(reg_mr.key_variant, 48, 4))
+
+LAYOUT_TEST(kite_aq_cqe, 32, 4,
+	FLD(cmd_id, 0, 2),
+	FLD(status, 2, 1),
+	FLD(flags, 3, 1),
+	FLD(syndrome, 4, 4),
+	FLD(out, 8, 24),
+	FLD(out[5], 28, 4))
+
+/* Results written to kite_aq_out_buf. */
+LAYOUT_TEST(kite_device_attr, 128, 8,
+	FLD(abi_version, 0, 4),
+	FLD(fw_version, 4, 4),
+	FLD(sys_image_guid, 8, 8),
+	FLD(page_size_cap, 16, 8),
+	FLD(max_mr_size, 24, 8),
+	FLD(max_qp, 32, 4),
+	FLD(max_cq, 36, 4),
+	FLD(max_mr, 40, 4),
+	FLD(max_pd, 44, 4),
+	FLD(max_cqe, 48, 4),
+	FLD(max_qp_wr, 52, 4),
+	FLD(max_sge, 56, 4),
+	FLD(max_inline, 60, 4),
+	FLD(max_eq, 64, 4),
+	FLD(max_uctx, 68, 4),
+	FLD(max_gid, 72, 4),
+	FLD(max_rd_atom, 76, 4),
+	FLD(cap_flags, 80, 4),
+	FLD(num_msix, 84, 4),
+	FLD(vendor_id, 88, 4),
+	FLD(vendor_part_id, 92, 4),
+	FLD(hw_version, 96, 4),
+	FLD(reserved, 100, 28))
+
+LAYOUT_TEST(kite_port_attr, 36, 4,
+	FLD(state, 0, 1),
+	FLD(max_mtu, 1, 1),
+	FLD(active_mtu, 2, 1),
+	FLD(link_width, 3, 1),
+	FLD(link_speed, 4, 1),
+	FLD(mac, 5, 6),
+	FLD(reserved, 11, 1),
+	FLD(eth_mtu, 12, 4),
+	FLD(gid_tbl_len, 16, 4),
+	FLD(reserved2, 20, 16))
+
+LAYOUT_TEST(kite_stats, 160, 8,
+	FLD(num_uctx, 0, 4),
+	FLD(num_pd, 4, 4),
+	FLD(num_cq, 8, 4),
+	FLD(num_qp, 12, 4),
+	FLD(num_mr, 16, 4),
+	FLD(num_eq, 20, 4),
+	FLD(num_gid, 24, 4),
+	FLD(reserved, 28, 4),
+	FLD(eth_tx_packets, 32, 8),
+	FLD(eth_tx_bytes, 40, 8),
+	FLD(eth_rx_packets, 48, 8),
+	FLD(eth_rx_bytes, 56, 8),
+	FLD(eth_rx_dropped, 64, 8),
+	FLD(eth_tx_errors, 72, 8),
+	FLD(roce_tx_packets, 80, 8),
+	FLD(roce_rx_packets, 88, 8),
+	FLD(roce_retransmits, 96, 8),
+	FLD(roce_icrc_errors, 104, 8),
+	FLD(reserved2, 112, 48))
+
+/* Event queues and Ethernet rings. */
+LAYOUT_TEST(kite_eqe, 16, 4,
+	FLD(data, 0, 4),
+	FLD(data2, 4, 4),
+	FLD(reserved, 8, 4),
+	FLD(reserved2, 12, 2),
+	FLD(type, 14, 1),
+	FLD(flags, 15, 1))
+
+LAYOUT_TEST(kite_eth_desc, 16, 8,
+	FLD(addr, 0, 8),
+	FLD(len, 8, 2),
+	FLD(reserved, 10, 2),
+	FLD(reserved2, 12, 3),
+	FLD(status, 15, 1))
+
+/* RDMA queue formats. */
+LAYOUT_TEST(kite_sq_wqe_hdr, 16, 4,
+	FLD(opcode, 0, 1),
+	FLD(flags, 1, 1),
+	FLD(num_sge, 2, 1),
+	FLD(reserved, 3, 1),
+	FLD(inline_len, 4, 2),
+	FLD(reserved2, 6, 2),
+	FLD(imm_data, 8, 4),
+	FLD(reserved3, 12, 4))
+
+LAYOUT_TEST(kite_wqe_raddr, 16, 8,
+	FLD(remote_addr, 0, 8),
+	FLD(rkey, 8, 4),
+	FLD(reserved, 12, 4))
+
+LAYOUT_TEST(kite_wqe_atomic, 32, 8,
+	FLD(remote_addr, 0, 8),
+	FLD(rkey, 8, 4),
+	FLD(reserved, 12, 4),
+	FLD(swap_add, 16, 8),
+	FLD(compare, 24, 8))
+
+LAYOUT_TEST(kite_wqe_ud, 40, 4,
+	FLD(av, 0, 32),
+	FLD(remote_qpn, 32, 4),
+	FLD(remote_qkey, 36, 4))
+
+LAYOUT_TEST(kite_sge, 16, 8,
+	FLD(addr, 0, 8),
+	FLD(length, 8, 4),
+	FLD(lkey, 12, 4))
+
+LAYOUT_TEST(kite_rq_wqe_hdr, 16, 1,
+	FLD(num_sge, 0, 1),
+	FLD(reserved, 1, 15))
+
+LAYOUT_TEST(kite_cqe, 32, 4,
+	FLD(qpn, 0, 4),
+	FLD(wqe_idx, 4, 2),
+	FLD(opcode, 6, 1),
+	FLD(status, 7, 1),
+	FLD(byte_len, 8, 4),
+	FLD(imm_data, 12, 4),
+	FLD(src_qp, 16, 4),
+	FLD(pkey_index, 20, 2),
+	FLD(sl, 22, 1),
+	FLD(vendor_err, 23, 1),
+	FLD(smac, 24, 6),
+	FLD(reserved, 30, 1),
+	FLD(flags, 31, 1))
+
+/* The sizes the header itself publishes as numbers. */
+static void test_layout_published_sizes(void **state)
+{
+	(void)state;
+	assert_int_equal(KITE_AQ_CMD_SIZE, 128);
+	assert_int_equal(KITE_AQ_CQE_SIZE, 32);
+	assert_int_equal(KITE_AQ_PAYLOAD_SIZE, 120);
+	assert_int_equal(sizeof(struct kite_aq_cmd), KITE_AQ_CMD_SIZE);
+	assert_int_equal(sizeof(struct kite_aq_cqe), KITE_AQ_CQE_SIZE);
+	assert_int_equal(sizeof(((struct kite_aq_cmd *)0)->raw),
+			 KITE_AQ_PAYLOAD_SIZE);
+	/* Ring entries must divide a 4 KiB page so that no entry straddles one. */
+	assert_int_equal(4096 % sizeof(struct kite_aq_cmd), 0);
+	assert_int_equal(4096 % sizeof(struct kite_aq_cqe), 0);
+	assert_int_equal(4096 % sizeof(struct kite_eqe), 0);
+	assert_int_equal(4096 % sizeof(struct kite_eth_desc), 0);
+	assert_int_equal(4096 % sizeof(struct kite_cqe), 0);
+	/* Smallest SQ/RQ WQE stride holds its header and one segment. */
+	assert_true(sizeof(struct kite_sq_wqe_hdr) + sizeof(struct kite_wqe_atomic) +
+		    sizeof(struct kite_sge) <= 1u << KITE_SQ_MIN_LOG_STRIDE);
+	assert_true(sizeof(struct kite_sq_wqe_hdr) + sizeof(struct kite_wqe_ud) <=
+		    1u << KITE_SQ_MIN_LOG_STRIDE);
+	assert_true(sizeof(struct kite_rq_wqe_hdr) <= 1u << KITE_RQ_MIN_LOG_STRIDE);
+	/* Results that go to an out buffer are multiples of 4 bytes. */
+	assert_int_equal(sizeof(struct kite_device_attr) % 4, 0);
+	assert_int_equal(sizeof(struct kite_port_attr) % 4, 0);
+	assert_int_equal(sizeof(struct kite_stats) % 8, 0);
+}
+
+/* Every structure with a layout test above. */
+#define LAYOUT_LIST(X) \
+	X(kite_pbl_desc)\
+	X(kite_aq_hdr)\
+	X(kite_aq_out_buf)\
+	X(kite_cmd_query)\
+	X(kite_cmd_set_port)\
+	X(kite_cmd_create_eq)\
+	X(kite_cmd_destroy)\
+	X(kite_cmd_alloc_uctx)\
+	X(kite_cmd_alloc_pd)\
+	X(kite_cmd_create_cq)\
+	X(kite_cmd_modify_cq)\
+	X(kite_cmd_create_qp)\
+	X(kite_av)\
+	X(kite_qp_attr)\
+	X(kite_cmd_modify_qp)\
+	X(kite_cmd_query_obj)\
+	X(kite_cmd_reg_mr)\
+	X(kite_cmd_gid)\
+	X(kite_aq_cmd)\
+	X(kite_aq_cqe)\
+	X(kite_device_attr)\
+	X(kite_port_attr)\
+	X(kite_stats)\
+	X(kite_eqe)\
+	X(kite_eth_desc)\
+	X(kite_sq_wqe_hdr)\
+	X(kite_wqe_raddr)\
+	X(kite_wqe_atomic)\
+	X(kite_wqe_ud)\
+	X(kite_sge)\
+	X(kite_rq_wqe_hdr)\
+	X(kite_cqe)
+
+/*
+ * abi_structs.h lists every "struct kite_* {" defined in kite_hw.h (made by
+ * the Makefile): a structure added to the ABI without a layout test fails.
+ */
+static void test_layout_every_struct_listed(void **state)
+{
+#define X(type) #type,
+	static const char *const tested[] = { LAYOUT_LIST(X) };
+#undef X
+	static const char *const in_header[] = {
+#include "abi_structs.h"
+	};
+	size_t i, j;
+
+	(void)state;
+	assert_true(ARRAY_SIZE(in_header) > 1);
+	for (i = 0; i < ARRAY_SIZE(in_header); i++) {
+		for (j = 0; j < ARRAY_SIZE(tested); j++)
+			if (!strcmp(in_header[i], tested[j]))
+				break;
+		if (j == ARRAY_SIZE(tested))
+			fail_msg("struct %s in kite_hw.h has no layout test",
+				 in_header[i]);
+	}
+}
+
+int main(void)
+{
+#define X(type) cmocka_unit_test(test_layout_##type),
+	const struct CMUnitTest tests[] = {
+		LAYOUT_LIST(X)
+		cmocka_unit_test(test_layout_published_sizes),
+		cmocka_unit_test(test_layout_every_struct_listed),
+	};
+#undef X
+
+	return cmocka_run_group_tests_name("abi_layout", tests, NULL, NULL);
+}

@@ -1,0 +1,1432 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Device-level tests of the Kite QEMU model, with no guest OS.
+
+QEMU runs with -accel qtest; the test plays the driver through the qtest
+protocol (PCI config space through ports 0xcf8/0xcfc, MMIO and guest RAM
+through readl/writel/b64read/b64write) and a QMP monitor (set_link).
+MSI-X table entries point into guest RAM, so every interrupt the device
+raises is a 4-byte write the test can see.
+
+Usage: kite_qtest.py [--qemu PATH] [-k SUBSTRING] [-v]
+Prints one line per test and, last, "qtest: N passed, N failed".
+"""
+
+import argparse
+import base64
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+HW_H = os.path.join(REPO, "include", "kite", "kite_hw.h")
+
+CMD_TIMEOUT = 10.0      # seconds for one qtest/QMP answer
+POLL_TIMEOUT = 5.0      # seconds to wait for the device to do something
+
+
+# --------------------------------------------------------------------------
+# Constants: parsed from kite_hw.h so the test follows the ABI header.
+# --------------------------------------------------------------------------
+
+def parse_hw_h(path):
+    """#define NAME <int expr> and enum members of kite_hw.h."""
+    import re
+    consts = {}
+    text = open(path).read()
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    text = text.replace("\\\n", " ")
+
+    def evaluate(expr):
+        expr = expr.strip()
+        expr = re.sub(r"(\d+)(ull|ul|u|ll|l)\b", r"\1", expr, flags=re.I)
+        expr = re.sub(r"\(\s*(__u\d+|__le\d+)\s*\)", "", expr)
+        expr = re.sub(r"\b([A-Z_][A-Z0-9_]*)\b",
+                      lambda m: str(consts[m.group(1)]), expr)
+        return int(eval(expr, {"__builtins__": {}}))
+
+    for m in re.finditer(r"^#define\s+(KITE_[A-Z0-9_]+)\s+(.+)$", text,
+                         flags=re.M):
+        try:
+            consts[m.group(1)] = evaluate(m.group(2))
+        except Exception:
+            pass
+    for m in re.finditer(r"enum\s+\w+\s*\{(.*?)\};", text, flags=re.S):
+        for item in m.group(1).split(","):
+            item = item.strip()
+            if "=" in item:
+                name, val = item.split("=", 1)
+                try:
+                    consts[name.strip()] = evaluate(val)
+                except Exception:
+                    pass
+    return consts
+
+
+K = parse_hw_h(HW_H)
+
+
+class C:
+    """Attribute access to the header's constants: C.KITE_REG_VERSION."""
+
+    def __getattr__(self, name):
+        return K[name]
+
+
+C = C()
+
+# --------------------------------------------------------------------------
+# QEMU process with qtest and QMP
+# --------------------------------------------------------------------------
+
+
+class TestFailure(Exception):
+    pass
+
+
+def check(cond, why):
+    if not cond:
+        raise TestFailure(why)
+
+
+def check_eq(got, want, what):
+    if got != want:
+        raise TestFailure("%s: got %s, want %s" % (what, fmt(got), fmt(want)))
+
+
+def fmt(v):
+    return hex(v) if isinstance(v, int) else repr(v)
+
+
+def die_with_parent():
+    """QEMU gets SIGKILL if this script dies (PR_SET_PDEATHSIG)."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)
+    except Exception:
+        pass
+
+
+class Qemu:
+    def __init__(self, qemu_bin, args, tmpdir, name):
+        self.tmpdir = tmpdir
+        self.qtest_path = os.path.join(tmpdir, name + ".qtest")
+        self.qmp_path = os.path.join(tmpdir, name + ".qmp")
+        self.log_path = os.path.join(tmpdir, name + ".log")
+        lq = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        lq.bind(self.qtest_path)
+        lq.listen(1)
+        lm = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        lm.bind(self.qmp_path)
+        lm.listen(1)
+        cmd = [qemu_bin, "-machine", "q35", "-accel", "qtest",
+               "-nodefaults", "-display", "none", "-m", "256M",
+               "-L", "/usr/share/seabios", "-L", "/usr/share/qemu",
+               "-qtest", "unix:" + self.qtest_path,
+               "-qmp", "unix:" + self.qmp_path,
+               "-d", "guest_errors", "-D", self.log_path] + args
+        self.log = open(self.log_path + ".stderr", "w")
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                                     stdout=self.log, stderr=self.log,
+                                     preexec_fn=die_with_parent)
+        try:
+            self.qs = self._accept(lq)
+            self.ms = self._accept(lm)
+        finally:
+            lq.close()
+            lm.close()
+        self.qbuf = b""
+        self.mbuf = b""
+        self._qmp_line()                    # greeting
+        self.qmp("qmp_capabilities")
+
+    def _accept(self, lsock):
+        deadline = time.time() + CMD_TIMEOUT
+        while time.time() < deadline:
+            r, _, _ = select.select([lsock], [], [], 0.1)
+            if r:
+                s, _ = lsock.accept()
+                return s
+            if self.proc.poll() is not None:
+                break
+        self.close()
+        raise TestFailure("QEMU did not start: %s" % self.stderr_tail())
+
+    def stderr_tail(self):
+        try:
+            self.log.flush()
+            return open(self.log_path + ".stderr").read()[-600:].strip()
+        except OSError:
+            return ""
+
+    def _readline(self, sock, attr):
+        deadline = time.time() + CMD_TIMEOUT
+        while b"\n" not in getattr(self, attr):
+            left = deadline - time.time()
+            if left <= 0:
+                raise TestFailure("QEMU did not answer in time")
+            r, _, _ = select.select([sock], [], [], left)
+            if not r:
+                continue
+            data = sock.recv(65536)
+            if not data:
+                raise TestFailure("QEMU closed the connection: %s" %
+                                  self.stderr_tail())
+            setattr(self, attr, getattr(self, attr) + data)
+        buf = getattr(self, attr)
+        line, rest = buf.split(b"\n", 1)
+        setattr(self, attr, rest)
+        return line.decode()
+
+    def cmd(self, line):
+        self.qs.sendall((line + "\n").encode())
+        while True:
+            resp = self._readline(self.qs, "qbuf")
+            if resp.startswith("IRQ"):
+                continue
+            if not resp.startswith("OK"):
+                raise TestFailure("qtest '%s': %s" % (line, resp))
+            return resp[3:].strip()
+
+    def _qmp_line(self):
+        return json.loads(self._readline(self.ms, "mbuf"))
+
+    def qmp(self, command, **args):
+        msg = {"execute": command}
+        if args:
+            msg["arguments"] = args
+        self.ms.sendall(json.dumps(msg).encode() + b"\n")
+        while True:
+            r = self._qmp_line()
+            if "return" in r:
+                return r["return"]
+            if "error" in r:
+                raise TestFailure("QMP %s: %s" % (command, r["error"]))
+
+    # PIO / MMIO / RAM
+    def outl(self, port, val):
+        self.cmd("outl 0x%x 0x%x" % (port, val))
+
+    def inl(self, port):
+        return int(self.cmd("inl 0x%x" % port), 16)
+
+    def readl(self, addr):
+        return int(self.cmd("readl 0x%x" % addr), 16)
+
+    def writel(self, addr, val):
+        self.cmd("writel 0x%x 0x%x" % (addr, val))
+
+    def writeq(self, addr, val):
+        self.cmd("writeq 0x%x 0x%x" % (addr, val))
+
+    def writew(self, addr, val):
+        self.cmd("writew 0x%x 0x%x" % (addr, val))
+
+    def read(self, addr, size):
+        return base64.b64decode(self.cmd("b64read 0x%x 0x%x" % (addr, size)))
+
+    def write(self, addr, data):
+        if not data:
+            return
+        self.cmd("b64write 0x%x 0x%x %s" % (addr, len(data),
+                                             base64.b64encode(data).decode()))
+
+    def memset(self, addr, size, val=0):
+        self.cmd("memset 0x%x 0x%x 0x%x" % (addr, size, val))
+
+    def close(self):
+        for s in ("qs", "ms"):
+            sock = getattr(self, s, None)
+            if sock:
+                sock.close()
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        self.log.close()
+
+    def guest_errors(self):
+        try:
+            return open(self.log_path).read()
+        except OSError:
+            return ""
+
+
+# --------------------------------------------------------------------------
+# A kite PCI function programmed like a driver would
+# --------------------------------------------------------------------------
+
+PCI_CFG_ADDR = 0xcf8
+PCI_CFG_DATA = 0xcfc
+MSIX_SCRATCH = 0x0f00000    # guest RAM that MSI-X messages are written to
+
+
+class Kite:
+    """One kite device at 00:DEV.0 with BARs at mmio_base."""
+
+    def __init__(self, q, dev, mmio_base, ram_base):
+        self.q = q
+        self.dev = dev
+        self.db = mmio_base                   # BAR2: 1 MiB
+        self.regs = mmio_base + 0x100000      # BAR0: 4 KiB
+        self.msix_bar = mmio_base + 0x200000  # BAR4
+        self.ram = ram_base                   # 1 MiB of guest RAM for rings
+        # AQ up to 1024 x 128 B, ACQ up to 1024 x 32 B.
+        self.aq = ram_base
+        self.acq = ram_base + 0x20000
+        self.aeq = ram_base + 0x30000
+        self.outbuf = ram_base + 0x40000
+        self.eth_tx = ram_base + 0x50000
+        self.eth_rx = ram_base + 0x51000
+        self.eth_buf = ram_base + 0x60000       # TX +0, RX +0x40000
+        self.eq_rings = ram_base + 0xc0000
+        self.scratch = MSIX_SCRATCH + dev * 0x100
+        self.cmd_id = 0
+
+    # config space
+    def cfg_addr(self, off):
+        return 0x80000000 | (self.dev << 11) | (off & 0xfc)
+
+    def cfg_read32(self, off):
+        self.q.outl(PCI_CFG_ADDR, self.cfg_addr(off))
+        return self.q.inl(PCI_CFG_DATA)
+
+    def cfg_write32(self, off, val):
+        self.q.outl(PCI_CFG_ADDR, self.cfg_addr(off))
+        self.q.outl(PCI_CFG_DATA, val)
+
+    def bar_size(self, bar):
+        off = 0x10 + 4 * bar
+        orig = self.cfg_read32(off)
+        self.cfg_write32(off, 0xffffffff)
+        lo = self.cfg_read32(off)
+        self.cfg_write32(off, orig)
+        size_lo = lo & ~0xf
+        if (lo & 0x6) == 0x4:           # 64-bit
+            orig_hi = self.cfg_read32(off + 4)
+            self.cfg_write32(off + 4, 0xffffffff)
+            hi = self.cfg_read32(off + 4)
+            self.cfg_write32(off + 4, orig_hi)
+            mask = (hi << 32) | size_lo
+            return ((~mask) & 0xffffffffffffffff) + 1, lo & 0xf
+        return ((~size_lo) & 0xffffffff) + 1, lo & 0xf
+
+    def setup_pci(self):
+        for bar, addr in ((0, self.regs), (2, self.db)):
+            self.cfg_write32(0x10 + 4 * bar, addr & 0xffffffff)
+            self.cfg_write32(0x14 + 4 * bar, addr >> 32)
+        self.cfg_write32(0x20, self.msix_bar)
+        self.cfg_write32(0x04, 0x6)         # memory + bus master
+        cap = self.find_cap(0x11)
+        check(cap is not None, "no MSI-X capability")
+        ctrl = self.cfg_read32(cap)
+        nvec = ((ctrl >> 16) & 0x7ff) + 1
+        table = self.cfg_read32(cap + 4)
+        table_off = table & ~7
+        for v in range(nvec):
+            e = self.msix_bar + table_off + 16 * v
+            self.q.writel(e, self.scratch + 4 * v)
+            self.q.writel(e + 4, 0)
+            self.q.writel(e + 8, 0x4b000000 | v)
+            self.q.writel(e + 12, 0)        # unmasked
+        self.cfg_write32(cap, ctrl | (1 << 31))     # MSI-X enable
+        self.clear_irqs()
+
+    def find_cap(self, cap_id):
+        if not (self.cfg_read32(0x04) >> 16) & 0x10:
+            return None
+        ptr = self.cfg_read32(0x34) & 0xff
+        while ptr:
+            v = self.cfg_read32(ptr)
+            if v & 0xff == cap_id:
+                return ptr
+            ptr = (v >> 8) & 0xff
+        return None
+
+    # interrupts
+    def clear_irqs(self):
+        self.q.memset(self.scratch, 4 * C.KITE_MSIX_NUM, 0)
+
+    def irq_fired(self, vector):
+        return self.q.readl(self.scratch + 4 * vector) == 0x4b000000 | vector
+
+    def take_irq(self, vector):
+        fired = self.irq_fired(vector)
+        self.q.writel(self.scratch + 4 * vector, 0)
+        return fired
+
+    # registers
+    def rd(self, reg):
+        return self.q.readl(self.regs + reg)
+
+    def wr(self, reg, val):
+        self.q.writel(self.regs + reg, val)
+
+    def status(self):
+        return self.rd(C.KITE_REG_DEV_STATUS)
+
+    def reset(self):
+        self.wr(C.KITE_REG_DEV_CTRL, C.KITE_CTRL_RESET)
+        self.aq_pi = 0
+        self.acq_ci = 0
+        self.aeq_ci = 0
+
+    def configure(self, aq_log=3, acq_log=3, aeq_log=3, aq=None, acq=None,
+                  aeq=None):
+        aq = self.aq if aq is None else aq
+        acq = self.acq if acq is None else acq
+        aeq = self.aeq if aeq is None else aeq
+        self.aq_log, self.acq_log, self.aeq_log = aq_log, acq_log, aeq_log
+        self.q.memset(self.ram, 0x40000, 0)
+        for base_reg, depth_reg, addr, log in (
+                (C.KITE_REG_AQ_BASE_LO, C.KITE_REG_AQ_LOG_DEPTH, aq, aq_log),
+                (C.KITE_REG_ACQ_BASE_LO, C.KITE_REG_ACQ_LOG_DEPTH, acq,
+                 acq_log),
+                (C.KITE_REG_AEQ_BASE_LO, C.KITE_REG_AEQ_LOG_DEPTH, aeq,
+                 aeq_log)):
+            self.wr(base_reg, addr & 0xffffffff)
+            self.wr(base_reg + 4, addr >> 32)
+            self.wr(depth_reg, log)
+
+    def enable(self, **kw):
+        self.reset()
+        self.configure(**kw)
+        self.wr(C.KITE_REG_DEV_CTRL, C.KITE_CTRL_ENABLE)
+        return self.status()
+
+    def bring_up(self, **kw):
+        st = self.enable(**kw)
+        check(st & C.KITE_STATUS_READY and not st & C.KITE_STATUS_FATAL,
+              "device not READY after enable (status 0x%x fatal %u)" %
+              (st, self.rd(C.KITE_REG_FATAL_CODE)))
+
+    # admin queue
+    def submit(self, opcode, payload=b"", uctx=0, flags=0, ring=True):
+        """Writes one command at the producer index; returns its cmd_id."""
+        self.cmd_id = (self.cmd_id + 1) & 0xffff
+        cmd = struct.pack("<BBHI", opcode, flags, self.cmd_id, uctx)
+        cmd += payload.ljust(C.KITE_AQ_PAYLOAD_SIZE, b"\0")
+        slot = self.aq_pi % (1 << self.aq_log)
+        self.q.write(self.aq + slot * C.KITE_AQ_CMD_SIZE, cmd)
+        self.aq_pi = (self.aq_pi + 1) & 0xffffffff
+        if ring:
+            self.wr(C.KITE_REG_AQ_DB, self.aq_pi)
+        return self.cmd_id
+
+    def wait_cqe(self, timeout=POLL_TIMEOUT):
+        """Next ACQ entry: (cmd_id, status, syndrome, out[6])."""
+        slot = self.acq_ci % (1 << self.acq_log)
+        phase = ((self.acq_ci >> self.acq_log) & 1) ^ 1
+        addr = self.acq + slot * C.KITE_AQ_CQE_SIZE
+        deadline = time.time() + timeout
+        while True:
+            raw = self.q.read(addr, C.KITE_AQ_CQE_SIZE)
+            if raw[3] & C.KITE_ACQE_PHASE == phase:
+                break
+            if time.time() > deadline:
+                raise TestFailure("no admin completion (status 0x%x fatal %u)"
+                                  % (self.status(),
+                                     self.rd(C.KITE_REG_FATAL_CODE)))
+            time.sleep(0.001)
+        self.acq_ci += 1
+        cmd_id, status, flags, syndrome = struct.unpack_from("<HBBI", raw)
+        out = struct.unpack_from("<6I", raw, 8)
+        return cmd_id, status, syndrome, out
+
+    def exec(self, opcode, payload=b"", uctx=0, flags=0):
+        """Runs one command; returns (status, out)."""
+        cid = self.submit(opcode, payload, uctx, flags)
+        got_id, status, _, out = self.wait_cqe()
+        check_eq(got_id, cid, "cmd_id echoed")
+        return status, out
+
+    def exec_ok(self, opcode, payload=b"", uctx=0):
+        status, out = self.exec(opcode, payload, uctx)
+        check_eq(status, C.KITE_STS_OK, "status of opcode 0x%x" % opcode)
+        return out
+
+    def query(self, opcode, length, buflen=None, port=0):
+        buflen = length if buflen is None else buflen
+        self.q.memset(self.outbuf, 0x1000, 0xee)
+        payload = struct.pack("<QII", self.outbuf, buflen, 0) + bytes([port])
+        status, out = self.exec(opcode, payload)
+        return status, out, self.q.read(self.outbuf, length)
+
+    # async EQ
+    def eqe(self, index):
+        slot = index % (1 << self.aeq_log)
+        raw = self.q.read(self.aeq + slot * 16, 16)
+        data, data2, _, _, typ, flags = struct.unpack("<IIIHBB", raw)
+        return data, data2, typ, flags
+
+    def eq_doorbell(self, eqn, ci, arm):
+        val = (ci << C.KITE_DB_INDEX_SHIFT) | \
+            ((C.KITE_DB_EQ_ARM if arm else 0) << C.KITE_DB_FLAGS_SHIFT) | eqn
+        self.q.writeq(self.db + C.KITE_DB_EQ, val)
+
+
+def destroy_payload(handle):
+    return struct.pack("<II", handle, 0)
+
+
+def wait_for(pred, what, timeout=POLL_TIMEOUT):
+    deadline = time.time() + timeout
+    while not pred():
+        if time.time() > deadline:
+            raise TestFailure("timed out waiting for " + what)
+        time.sleep(0.002)
+
+
+# --------------------------------------------------------------------------
+# Tests
+# --------------------------------------------------------------------------
+
+TESTS = []
+
+
+def test(env):
+    """Registers a test that runs in the environment (QEMU setup) env."""
+    def deco(fn):
+        TESTS.append((fn.__name__.replace("test_", "", 1), env, fn))
+        return fn
+    return deco
+
+
+MAC_A = "52:54:00:4b:54:01"
+MAC_B = "52:54:00:4b:54:02"
+MAC_C = "52:54:00:4b:54:03"
+
+
+def mac_bytes(mac):
+    return bytes(int(x, 16) for x in mac.split(":"))
+
+
+ENVS = {
+    # Two kites on one hub (frames of one reach the other) and one kite
+    # without a netdev.
+    "main": (["-netdev", "hubport,id=h0,hubid=0",
+              "-netdev", "hubport,id=h1,hubid=0",
+              "-device", "kite,id=k0,netdev=h0,mac=%s,addr=04.0" % MAC_A,
+              "-device", "kite,id=k1,netdev=h1,mac=%s,addr=05.0" % MAC_B,
+              "-device", "kite,id=k2,mac=%s,addr=06.0" % MAC_C],
+             [4, 5, 6]),
+    "fault": (["-device", "kite,id=k0,addr=04.0,fault-opcode=%d" %
+               C.KITE_CMD_ALLOC_PD],
+              [4]),
+    "fault_status": (["-device", "kite,id=k0,addr=04.0,fault-opcode=%d,"
+                      "fault-status=%d" % (C.KITE_CMD_QUERY_PORT,
+                                           C.KITE_STS_BUSY)],
+                     [4]),
+    "hang": (["-device", "kite,id=k0,addr=04.0,fault-hang-opcode=%d" %
+              C.KITE_CMD_ALLOC_UCTX],
+             [4]),
+}
+
+
+@test("main")
+def test_pci_ids(env):
+    d = env.dev[0]
+    v = d.cfg_read32(0x00)
+    check_eq(v & 0xffff, C.KITE_PCI_VENDOR_ID, "vendor id")
+    check_eq(v >> 16, C.KITE_PCI_DEVICE_ID, "device id")
+    v = d.cfg_read32(0x08)
+    check_eq(v & 0xff, C.KITE_PCI_REVISION, "revision")
+    check_eq(v >> 16, C.KITE_PCI_CLASS, "class")
+    check_eq((v >> 8) & 0xff, 0, "prog-if")
+    v = d.cfg_read32(0x2c)
+    check_eq(v & 0xffff, C.KITE_PCI_SUBSYS_VENDOR_ID, "subsystem vendor")
+    check_eq(v >> 16, C.KITE_PCI_SUBSYS_ID, "subsystem id")
+
+
+@test("main")
+def test_bars(env):
+    d = env.dev[0]
+    size, flags = d.bar_size(C.KITE_BAR_REGS)
+    check_eq(size, C.KITE_REGS_SIZE, "BAR0 size")
+    check_eq(flags & 0x7, 0x4, "BAR0 64-bit memory")
+    size, flags = d.bar_size(C.KITE_BAR_DB)
+    check_eq(size, C.KITE_DB_BAR_SIZE, "BAR2 size")
+    check_eq(flags & 0x7, 0x4, "BAR2 64-bit memory")
+    size, flags = d.bar_size(C.KITE_BAR_MSIX)
+    check(size >= C.KITE_MSIX_NUM * 16, "BAR4 too small: %d" % size)
+    cap = d.find_cap(0x11)
+    check(cap is not None, "MSI-X capability missing")
+    ctrl = d.cfg_read32(cap) >> 16
+    check_eq((ctrl & 0x7ff) + 1, C.KITE_MSIX_NUM, "MSI-X table size")
+    check_eq(d.cfg_read32(cap + 4) & 7, C.KITE_BAR_MSIX, "MSI-X table BIR")
+
+
+@test("main")
+def test_cap_registers(env):
+    d = env.dev[0]
+    check_eq(d.rd(C.KITE_REG_VERSION),
+             (C.KITE_ABI_MAJOR << 16) | C.KITE_ABI_MINOR, "VERSION")
+    want = {
+        "MAX_QP": C.KITE_DEF_MAX_QP, "MAX_CQ": C.KITE_DEF_MAX_CQ,
+        "MAX_MR": C.KITE_DEF_MAX_MR, "MAX_PD": C.KITE_DEF_MAX_PD,
+        "MAX_CQE": C.KITE_DEF_MAX_CQE, "MAX_QP_WR": C.KITE_DEF_MAX_QP_WR,
+        "MAX_SGE": C.KITE_DEF_MAX_SGE, "MAX_INLINE": C.KITE_DEF_MAX_INLINE,
+        "PAGE_SIZES": C.KITE_DEF_PAGE_SIZES & 0xffffffff,
+        "PAGE_SIZES_HI": C.KITE_DEF_PAGE_SIZES >> 32,
+        "MAX_MTU": C.KITE_MTU_4096, "MAX_EQ": C.KITE_DEF_MAX_EQ,
+        "MAX_UCTX": C.KITE_MAX_UCTX, "MAX_GID": C.KITE_DEF_MAX_GID,
+        "MAX_MR_SIZE_LO": C.KITE_DEF_MAX_MR_SIZE & 0xffffffff,
+        "MAX_MR_SIZE_HI": C.KITE_DEF_MAX_MR_SIZE >> 32,
+        "MAX_AQ_LOG_DEPTH": C.KITE_DEF_MAX_AQ_LOG_DEPTH,
+        "MAX_EQ_LOG_DEPTH": C.KITE_DEF_MAX_EQ_LOG_DEPTH,
+        "MAX_ETH_LOG_DEPTH": C.KITE_DEF_MAX_ETH_LOG_DEPTH,
+        "NUM_MSIX": C.KITE_MSIX_NUM, "MAX_RD_ATOM": C.KITE_DEF_MAX_RD_ATOM,
+    }
+    for name, val in want.items():
+        check_eq(d.rd(K["KITE_REG_CAP_" + name]), val, "CAP_" + name)
+    check_eq(d.rd(C.KITE_REG_PERM_MAC_LO), 0x4b005452, "PERM_MAC_LO")
+    check_eq(d.rd(C.KITE_REG_PERM_MAC_HI), 0x0154, "PERM_MAC_HI")
+
+
+@test("main")
+def test_enable_bad_config(env):
+    d = env.dev[0]
+    cases = [
+        ("AQ base 0", dict(aq=0)),
+        ("AQ base unaligned", dict(aq=d.aq + 0x80)),
+        ("AEQ base unaligned", dict(aeq=d.aeq + 0x10)),
+        ("AQ depth below minimum", dict(aq_log=1, acq_log=1)),
+        ("AQ depth above cap", dict(aq_log=C.KITE_DEF_MAX_AQ_LOG_DEPTH + 1,
+                                    acq_log=C.KITE_DEF_MAX_AQ_LOG_DEPTH + 1)),
+        ("ACQ shallower than AQ", dict(aq_log=4, acq_log=3)),
+        ("AEQ depth above cap", dict(aeq_log=C.KITE_DEF_MAX_EQ_LOG_DEPTH + 1)),
+    ]
+    for name, kw in cases:
+        st = d.enable(**kw)
+        check(st & C.KITE_STATUS_FATAL, name + ": no FATAL (0x%x)" % st)
+        check(not st & C.KITE_STATUS_READY, name + ": READY set")
+        check_eq(d.rd(C.KITE_REG_FATAL_CODE), C.KITE_FATAL_BAD_CONFIG,
+                 name + ": FATAL_CODE")
+    d.bring_up(aq_log=3, acq_log=4)
+
+
+@test("main")
+def test_reset(env):
+    d = env.dev[0]
+    d.bring_up()
+    d.exec_ok(C.KITE_CMD_ALLOC_PD)
+    d.reset()
+    check_eq(d.rd(C.KITE_REG_DEV_CTRL), 0, "CTRL after reset")
+    check_eq(d.status(), C.KITE_STATUS_LINK_UP, "STATUS after reset")
+    check_eq(d.rd(C.KITE_REG_FATAL_CODE), 0, "FATAL_CODE after reset")
+    check_eq(d.rd(C.KITE_REG_AQ_BASE_LO), 0, "AQ_BASE_LO after reset")
+    check_eq(d.rd(C.KITE_REG_AQ_LOG_DEPTH), 0, "AQ_LOG_DEPTH after reset")
+    check_eq(d.rd(C.KITE_REG_CAP_MAX_PD), C.KITE_DEF_MAX_PD, "caps readable")
+    # The PD table is empty again: the first PD handle comes back.
+    d.bring_up()
+    first = d.exec_ok(C.KITE_CMD_ALLOC_PD)[0]
+    d.reset()
+    d.bring_up()
+    check_eq(d.exec_ok(C.KITE_CMD_ALLOC_PD)[0], first, "PD after reset")
+    # A FATAL device comes back with a reset.
+    d.enable(aq=0)
+    check(d.status() & C.KITE_STATUS_FATAL, "no FATAL")
+    d.reset()
+    check_eq(d.status(), C.KITE_STATUS_LINK_UP, "STATUS after FATAL+reset")
+
+
+@test("main")
+def test_enable_ready(env):
+    d = env.dev[0]
+    d.bring_up()
+    check_eq(d.rd(C.KITE_REG_DEV_CTRL), C.KITE_CTRL_ENABLE, "CTRL")
+    check_eq(d.status(), C.KITE_STATUS_READY | C.KITE_STATUS_LINK_UP,
+             "STATUS")
+    # Ring registers are frozen while enabled.
+    d.wr(C.KITE_REG_AQ_BASE_LO, 0x12345000)
+    check_eq(d.rd(C.KITE_REG_AQ_BASE_LO), d.aq, "AQ base while enabled")
+
+
+@test("main")
+def test_query_device(env):
+    d = env.dev[0]
+    d.bring_up()
+    d.take_irq(C.KITE_MSIX_ADMIN)
+    st, out, raw = d.query(C.KITE_CMD_QUERY_DEVICE, 128)
+    check_eq(st, C.KITE_STS_OK, "status")
+    check_eq(out[0], 128, "out[0] (bytes written)")
+    check(d.take_irq(C.KITE_MSIX_ADMIN), "no MSI-X on the admin vector")
+    f = struct.unpack_from("<IIQQQ21I", raw)
+    names = ["abi_version", "fw_version", "sys_image_guid", "page_size_cap",
+             "max_mr_size", "max_qp", "max_cq", "max_mr", "max_pd",
+             "max_cqe", "max_qp_wr", "max_sge", "max_inline", "max_eq",
+             "max_uctx", "max_gid", "max_rd_atom", "cap_flags", "num_msix",
+             "vendor_id", "vendor_part_id", "hw_version"]
+    a = dict(zip(names, f))
+    want = {
+        "abi_version": (C.KITE_ABI_MAJOR << 16) | C.KITE_ABI_MINOR,
+        "page_size_cap": C.KITE_DEF_PAGE_SIZES,
+        "max_mr_size": C.KITE_DEF_MAX_MR_SIZE, "max_qp": C.KITE_DEF_MAX_QP,
+        "max_cq": C.KITE_DEF_MAX_CQ, "max_mr": C.KITE_DEF_MAX_MR,
+        "max_pd": C.KITE_DEF_MAX_PD, "max_cqe": C.KITE_DEF_MAX_CQE,
+        "max_qp_wr": C.KITE_DEF_MAX_QP_WR, "max_sge": C.KITE_DEF_MAX_SGE,
+        "max_inline": C.KITE_DEF_MAX_INLINE, "max_eq": C.KITE_DEF_MAX_EQ,
+        "max_uctx": C.KITE_MAX_UCTX, "max_gid": C.KITE_DEF_MAX_GID,
+        "max_rd_atom": C.KITE_DEF_MAX_RD_ATOM,
+        "cap_flags": d.rd(C.KITE_REG_CAP_FLAGS),
+        "num_msix": C.KITE_MSIX_NUM, "vendor_id": C.KITE_PCI_VENDOR_ID,
+        "vendor_part_id": C.KITE_PCI_DEVICE_ID,
+        "hw_version": C.KITE_PCI_REVISION,
+        # EUI-64 of 52:54:00:4b:54:01
+        "sys_image_guid": 0x505400fffe4b5401,
+    }
+    for k, v in want.items():
+        check_eq(a[k], v, k)
+    check(a["fw_version"] != 0, "fw_version is 0")
+    check_eq(raw[100:128], bytes(28), "reserved bytes")
+
+
+def port_attr(raw):
+    state, max_mtu, active_mtu, width, speed = raw[0:5]
+    mac = raw[5:11]
+    eth_mtu, gid_len = struct.unpack_from("<II", raw, 12)
+    return dict(state=state, max_mtu=max_mtu, active_mtu=active_mtu,
+                width=width, speed=speed, mac=mac, eth_mtu=eth_mtu,
+                gid_tbl_len=gid_len)
+
+
+@test("main")
+def test_query_port_set_port(env):
+    d = env.dev[0]
+    d.bring_up()
+    st, out, raw = d.query(C.KITE_CMD_QUERY_PORT, 36, port=1)
+    check_eq(st, C.KITE_STS_OK, "QUERY_PORT status")
+    check_eq(out[0], 36, "QUERY_PORT out[0]")
+    p = port_attr(raw)
+    check_eq(p["state"], C.KITE_PORT_ACTIVE, "state")
+    check_eq(p["max_mtu"], C.KITE_MTU_4096, "max_mtu")
+    check_eq(p["eth_mtu"], 1500, "eth_mtu")
+    check_eq(p["active_mtu"], C.KITE_MTU_1024, "active_mtu at 1500")
+    check_eq(p["mac"], mac_bytes(MAC_A), "mac")
+    check_eq(p["gid_tbl_len"], C.KITE_DEF_MAX_GID, "gid_tbl_len")
+    check(p["width"] and p["speed"], "link width/speed 0")
+    st, _, _ = d.query(C.KITE_CMD_QUERY_PORT, 36, port=2)
+    check_eq(st, C.KITE_STS_BAD_PARAM, "QUERY_PORT port 2")
+
+    def set_port(mask, mtu, mac, port=1, uctx=0):
+        return d.exec(C.KITE_CMD_SET_PORT,
+                      struct.pack("<II", mask, mtu) + mac + bytes([port, 0]),
+                      uctx=uctx)[0]
+
+    new_mac = bytes([0x02, 0x11, 0x22, 0x33, 0x44, 0x55])
+    check_eq(set_port(C.KITE_SET_PORT_MTU | C.KITE_SET_PORT_MAC, 9000,
+                      new_mac), C.KITE_STS_OK, "SET_PORT")
+    p = port_attr(d.query(C.KITE_CMD_QUERY_PORT, 36, port=1)[2])
+    check_eq(p["eth_mtu"], 9000, "eth_mtu after SET_PORT")
+    check_eq(p["active_mtu"], C.KITE_MTU_4096, "active_mtu at 9000")
+    check_eq(p["mac"], new_mac, "mac after SET_PORT")
+    check_eq(d.rd(C.KITE_REG_PERM_MAC_LO), 0x4b005452, "PERM_MAC unchanged")
+    for name, args in (
+            ("MTU too small", (C.KITE_SET_PORT_MTU, 67, new_mac)),
+            ("MTU too large", (C.KITE_SET_PORT_MTU, 9001, new_mac)),
+            ("multicast MAC", (C.KITE_SET_PORT_MAC, 0, b"\x01" * 6)),
+            ("zero MAC", (C.KITE_SET_PORT_MAC, 0, bytes(6))),
+            ("unknown mask bit", (1 << 5, 1500, new_mac))):
+        check_eq(set_port(*args), C.KITE_STS_BAD_PARAM, name)
+    check_eq(set_port(C.KITE_SET_PORT_MTU, 1500, new_mac, port=0),
+             C.KITE_STS_BAD_PARAM, "SET_PORT port 0")
+    p = port_attr(d.query(C.KITE_CMD_QUERY_PORT, 36, port=1)[2])
+    check_eq(p["eth_mtu"], 9000, "eth_mtu after rejected SET_PORTs")
+    # Only the kernel configures the port.
+    uctx = d.exec_ok(C.KITE_CMD_ALLOC_UCTX)[0]
+    check_eq(set_port(C.KITE_SET_PORT_MTU, 1500, new_mac, uctx=uctx),
+             C.KITE_STS_PERMISSION, "SET_PORT from a user context")
+    # Reset restores the defaults.
+    d.bring_up()
+    p = port_attr(d.query(C.KITE_CMD_QUERY_PORT, 36, port=1)[2])
+    check_eq(p["eth_mtu"], 1500, "eth_mtu after reset")
+    check_eq(p["mac"], mac_bytes(MAC_A), "mac after reset")
+
+
+@test("main")
+def test_pd_alloc_dealloc(env):
+    d = env.dev[0]
+    d.bring_up()
+    a = d.exec_ok(C.KITE_CMD_ALLOC_PD)[0]
+    b = d.exec_ok(C.KITE_CMD_ALLOC_PD)[0]
+    check(a != b and a != 0 and b != 0, "PD handles %d, %d" % (a, b))
+    d.exec_ok(C.KITE_CMD_DEALLOC_PD, destroy_payload(a))
+    st, _ = d.exec(C.KITE_CMD_DEALLOC_PD, destroy_payload(a))
+    check_eq(st, C.KITE_STS_BAD_HANDLE, "double free")
+    for h in (0, 0xffffffff, C.KITE_DEF_MAX_PD + 1):
+        st, _ = d.exec(C.KITE_CMD_DEALLOC_PD, destroy_payload(h))
+        check_eq(st, C.KITE_STS_BAD_HANDLE, "DEALLOC_PD %d" % h)
+    d.exec_ok(C.KITE_CMD_DEALLOC_PD, destroy_payload(b))
+
+
+@test("main")
+def test_uctx_ownership(env):
+    d = env.dev[0]
+    d.bring_up()
+    u1 = d.exec_ok(C.KITE_CMD_ALLOC_UCTX)[0]
+    u2 = d.exec_ok(C.KITE_CMD_ALLOC_UCTX)[0]
+    check(1 <= u1 <= C.KITE_MAX_UCTX and 1 <= u2 <= C.KITE_MAX_UCTX and
+          u1 != u2, "uctx numbers %d, %d" % (u1, u2))
+    pd = d.exec_ok(C.KITE_CMD_ALLOC_PD, uctx=u1)[0]
+    st, _ = d.exec(C.KITE_CMD_DEALLOC_PD, destroy_payload(pd), uctx=u2)
+    check_eq(st, C.KITE_STS_PERMISSION, "PD of uctx %d freed by %d" % (u1, u2))
+    st, _ = d.exec(C.KITE_CMD_DEALLOC_PD, destroy_payload(pd), uctx=0)
+    check_eq(st, C.KITE_STS_PERMISSION, "PD of uctx freed by the kernel")
+    st, _ = d.exec(C.KITE_CMD_DEALLOC_UCTX, destroy_payload(u1))
+    check_eq(st, C.KITE_STS_BUSY, "DEALLOC_UCTX with a live PD")
+    st, _ = d.exec(C.KITE_CMD_DEALLOC_UCTX, destroy_payload(u1), uctx=u2)
+    check_eq(st, C.KITE_STS_PERMISSION, "DEALLOC_UCTX by another context")
+    st, _ = d.exec(C.KITE_CMD_ALLOC_UCTX, uctx=u1)
+    check_eq(st, C.KITE_STS_PERMISSION, "ALLOC_UCTX from a user context")
+    st, _ = d.exec(C.KITE_CMD_ALLOC_PD, uctx=200)
+    check_eq(st, C.KITE_STS_PERMISSION, "ALLOC_PD from an unknown context")
+    d.exec_ok(C.KITE_CMD_DEALLOC_PD, destroy_payload(pd), uctx=u1)
+    d.exec_ok(C.KITE_CMD_DEALLOC_UCTX, destroy_payload(u1))
+    d.exec_ok(C.KITE_CMD_DEALLOC_UCTX, destroy_payload(u2), uctx=u2)
+    st, _ = d.exec(C.KITE_CMD_DEALLOC_UCTX, destroy_payload(u2))
+    check_eq(st, C.KITE_STS_BAD_HANDLE, "DEALLOC_UCTX twice")
+    st, _ = d.exec(C.KITE_CMD_DEALLOC_UCTX, destroy_payload(0))
+    check_eq(st, C.KITE_STS_BAD_HANDLE, "DEALLOC_UCTX 0")
+
+
+@test("main")
+def test_uctx_exhaustion(env):
+    d = env.dev[0]
+    d.bring_up(aq_log=8, acq_log=8)
+    seen = set()
+    for i in range(C.KITE_MAX_UCTX):
+        d.submit(C.KITE_CMD_ALLOC_UCTX, ring=False)
+    d.wr(C.KITE_REG_AQ_DB, d.aq_pi)
+    for i in range(C.KITE_MAX_UCTX):
+        _, st, _, out = d.wait_cqe()
+        check_eq(st, C.KITE_STS_OK, "ALLOC_UCTX %d" % i)
+        seen.add(out[0])
+    check_eq(seen, set(range(1, C.KITE_MAX_UCTX + 1)), "uctx numbers")
+    st, _ = d.exec(C.KITE_CMD_ALLOC_UCTX)
+    check_eq(st, C.KITE_STS_NO_RESOURCES, "ALLOC_UCTX beyond max_uctx")
+
+
+@test("main")
+def test_pd_exhaustion(env):
+    d = env.dev[0]
+    depth_log = C.KITE_DEF_MAX_AQ_LOG_DEPTH
+    d.bring_up(aq_log=depth_log, acq_log=depth_log)
+    max_pd = d.rd(C.KITE_REG_CAP_MAX_PD)
+    handles = set()
+    left = max_pd
+    while left:
+        n = min(left, 1 << depth_log)
+        for i in range(n):
+            d.submit(C.KITE_CMD_ALLOC_PD, ring=False)
+        d.wr(C.KITE_REG_AQ_DB, d.aq_pi)
+        for i in range(n):
+            _, st, _, out = d.wait_cqe()
+            check_eq(st, C.KITE_STS_OK, "ALLOC_PD %d" % len(handles))
+            handles.add(out[0])
+        left -= n
+    check_eq(len(handles), max_pd, "distinct PD handles")
+    st, _ = d.exec(C.KITE_CMD_ALLOC_PD)
+    check_eq(st, C.KITE_STS_NO_RESOURCES, "ALLOC_PD beyond max_pd")
+    h = sorted(handles)[17]
+    d.exec_ok(C.KITE_CMD_DEALLOC_PD, destroy_payload(h))
+    check_eq(d.exec_ok(C.KITE_CMD_ALLOC_PD)[0], h, "freed PD reused")
+
+
+@test("main")
+def test_out_buffer_too_short(env):
+    d = env.dev[0]
+    d.bring_up()
+    for op, size in ((C.KITE_CMD_QUERY_DEVICE, 128),
+                     (C.KITE_CMD_QUERY_STATS, 160)):
+        st, _, raw = d.query(op, size, buflen=size - 1)
+        check_eq(st, C.KITE_STS_BAD_PARAM, "opcode 0x%x short buffer" % op)
+        check_eq(raw, b"\xee" * size, "buffer untouched")
+    st, _, _ = d.query(C.KITE_CMD_QUERY_PORT, 36, buflen=35, port=1)
+    check_eq(st, C.KITE_STS_BAD_PARAM, "QUERY_PORT short buffer")
+    # An unmapped out buffer is a DMA error, not a crash.
+    payload = struct.pack("<QII", 1 << 50, 4096, 0)
+    st, _ = d.exec(C.KITE_CMD_QUERY_DEVICE, payload)
+    check_eq(st, C.KITE_STS_DMA_ERROR, "QUERY_DEVICE to unmapped memory")
+
+
+@test("main")
+def test_opcodes(env):
+    d = env.dev[0]
+    d.bring_up()
+    for op in (0x00, 0x0a, 0x17, 0x2f, 0x31, C.KITE_CMD_MAX, 0x40, 0xff):
+        st, _ = d.exec(op)
+        check_eq(st, C.KITE_STS_BAD_OPCODE, "opcode 0x%x" % op)
+    for name in ("CREATE_CQ", "MODIFY_CQ", "QUERY_CQ", "DESTROY_CQ",
+                 "CREATE_QP", "MODIFY_QP", "QUERY_QP", "DESTROY_QP",
+                 "REG_MR", "DEREG_MR"):
+        st, _ = d.exec(K["KITE_CMD_" + name])
+        check_eq(st, C.KITE_STS_NOT_SUPPORTED, name)
+    st, _ = d.exec(C.KITE_CMD_ALLOC_PD, flags=1)
+    check_eq(st, C.KITE_STS_BAD_PARAM, "reserved header flags")
+    check(d.status() & C.KITE_STATUS_READY, "device no longer READY")
+
+
+def eq_payload(addr, npages, page_shift, log_depth, vector, level=0):
+    return struct.pack("<QIBBBBBBHI", addr, npages, page_shift, level, 0, 0,
+                       log_depth, 0, vector, 0)
+
+
+@test("main")
+def test_create_destroy_eq(env):
+    d = env.dev[0]
+    d.bring_up()
+    ring = d.eq_rings
+    eqns = []
+    for i in range(C.KITE_DEF_MAX_EQ - 1):
+        out = d.exec_ok(C.KITE_CMD_CREATE_EQ,
+                        eq_payload(ring + i * 0x1000, 1, 12, 8,
+                                   C.KITE_MSIX_COMP_BASE + i))
+        eqns.append(out[0])
+    check_eq(sorted(eqns), list(range(1, C.KITE_DEF_MAX_EQ)), "EQ numbers")
+    st, _ = d.exec(C.KITE_CMD_CREATE_EQ,
+                   eq_payload(ring, 1, 12, 8, C.KITE_MSIX_COMP_BASE))
+    check_eq(st, C.KITE_STS_NO_RESOURCES, "EQ beyond max_eq")
+    d.exec_ok(C.KITE_CMD_DESTROY_EQ, destroy_payload(eqns[0]))
+    bad = [
+        ("vector 0", eq_payload(ring, 1, 12, 8, 0), C.KITE_STS_BAD_PARAM),
+        ("vector past table", eq_payload(ring, 1, 12, 8, C.KITE_MSIX_NUM),
+         C.KITE_STS_BAD_PARAM),
+        ("depth too big", eq_payload(ring, 1, 12, 17, 2), C.KITE_STS_BAD_PARAM),
+        ("depth too small", eq_payload(ring, 1, 12, 1, 2),
+         C.KITE_STS_BAD_PARAM),
+        ("ring smaller than depth", eq_payload(ring, 1, 12, 9, 2),
+         C.KITE_STS_BAD_PARAM),
+        ("unaligned ring", eq_payload(ring + 8, 1, 12, 8, 2),
+         C.KITE_STS_BAD_PARAM),
+        ("page list", eq_payload(ring, 1, 12, 8, 2, level=1),
+         C.KITE_STS_NOT_SUPPORTED),
+    ]
+    for name, payload, want in bad:
+        st, _ = d.exec(C.KITE_CMD_CREATE_EQ, payload)
+        check_eq(st, want, name)
+    st, _ = d.exec(C.KITE_CMD_DESTROY_EQ, destroy_payload(eqns[0]))
+    check_eq(st, C.KITE_STS_BAD_HANDLE, "DESTROY_EQ twice")
+    st, _ = d.exec(C.KITE_CMD_DESTROY_EQ, destroy_payload(0))
+    check_eq(st, C.KITE_STS_BAD_HANDLE, "DESTROY_EQ of the async EQ")
+    u = d.exec_ok(C.KITE_CMD_ALLOC_UCTX)[0]
+    st, _ = d.exec(C.KITE_CMD_CREATE_EQ, eq_payload(ring, 1, 12, 8, 2),
+                   uctx=u)
+    check_eq(st, C.KITE_STS_PERMISSION, "CREATE_EQ from a user context")
+    st, _ = d.exec(C.KITE_CMD_DESTROY_EQ, destroy_payload(eqns[1]), uctx=u)
+    check_eq(st, C.KITE_STS_PERMISSION, "DESTROY_EQ from a user context")
+    # A completion EQ doorbell with arming on a user page is ignored.
+    d.eq_doorbell(eqns[1], 0, True)
+    check(d.status() & C.KITE_STATUS_READY, "not READY after EQ doorbells")
+
+
+def gid_payload(gid, index, typ=0, port=1):
+    return gid + struct.pack("<HBBI", index, typ, port, 0)
+
+
+@test("main")
+def test_gids(env):
+    d = env.dev[0]
+    d.bring_up()
+    v4 = bytes(10) + b"\xff\xff" + bytes([198, 18, 0, 1])
+    v6 = bytes([0x20, 0x01, 0x0d, 0xb8]) + bytes(11) + b"\x01"
+    d.exec_ok(C.KITE_CMD_ADD_GID, gid_payload(v4, 0))
+    d.exec_ok(C.KITE_CMD_ADD_GID, gid_payload(v6, 1, 1))
+    checks = [
+        ("index in use", gid_payload(v4, 0), C.KITE_STS_BUSY),
+        ("index beyond table", gid_payload(v4, C.KITE_DEF_MAX_GID),
+         C.KITE_STS_BAD_PARAM),
+        ("IPv4 GID not v4-mapped", gid_payload(v6, 2, 0),
+         C.KITE_STS_BAD_PARAM),
+        ("bad type", gid_payload(v6, 2, 7), C.KITE_STS_BAD_PARAM),
+        ("bad port", gid_payload(v4, 2, 0, 2), C.KITE_STS_BAD_PARAM),
+    ]
+    for name, payload, want in checks:
+        st, _ = d.exec(C.KITE_CMD_ADD_GID, payload)
+        check_eq(st, want, name)
+    st, _, raw = d.query(C.KITE_CMD_QUERY_STATS, 160)
+    check_eq(struct.unpack_from("<I", raw, 24)[0], 2, "num_gid")
+    d.exec_ok(C.KITE_CMD_DEL_GID, gid_payload(bytes(16), 0))
+    st, _ = d.exec(C.KITE_CMD_DEL_GID, gid_payload(bytes(16), 0))
+    check_eq(st, C.KITE_STS_BAD_HANDLE, "DEL_GID twice")
+    st, _ = d.exec(C.KITE_CMD_DEL_GID, gid_payload(bytes(16), 99))
+    check_eq(st, C.KITE_STS_BAD_PARAM, "DEL_GID index beyond table")
+    d.exec_ok(C.KITE_CMD_ADD_GID, gid_payload(v4, 0))
+
+
+@test("main")
+def test_query_stats(env):
+    d = env.dev[0]
+    d.bring_up()
+    u = d.exec_ok(C.KITE_CMD_ALLOC_UCTX)[0]
+    d.exec_ok(C.KITE_CMD_ALLOC_PD)
+    d.exec_ok(C.KITE_CMD_ALLOC_PD, uctx=u)
+    d.exec_ok(C.KITE_CMD_CREATE_EQ,
+              eq_payload(d.eq_rings, 1, 12, 8, C.KITE_MSIX_COMP_BASE))
+    st, out, raw = d.query(C.KITE_CMD_QUERY_STATS, 160)
+    check_eq(st, C.KITE_STS_OK, "status")
+    check_eq(out[0], 160, "out[0]")
+    n = struct.unpack_from("<8I", raw)
+    check_eq(n[0], 1, "num_uctx")
+    check_eq(n[1], 2, "num_pd")
+    check_eq(n[2], 0, "num_cq")
+    check_eq(n[3], 0, "num_qp")
+    check_eq(n[4], 0, "num_mr")
+    check_eq(n[5], 2, "num_eq (async + 1)")
+    check_eq(n[6], 0, "num_gid")
+
+
+@test("main")
+def test_acq_phase_wrap(env):
+    d = env.dev[0]
+    d.bring_up(aq_log=2, acq_log=2)
+    depth = 4
+    for i in range(3 * depth + 1):
+        cid = d.submit(C.KITE_CMD_ALLOC_PD)
+        slot = (d.acq_ci) % depth
+        want_phase = ((d.acq_ci >> 2) & 1) ^ 1
+        got_id, st, _, out = d.wait_cqe()
+        check_eq(got_id, cid, "cmd_id %d" % i)
+        check_eq(st, C.KITE_STS_OK, "status %d" % i)
+        raw = d.q.read(d.acq + slot * 32, 32)
+        check_eq(raw[3] & 1, want_phase, "phase of completion %d" % i)
+        # Batches that wrap the AQ ring work as well.
+    for i in range(depth):
+        d.submit(C.KITE_CMD_DEALLOC_PD, destroy_payload(i + 1), ring=False)
+    d.wr(C.KITE_REG_AQ_DB, d.aq_pi)
+    for i in range(depth):
+        _, st, _, _ = d.wait_cqe()
+        check_eq(st, C.KITE_STS_OK, "batched DEALLOC_PD %d" % i)
+
+
+@test("main")
+def test_aq_doorbell_beyond_depth(env):
+    d = env.dev[0]
+    d.bring_up(aq_log=2, acq_log=2)
+    d.exec_ok(C.KITE_CMD_ALLOC_PD)
+    d.take_irq(C.KITE_MSIX_ADMIN)
+    d.wr(C.KITE_REG_AQ_DB, d.aq_pi + 5)
+    wait_for(lambda: d.status() & C.KITE_STATUS_FATAL, "FATAL")
+    check(not d.status() & C.KITE_STATUS_READY, "READY with FATAL")
+    check_eq(d.rd(C.KITE_REG_FATAL_CODE), C.KITE_FATAL_AQ_DOORBELL,
+             "FATAL_CODE")
+    data, _, typ, flags = d.eqe(0)
+    check_eq(typ, C.KITE_EVT_DEV_FATAL, "async event type")
+    check_eq(data, C.KITE_FATAL_AQ_DOORBELL, "async event data")
+    check_eq(flags & 1, 1, "async event phase")
+    check(d.take_irq(C.KITE_MSIX_ADMIN), "no admin interrupt on FATAL")
+    # Nothing executes any more.
+    d.submit(C.KITE_CMD_ALLOC_PD)
+    time.sleep(0.05)
+    raw = d.q.read(d.acq + (d.acq_ci % 4) * 32, 32)
+    check_eq(raw[3] & 1, 0, "completion written after FATAL")
+    # A doorbell behind the consumer is just as fatal.
+    d.bring_up(aq_log=2, acq_log=2)
+    d.exec_ok(C.KITE_CMD_ALLOC_PD)
+    d.wr(C.KITE_REG_AQ_DB, 0)
+    wait_for(lambda: d.status() & C.KITE_STATUS_FATAL, "FATAL (pi < ci)")
+
+
+@test("main")
+def test_aq_dma_error(env):
+    d = env.dev[0]
+    far = 1 << 44           # nothing is mapped there
+    d.bring_up(aq=far)
+    d.submit(C.KITE_CMD_QUERY_DEVICE, ring=False)   # goes to RAM at d.aq
+    d.wr(C.KITE_REG_AQ_DB, 1)
+    wait_for(lambda: d.status() & C.KITE_STATUS_FATAL, "FATAL")
+    check_eq(d.rd(C.KITE_REG_FATAL_CODE), C.KITE_FATAL_AQ_DMA, "FATAL_CODE")
+    d.reset()
+
+
+def link_event_check(d, index, typ):
+    wait_for(lambda: d.eqe(index)[3] & 1 == (((index >> d.aeq_log) & 1) ^ 1),
+             "async EQE %d" % index)
+    data, _, got_typ, _ = d.eqe(index)
+    check_eq(got_typ, typ, "event %d type" % index)
+    check_eq(data, 1, "event %d port" % index)
+
+
+@test("main")
+def test_link_events(env):
+    d = env.dev[0]
+    q = env.q
+    d.bring_up(aeq_log=2)
+    d.eq_doorbell(0, 0, True)
+    d.take_irq(C.KITE_MSIX_ADMIN)
+    try:
+        q.qmp("set_link", name="k0", up=False)
+        wait_for(lambda: not d.status() & C.KITE_STATUS_LINK_UP,
+                 "LINK_UP to clear")
+        link_event_check(d, 0, C.KITE_EVT_PORT_ERR)
+        check(d.take_irq(C.KITE_MSIX_ADMIN), "no interrupt for armed AEQ")
+        p = port_attr(d.query(C.KITE_CMD_QUERY_PORT, 36, port=1)[2])
+        check_eq(p["state"], C.KITE_PORT_DOWN, "QUERY_PORT state")
+        d.take_irq(C.KITE_MSIX_ADMIN)
+        # Not re-armed: the next event raises no interrupt.
+        q.qmp("set_link", name="k0", up=True)
+        wait_for(lambda: d.status() & C.KITE_STATUS_LINK_UP, "LINK_UP")
+        link_event_check(d, 1, C.KITE_EVT_PORT_ACTIVE)
+        check(not d.take_irq(C.KITE_MSIX_ADMIN), "interrupt while unarmed")
+        # Arming with unread events fires at once.
+        d.eq_doorbell(0, 1, True)
+        check(d.take_irq(C.KITE_MSIX_ADMIN), "no interrupt when arming "
+              "with a pending event")
+        d.eq_doorbell(0, 2, False)
+        # Fill the 4-entry EQ: the fifth event is dropped; the wrap toggles
+        # the phase.
+        for i in range(3):
+            q.qmp("set_link", name="k0", up=False)
+            q.qmp("set_link", name="k0", up=True)
+        # Events 2..5 fit (ci = 2), events 6 and 7 are dropped.
+        link_event_check(d, 2, C.KITE_EVT_PORT_ERR)
+        link_event_check(d, 5, C.KITE_EVT_PORT_ACTIVE)
+        data, _, typ, flags = d.eqe(6)
+        check_eq(flags & 1, 1, "dropped event overwrote slot 2")
+        check_eq(typ, C.KITE_EVT_PORT_ERR, "slot 2 still holds event 2")
+        # Consume everything; the next event lands at index 6 with phase 0.
+        d.eq_doorbell(0, 6, False)
+        q.qmp("set_link", name="k0", up=False)
+        link_event_check(d, 6, C.KITE_EVT_PORT_ERR)
+        # A consumer index beyond the producer is ignored.
+        d.eq_doorbell(0, 100, True)
+        check(d.status() & C.KITE_STATUS_READY, "not READY")
+    finally:
+        q.qmp("set_link", name="k0", up=True)
+
+
+@test("main")
+def test_no_netdev_link_down(env):
+    d = env.dev[2]
+    check_eq(d.status() & C.KITE_STATUS_LINK_UP, 0, "LINK_UP without netdev")
+    d.bring_up()
+    p = port_attr(d.query(C.KITE_CMD_QUERY_PORT, 36, port=1)[2])
+    check_eq(p["state"], C.KITE_PORT_DOWN, "QUERY_PORT state")
+    check_eq(p["mac"], mac_bytes(MAC_C), "mac")
+
+
+def eth_setup(d, tx_log=2, rx_log=2, promisc=False):
+    d.q.memset(d.eth_tx, 0x2000, 0)
+    d.wr(C.KITE_REG_ETH_TX_BASE_LO, d.eth_tx)
+    d.wr(C.KITE_REG_ETH_TX_BASE_HI, 0)
+    d.wr(C.KITE_REG_ETH_TX_LOG_DEPTH, tx_log)
+    d.wr(C.KITE_REG_ETH_RX_BASE_LO, d.eth_rx)
+    d.wr(C.KITE_REG_ETH_RX_BASE_HI, 0)
+    d.wr(C.KITE_REG_ETH_RX_LOG_DEPTH, rx_log)
+    ctrl = C.KITE_ETH_CTRL_TX_EN | C.KITE_ETH_CTRL_RX_EN
+    if promisc:
+        ctrl |= C.KITE_ETH_CTRL_PROMISC
+    d.wr(C.KITE_REG_ETH_CTRL, ctrl)
+    check_eq(d.rd(C.KITE_REG_ETH_CTRL), ctrl, "ETH_CTRL")
+    d.tx_pi = d.rx_pi = 0
+    d.tx_log, d.rx_log = tx_log, rx_log
+
+
+def eth_desc(addr, length):
+    return struct.pack("<QHH3sB", addr, length, 0, bytes(3), 0)
+
+
+def eth_send(d, frame):
+    slot = d.tx_pi % (1 << d.tx_log)
+    buf = d.eth_buf + slot * 0x4000
+    d.q.write(buf, frame)
+    d.q.write(d.eth_tx + slot * 16, eth_desc(buf, len(frame)))
+    d.tx_pi += 1
+    d.wr(C.KITE_REG_ETH_TX_DB, d.tx_pi)
+    wait_for(lambda: d.rd(C.KITE_REG_ETH_TX_CI) == d.tx_pi, "TX_CI")
+    return d.q.read(d.eth_tx + slot * 16, 16)[15]
+
+
+def eth_post_rx(d, size=2048, ring=True):
+    slot = d.rx_pi % (1 << d.rx_log)
+    buf = d.eth_buf + 0x40000 + slot * 0x4000
+    d.q.memset(buf, 0x4000, 0)
+    d.q.write(d.eth_rx + slot * 16, eth_desc(buf, size))
+    d.rx_pi += 1
+    if ring:
+        d.wr(C.KITE_REG_ETH_RX_DB, d.rx_pi)
+    return buf
+
+
+def eth_rx_desc(d, index):
+    raw = d.q.read(d.eth_rx + (index % (1 << d.rx_log)) * 16, 16)
+    addr, length, _, _, status = struct.unpack("<QHH3sB", raw)
+    return addr, length, status
+
+
+def frame_to(dst, src, n, fill):
+    return dst + src + b"\x88\xb5" + bytes((fill + i) & 0xff for i in range(n))
+
+
+@test("main")
+def test_eth_tx_rx(env):
+    a, b = env.dev[0], env.dev[1]
+    a.bring_up()
+    b.bring_up()
+    eth_setup(a)
+    eth_setup(b)
+    mac_a, mac_b = mac_bytes(MAC_A), mac_bytes(MAC_B)
+
+    # b posts a buffer, arms its interrupt; a sends; b receives it intact.
+    buf = eth_post_rx(b)
+    b.take_irq(C.KITE_MSIX_ETH)
+    b.wr(C.KITE_REG_ETH_IRQ_ARM, 1)
+    frame = frame_to(mac_b, mac_a, 200, 7)
+    a.wr(C.KITE_REG_ETH_IRQ_ARM, 1)
+    a.take_irq(C.KITE_MSIX_ETH)
+    check_eq(eth_send(a, frame), C.KITE_ETH_DESC_DONE, "TX status")
+    check(a.take_irq(C.KITE_MSIX_ETH), "no TX interrupt")
+    wait_for(lambda: b.rd(C.KITE_REG_ETH_RX_CI) == 1, "RX_CI")
+    _, length, status = eth_rx_desc(b, 0)
+    check_eq(status, C.KITE_ETH_DESC_DONE, "RX status")
+    check_eq(length, len(frame), "RX length")
+    check_eq(b.q.read(buf, len(frame)), frame, "received bytes")
+    check(b.take_irq(C.KITE_MSIX_ETH), "no RX interrupt")
+
+    # Not armed: the completion only sets pending; arming fires at once.
+    buf = eth_post_rx(b)
+    eth_send(a, frame_to(b"\xff" * 6, mac_a, 46, 1))        # broadcast
+    wait_for(lambda: b.rd(C.KITE_REG_ETH_RX_CI) == 2, "RX_CI 2")
+    check(not b.take_irq(C.KITE_MSIX_ETH), "interrupt while unarmed")
+    b.wr(C.KITE_REG_ETH_IRQ_ARM, 1)
+    check(b.take_irq(C.KITE_MSIX_ETH), "no interrupt when arming pending")
+    b.wr(C.KITE_REG_ETH_IRQ_ARM, 1)
+    check(not b.take_irq(C.KITE_MSIX_ETH), "pending not cleared on fire")
+
+    # No buffer posted: QEMU queues the frame until RX_DB.
+    big = frame_to(mac_b, mac_a, 1500, 3)
+    eth_send(a, big)
+    time.sleep(0.05)
+    check_eq(b.rd(C.KITE_REG_ETH_RX_CI), 2, "RX_CI without a buffer")
+    buf = eth_post_rx(b)
+    wait_for(lambda: b.rd(C.KITE_REG_ETH_RX_CI) == 3, "queued frame")
+    check_eq(b.q.read(buf, len(big)), big, "queued frame bytes")
+
+    # Frames for another unicast MAC are filtered, unless PROMISC.
+    buf = eth_post_rx(b)
+    eth_send(a, frame_to(mac_bytes(MAC_C), mac_a, 60, 9))
+    time.sleep(0.05)
+    check_eq(b.rd(C.KITE_REG_ETH_RX_CI), 3, "filtered frame received")
+    b.wr(C.KITE_REG_ETH_CTRL, C.KITE_ETH_CTRL_TX_EN | C.KITE_ETH_CTRL_RX_EN |
+         C.KITE_ETH_CTRL_PROMISC)
+    other = frame_to(mac_bytes(MAC_C), mac_a, 60, 11)
+    eth_send(a, other)
+    wait_for(lambda: b.rd(C.KITE_REG_ETH_RX_CI) == 4, "PROMISC frame")
+    check_eq(b.q.read(buf, len(other)), other, "PROMISC frame bytes")
+
+    # A frame larger than the buffer: DONE|ERR, len 0 (ring wraps here).
+    eth_post_rx(b, size=100)
+    eth_send(a, frame_to(mac_b, mac_a, 200, 5))
+    wait_for(lambda: b.rd(C.KITE_REG_ETH_RX_CI) == 5, "RX_CI 5")
+    _, length, status = eth_rx_desc(b, 4)
+    check_eq(status, C.KITE_ETH_DESC_DONE | C.KITE_ETH_DESC_ERR,
+             "too-large status")
+    check_eq(length, 0, "too-large length")
+
+    # Bad TX lengths complete with ERR and send nothing.
+    for n in (13, C.KITE_ETH_MAX_FRAME + 1):
+        slot = a.tx_pi % 4
+        a.q.write(a.eth_tx + slot * 16, eth_desc(a.eth_buf, n))
+        a.tx_pi += 1
+        a.wr(C.KITE_REG_ETH_TX_DB, a.tx_pi)
+        wait_for(lambda: a.rd(C.KITE_REG_ETH_TX_CI) == a.tx_pi, "TX_CI")
+        check_eq(a.q.read(a.eth_tx + slot * 16, 16)[15],
+                 C.KITE_ETH_DESC_DONE | C.KITE_ETH_DESC_ERR,
+                 "TX of %d bytes" % n)
+
+    # Counters.
+    st, _, raw = a.query(C.KITE_CMD_QUERY_STATS, 160)
+    txp, txb, rxp, rxb, rxd, txe = struct.unpack_from("<6Q", raw, 32)
+    check_eq(txp, 6, "a eth_tx_packets")
+    check_eq(txb, 214 + 60 + 1514 + 74 + 74 + 214, "a eth_tx_bytes")
+    check_eq(txe, 2, "a eth_tx_errors")
+    st, _, raw = b.query(C.KITE_CMD_QUERY_STATS, 160)
+    txp, txb, rxp, rxb, rxd, txe = struct.unpack_from("<6Q", raw, 32)
+    check_eq(rxp, 4, "b eth_rx_packets")
+    check_eq(rxb, 214 + 60 + 1514 + 74, "b eth_rx_bytes")
+    check_eq(rxd, 1, "b eth_rx_dropped (too large)")
+
+    # TX doorbell beyond the ring is ignored; the device stays up.
+    a.wr(C.KITE_REG_ETH_TX_DB, a.tx_pi + 5)
+    time.sleep(0.02)
+    check_eq(a.rd(C.KITE_REG_ETH_TX_CI), a.tx_pi, "TX_CI after bad doorbell")
+    check(a.status() & C.KITE_STATUS_READY, "not READY")
+
+
+@test("main")
+def test_eth_ring_config(env):
+    d = env.dev[0]
+    d.bring_up()
+    d.wr(C.KITE_REG_ETH_TX_BASE_LO, d.eth_tx)
+    d.wr(C.KITE_REG_ETH_TX_LOG_DEPTH, C.KITE_DEF_MAX_ETH_LOG_DEPTH + 1)
+    d.wr(C.KITE_REG_ETH_RX_BASE_LO, d.eth_rx + 0x10)
+    d.wr(C.KITE_REG_ETH_RX_LOG_DEPTH, 4)
+    d.wr(C.KITE_REG_ETH_CTRL, C.KITE_ETH_CTRL_TX_EN | C.KITE_ETH_CTRL_RX_EN)
+    check_eq(d.rd(C.KITE_REG_ETH_CTRL), 0, "ETH_CTRL with bad rings")
+    d.wr(C.KITE_REG_ETH_TX_LOG_DEPTH, 1)
+    d.wr(C.KITE_REG_ETH_CTRL, C.KITE_ETH_CTRL_TX_EN)
+    check_eq(d.rd(C.KITE_REG_ETH_CTRL), 0, "ETH_CTRL with depth 2")
+    d.wr(C.KITE_REG_ETH_TX_LOG_DEPTH, C.KITE_DEF_MAX_ETH_LOG_DEPTH)
+    d.wr(C.KITE_REG_ETH_CTRL, C.KITE_ETH_CTRL_TX_EN)
+    check_eq(d.rd(C.KITE_REG_ETH_CTRL), C.KITE_ETH_CTRL_TX_EN, "TX_EN")
+    d.reset()
+    check_eq(d.rd(C.KITE_REG_ETH_CTRL), 0, "ETH_CTRL after reset")
+    # Rings cannot run before the device is READY.
+    d.wr(C.KITE_REG_ETH_TX_BASE_LO, d.eth_tx)
+    d.wr(C.KITE_REG_ETH_TX_LOG_DEPTH, 2)
+    d.wr(C.KITE_REG_ETH_CTRL, C.KITE_ETH_CTRL_TX_EN)
+    check_eq(d.rd(C.KITE_REG_ETH_CTRL), 0, "TX_EN before READY")
+
+
+@test("main")
+def test_doorbell_bar(env):
+    d = env.dev[0]
+    d.bring_up()
+    u = d.exec_ok(C.KITE_CMD_ALLOC_UCTX)[0]
+    page = d.db + u * C.KITE_DB_PAGE_SIZE
+    # SQ/RQ/CQ doorbells for objects that do not exist are ignored.
+    for off in (C.KITE_DB_SQ, C.KITE_DB_RQ, C.KITE_DB_CQ):
+        d.q.writeq(page + off, (5 << 32) | 1)
+    d.q.writel(page + C.KITE_DB_SQ, 1)
+    d.q.writeq(page + C.KITE_DB_EQ, C.KITE_DB_EQ_ARM << 24)
+    check_eq(d.q.readl(page), 0, "doorbell read")
+    check(d.status() & C.KITE_STATUS_READY, "not READY after doorbells")
+    d.exec_ok(C.KITE_CMD_QUERY_DEVICE, struct.pack("<QII", d.outbuf, 128, 0))
+    log = env.q.guest_errors()
+    check("names unknown object" in log, "doorbell not logged as guest error")
+
+
+@test("fault")
+def test_fault_opcode(env):
+    d = env.dev[0]
+    d.bring_up()
+    st, out = d.exec(C.KITE_CMD_ALLOC_PD)
+    check_eq(st, C.KITE_STS_INTERNAL, "ALLOC_PD with fault-opcode")
+    check_eq(out[0], 0, "no handle")
+    st, _ = d.exec(C.KITE_CMD_ALLOC_UCTX)
+    check_eq(st, C.KITE_STS_OK, "other opcodes work")
+    st, _, raw = d.query(C.KITE_CMD_QUERY_STATS, 160)
+    check_eq(struct.unpack_from("<I", raw, 4)[0], 0, "num_pd (not executed)")
+
+
+@test("fault_status")
+def test_fault_status(env):
+    d = env.dev[0]
+    d.bring_up()
+    st, _, _ = d.query(C.KITE_CMD_QUERY_PORT, 36, port=1)
+    check_eq(st, C.KITE_STS_BUSY, "QUERY_PORT with fault-status=BUSY")
+
+
+@test("hang")
+def test_fault_hang_opcode(env):
+    d = env.dev[0]
+    d.bring_up()
+    d.exec_ok(C.KITE_CMD_ALLOC_PD)
+    d.submit(C.KITE_CMD_ALLOC_UCTX)
+    d.submit(C.KITE_CMD_ALLOC_PD)
+    try:
+        d.wait_cqe(timeout=0.3)
+        raise TestFailure("completion after the hanging opcode")
+    except TestFailure as e:
+        if "no admin completion" not in str(e):
+            raise
+    st = d.status()
+    check(st & C.KITE_STATUS_READY and not st & C.KITE_STATUS_FATAL,
+          "a hung device still reports READY (status 0x%x)" % st)
+    d.bring_up()
+    d.exec_ok(C.KITE_CMD_ALLOC_PD)
+
+
+# --------------------------------------------------------------------------
+# Runner
+# --------------------------------------------------------------------------
+
+class Env:
+    def __init__(self, qemu_bin, name, tmpdir):
+        args, devs = ENVS[name]
+        self.q = Qemu(qemu_bin, args, tmpdir, name)
+        self.dev = []
+        for i, slot in enumerate(devs):
+            d = Kite(self.q, slot, 0xc0000000 + i * 0x1000000,
+                     0x1000000 + i * 0x1000000)
+            d.setup_pci()
+            d.aq_pi = d.acq_ci = 0
+            self.dev.append(d)
+
+    def close(self):
+        self.q.close()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--qemu", default=os.path.join(REPO, "out",
+                                                   "qemu-system-x86_64"))
+    ap.add_argument("-k", dest="filter", default="")
+    ap.add_argument("-v", dest="verbose", action="store_true")
+    args = ap.parse_args()
+    # A timeout's SIGTERM unwinds normally so QEMU processes and the
+    # temporary directory are cleaned up.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(124))
+
+    passed = failed = 0
+    tmpdir = tempfile.mkdtemp(prefix="kite-qtest-")
+    keep = False
+    try:
+        for env_name in ENVS:
+            tests = [t for t in TESTS if t[1] == env_name and
+                     args.filter in t[0]]
+            if not tests:
+                continue
+            env = None
+            try:
+                env = Env(args.qemu, env_name, tmpdir)
+            except Exception as e:
+                for name, _, _ in tests:
+                    print("FAIL %s: QEMU setup: %s" % (name, e))
+                    failed += 1
+                keep = True
+                continue
+            try:
+                for name, _, fn in tests:
+                    try:
+                        fn(env)
+                        print("ok %s" % name)
+                        passed += 1
+                    except Exception as e:
+                        print("FAIL %s: %s" % (name, e))
+                        if args.verbose or not isinstance(e, TestFailure):
+                            traceback.print_exc(file=sys.stderr)
+                        failed += 1
+                        keep = True
+                    sys.stdout.flush()
+                    if env.q.proc.poll() is not None:
+                        print("FAIL %s: QEMU exited (%s)" %
+                              (name, env.q.stderr_tail()))
+                        failed += 1
+                        break
+            finally:
+                env.close()
+    finally:
+        if keep:
+            print("qtest: logs in %s" % tmpdir, file=sys.stderr)
+        else:
+            shutil.rmtree(tmpdir, ignore_errors=True)
+    print("qtest: %d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

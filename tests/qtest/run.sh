@@ -1,0 +1,21 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Device-level tests of the kite QEMU model (no guest OS): drives
+# out/qemu-system-x86_64 through the qtest protocol. Builds QEMU first if
+# the binary is missing. Last line of stdout: "qtest: N passed, N failed".
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+QEMU=${KITE_QEMU:-$REPO/out/qemu-system-x86_64}
+
+if [ ! -x "$QEMU" ]; then
+	if ! bash "$REPO/scripts/build-qemu.sh"; then
+		echo "qtest: 0 passed, 1 failed"
+		exit 1
+	fi
+fi
+
+# Bounded: the whole suite normally takes well under a minute.
+exec timeout -k 10 300 python3 "$REPO/tests/qtest/kite_qtest.py" \
+	--qemu "$QEMU" "$@"

@@ -1,0 +1,136 @@
+# SPDX-License-Identifier: GPL-2.0
+# Helpers for Kite guest test scripts (busybox sh; functions use local
+# variables so they never clobber a caller's). The launcher puts this
+# file into the guest as /kite/lib.sh; scripts start with ". /kite/lib.sh".
+#
+# Each check prints exactly one line on the console:
+#   ok NAME  |  FAIL NAME: DETAIL  |  skip NAME: WHY
+# The host (scripts/vm.py) collects them. A script ends with "finish", which
+# exits non-zero when a check failed.
+
+# busybox sh runs its own applets before PATH: name the real tools by path.
+IP=/usr/bin/ip
+RDMA=/usr/bin/rdma
+NC=/usr/bin/nc.openbsd
+ETHTOOL=/usr/sbin/ethtool
+IBDEV=kite_0
+IBSYS=/sys/class/infiniband/$IBDEV
+KITE_VENDOR=0x1234
+KITE_DEVICE=0x4b54
+# Kernel log lines that must never appear.
+BAD_DMESG='WARNING:|BUG:|Oops|Call Trace|general protection|UBSAN|KASAN|refcount_t:|list_add corruption|list_del corruption|kernel BUG|Unable to handle'
+
+failures=0
+
+ok() { echo "ok $1"; }
+
+# fail NAME DETAIL...: one line, whatever DETAIL holds.
+fail() {
+	local n=$1
+	shift
+	echo "FAIL $n: $(echo "$*" | tr '\n' ' ' | cut -c1-400)"
+	failures=$((failures + 1))
+}
+
+skip() { echo "skip $1: $2"; }
+
+# check NAME CMD...: ok when CMD succeeds, else FAIL with its last output.
+check() {
+	local n=$1 out
+	shift
+	if out=$("$@" 2>&1); then
+		ok "$n"
+	else
+		fail "$n" "'$*' failed: $(echo "$out" | tail -n 3)"
+	fi
+}
+
+# wait_until SECS CMD...: poll CMD every 0.1 s until it succeeds.
+wait_until() {
+	local t=$(($1 * 10))
+	shift
+	while [ "$t" -gt 0 ]; do
+		"$@" >/dev/null 2>&1 && return 0
+		usleep 100000
+		t=$((t - 1))
+	done
+	return 1
+}
+
+# ping_check NAME ADDR: wait (60 s at most) until ADDR answers at all (the
+# peer may still be configuring), then require answers to 3 more pings.
+ping_check() {
+	if ! wait_until 60 ping -c 1 -W 1 "$2"; then
+		fail "$1" "no answer from $2 within 60 s"
+	else
+		check "$1" ping -c 3 -w 10 "$2"
+	fi
+}
+
+# Tell a host hook we reached a rendezvous point (see tests/vm/*.hook).
+sync_host() { echo "KITE-SYNC $1"; }
+
+# The net_device whose PCI function is bound to the kite driver.
+kite_netdev() {
+	local d drv
+	for d in /sys/class/net/*; do
+		drv=$(readlink "$d/device/driver" 2>/dev/null) || continue
+		[ "${drv##*/}" = kite ] && { echo "${d##*/}"; return 0; }
+	done
+	return 1
+}
+
+# The PCI address of the kite function (bound or not).
+kite_pci() {
+	local d
+	for d in /sys/bus/pci/devices/*; do
+		[ "$(cat "$d/vendor")" = $KITE_VENDOR ] && [ "$(cat "$d/device")" = $KITE_DEVICE ] &&
+			{ echo "${d##*/}"; return 0; }
+	done
+	return 1
+}
+
+# port_state: "ACTIVE", "DOWN", ... as sysfs reports it ("4: ACTIVE").
+port_state() { sed 's/^[0-9]*: *//' "$IBSYS/ports/1/state" 2>/dev/null; }
+port_is() { [ "$(port_state)" = "$1" ]; }
+carrier_is() { [ -n "$1" ] && [ "$(cat "/sys/class/net/$1/carrier" 2>/dev/null)" = "$2" ]; }
+
+# gid_index GID: index of GID in kite_0 port 1's table (fails if absent).
+gid_index() {
+	local g
+	for g in "$IBSYS"/ports/1/gids/*; do
+		[ "$(cat "$g" 2>/dev/null)" = "$1" ] && { echo "${g##*/}"; return 0; }
+	done
+	return 1
+}
+gid_absent() { ! gid_index "$1" >/dev/null; }
+
+# ib_core events, observed with a kprobe on ib_dispatch_event(): every event
+# a driver raises goes through it. struct ib_event: device at 0, element
+# (port_num) at 8, event at 16 (x86_64). enum ib_event_type values:
+IB_EVENT_PORT_ACTIVE=9
+IB_EVENT_PORT_ERR=10
+TRACEFS=/sys/kernel/tracing
+ibev_trace_start() {
+	echo 'p:kite_ibev ib_core:ib_dispatch_event port=+8(%di):u32 event=+16(%di):u32' \
+		>>$TRACEFS/kprobe_events &&
+		echo 1 >$TRACEFS/events/kprobes/kite_ibev/enable
+}
+ibev_clear() { : >$TRACEFS/trace; }
+# ibev_seen EVENT: ib_dispatch_event() was called for port 1 with EVENT.
+ibev_seen() { grep -q "kite_ibev:.* port=1 event=$1\$" $TRACEFS/trace; }
+
+# dmesg_bad: print kernel log lines that indicate a bug (empty = clean).
+dmesg_bad() { dmesg | grep -E "$BAD_DMESG"; }
+
+# kite_irqs: /proc/interrupts lines that belong to kite.
+kite_irqs() { grep -i kite /proc/interrupts; }
+
+finish() {
+	if [ "$failures" -gt 0 ]; then
+		echo "---- dmesg (tail) ----"
+		dmesg | tail -n 60
+		exit 1
+	fi
+	exit 0
+}

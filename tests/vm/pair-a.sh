@@ -1,0 +1,155 @@
+# SPDX-License-Identifier: GPL-2.0
+# Guest "a" (198.18.0.1) of the two-guest run. Runs the single-VM checks of
+# issue 2 (device, sysfs, GID table, load/unload cycles) and the network
+# checks against guest "b" (pair-b.sh): ping, an 8 MiB TCP transfer with
+# sha256 comparison, and link down/up driven by the host hook pair.hook
+# (carrier, port state, and the IB_EVENT_PORT_ERR/ACTIVE the driver raises,
+# seen by a kprobe on ib_core's ib_dispatch_event()).
+. /kite/lib.sh
+
+ME=198.18.0.1
+PEER=198.18.0.2
+GID_ME=0000:0000:0000:0000:0000:ffff:c612:0001	# ::ffff:198.18.0.1
+CYCLES=20
+# ---- load and device ------------------------------------------------------
+check modprobe modprobe kite
+# Watch ib_core's event dispatch (IB_EVENT_PORT_ERR/ACTIVE) from here on.
+ibev_trace_start || fail ibev-trace "cannot set a kprobe on ib_dispatch_event"
+if ! wait_until 10 test -d "$IBSYS"; then
+	fail ib-device "$IBSYS did not appear; infiniband: $(ls /sys/class/infiniband 2>&1)"
+	finish
+fi
+ok ib-device
+NETDEV=$(kite_netdev)
+if [ -z "$NETDEV" ]; then
+	fail netdev "no net_device bound to the kite driver: $(ls /sys/class/net)"
+	finish
+fi
+ok netdev
+$IP link set "$NETDEV" up
+wait_until 10 port_is ACTIVE
+out=$($RDMA link show "$IBDEV/1" 2>&1)
+case $out in
+*"state ACTIVE"*"netdev $NETDEV"*) ok rdma-link-active ;;
+*) fail rdma-link-active "rdma link show: $out" ;;
+esac
+
+# ---- sysfs: what ibv_devices / ibv_devinfo read ----------------------------
+missing=
+for f in node_type node_guid sys_image_guid fw_ver node_desc ports/1/state \
+	ports/1/phys_state ports/1/link_layer ports/1/rate ports/1/gids/0 \
+	ports/1/gid_attrs/types/0 ports/1/gid_attrs/ndevs/0; do
+	[ -r "$IBSYS/$f" ] && cat "$IBSYS/$f" >/dev/null 2>&1 || missing="$missing $f"
+done
+if [ -z "$missing" ]; then ok sysfs-attrs; else fail sysfs-attrs "missing or unreadable:$missing"; fi
+ll=$(cat "$IBSYS/ports/1/link_layer" 2>&1)
+[ "$ll" = Ethernet ] && ok sysfs-link-layer || fail sysfs-link-layer "link_layer=$ll"
+nt=$(cat "$IBSYS/node_type" 2>&1)
+case $nt in *CA*) ok sysfs-node-type ;; *) fail sysfs-node-type "node_type=$nt" ;; esac
+guid=$(cat "$IBSYS/node_guid" 2>&1)
+case $guid in
+0000:0000:0000:0000 | "" | *[!0-9a-f:]*) fail sysfs-node-guid "node_guid=$guid" ;;
+*) ok sysfs-node-guid ;;
+esac
+ndev=$(cat "$IBSYS/ports/1/gid_attrs/ndevs/0" 2>&1)
+[ "$ndev" = "$NETDEV" ] && ok sysfs-gid-ndev || fail sysfs-gid-ndev "gid 0 ndev=$ndev, want $NETDEV"
+
+# ---- GID table follows the netdev's IPv4 address ---------------------------
+$IP addr add $ME/24 dev "$NETDEV"
+if wait_until 10 gid_index $GID_ME; then
+	i=$(gid_index $GID_ME)
+	t=$(cat "$IBSYS/ports/1/gid_attrs/types/$i" 2>&1)
+	[ "$t" = "RoCE v2" ] && ok gid-add || fail gid-add "GID $GID_ME at index $i has type '$t'"
+else
+	fail gid-add "$GID_ME not in the GID table: $(cat "$IBSYS"/ports/1/gids/* 2>/dev/null | sort -u | grep -v '^0000:0000:0000:0000:0000:0000:0000:0000$')"
+fi
+
+# ---- network to guest b ------------------------------------------------------
+ping_check ping $PEER
+
+# ---- link state: the host hook runs "set_link n0 off/on" --------------------
+ibev_clear
+sync_host linkdown
+if wait_until 20 carrier_is "$NETDEV" 0; then ok link-down-carrier; else
+	fail link-down-carrier "carrier=$(cat /sys/class/net/$NETDEV/carrier 2>&1) 20 s after set_link off"
+fi
+wait_until 10 port_is DOWN
+out=$($RDMA link show "$IBDEV/1" 2>&1)
+case $out in
+*"state DOWN"*) port_is DOWN && ok link-down-port || fail link-down-port "sysfs state: $(port_state)" ;;
+*) fail link-down-port "rdma link show: $out" ;;
+esac
+if wait_until 5 ibev_seen $IB_EVENT_PORT_ERR; then ok link-down-event; else
+	fail link-down-event "no IB_EVENT_PORT_ERR for port 1 dispatched: $(grep kite_ibev $TRACEFS/trace | tail -n 3)"
+fi
+ibev_clear
+sync_host linkup
+if wait_until 20 carrier_is "$NETDEV" 1; then ok link-up-carrier; else
+	fail link-up-carrier "carrier=$(cat /sys/class/net/$NETDEV/carrier 2>&1) 20 s after set_link on"
+fi
+wait_until 10 port_is ACTIVE
+out=$($RDMA link show "$IBDEV/1" 2>&1)
+case $out in
+*"state ACTIVE"*) port_is ACTIVE && ok link-up-port || fail link-up-port "sysfs state: $(port_state)" ;;
+*) fail link-up-port "rdma link show: $out" ;;
+esac
+if wait_until 5 ibev_seen $IB_EVENT_PORT_ACTIVE; then ok link-up-event; else
+	fail link-up-event "no IB_EVENT_PORT_ACTIVE for port 1 dispatched: $(grep kite_ibev $TRACEFS/trace | tail -n 3)"
+fi
+ping_check ping-after-link-up $PEER
+
+# ---- TCP: 8 MiB to b, b sends back the sha256 of what it got ----------------
+dd if=/dev/urandom of=/tmp/data bs=1M count=8 2>/dev/null
+sum=$(sha256sum /tmp/data | cut -d' ' -f1)
+timeout 240 $NC -l 5002 </dev/null >/tmp/peer.sha &
+ncpid=$!
+start=$(date +%s)
+sent=0
+for _ in $(seq 1 120); do
+	if timeout 180 $NC -N $PEER 5001 </tmp/data 2>/dev/null; then sent=1; break; fi
+	usleep 500000	# b not listening yet
+done
+if [ $sent = 1 ]; then
+	wait $ncpid
+	secs=$(($(date +%s) - start))
+	got=$(cut -d' ' -f1 /tmp/peer.sha)
+	if [ "$got" = "$sum" ]; then
+		ok tcp-8MiB-sha256
+		echo "info: 8 MiB sent in ${secs}s, sha256 $sum"
+	else
+		fail tcp-8MiB-sha256 "sent $sum, b received '$got'"
+	fi
+else
+	kill $ncpid 2>/dev/null
+	fail tcp-8MiB-sha256 "could not connect to $PEER:5001"
+fi
+rm -f /tmp/data
+
+# ---- address removal drops the GID ---------------------------------------
+$IP addr del $ME/24 dev "$NETDEV"
+if wait_until 10 gid_absent $GID_ME; then ok gid-del; else
+	fail gid-del "$GID_ME still at index $(gid_index $GID_ME) after 'ip addr del'"
+fi
+
+# ---- unload, then load/unload cycles leave nothing behind ------------------
+check rmmod rmmod kite
+bad=
+i=0
+while [ $i -lt $CYCLES ]; do
+	i=$((i + 1))
+	if ! out=$(modprobe kite 2>&1); then bad="cycle $i: modprobe: $out"; break; fi
+	if ! wait_until 10 test -d "$IBSYS"; then bad="cycle $i: no $IBSYS after modprobe"; break; fi
+	if ! out=$(rmmod kite 2>&1); then bad="cycle $i: rmmod: $out"; break; fi
+done
+[ -z "$bad" ] && ok modprobe-rmmod-x$CYCLES || fail modprobe-rmmod-x$CYCLES "$bad"
+irqs=$(kite_irqs)
+[ -z "$irqs" ] && ok unload-no-irqs || fail unload-no-irqs "$irqs"
+stale=
+for p in "$IBSYS" /sys/bus/pci/drivers/kite /sys/module/kite; do
+	[ -e "$p" ] && stale="$stale $p"
+done
+kite_netdev >/dev/null && stale="$stale netdev:$(kite_netdev)"
+[ -z "$stale" ] && ok unload-no-sysfs || fail unload-no-sysfs "still present:$stale"
+bad=$(dmesg_bad)
+[ -z "$bad" ] && ok dmesg-clean || fail dmesg-clean "$(echo "$bad" | head -n 3)"
+finish

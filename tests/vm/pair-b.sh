@@ -1,0 +1,38 @@
+# SPDX-License-Identifier: GPL-2.0
+# Guest "b" (198.18.0.2) of the two-guest run: the peer of pair-a.sh. Answers
+# ping, pings back, receives 8 MiB over TCP and returns its sha256 to a.
+. /kite/lib.sh
+
+ME=198.18.0.2
+PEER=198.18.0.1
+
+check modprobe modprobe kite
+NETDEV=$(kite_netdev)
+if [ -z "$NETDEV" ]; then
+	fail netdev "no net_device bound to the kite driver: $(ls /sys/class/net)"
+	finish
+fi
+ok netdev
+$IP addr add $ME/24 dev "$NETDEV"
+$IP link set "$NETDEV" up
+wait_until 10 carrier_is "$NETDEV" 1 || fail carrier "no carrier on $NETDEV"
+ping_check ping $PEER
+
+# a sends after its link down/up checks; allow for them.
+if timeout 240 $NC -l 5001 </dev/null >/tmp/data; then
+	size=$(wc -c </tmp/data)
+	sum=$(sha256sum /tmp/data | cut -d' ' -f1)
+	[ "$size" -eq 8388608 ] && ok tcp-recv-8MiB || fail tcp-recv-8MiB "received $size bytes"
+	echo "info: received $size bytes, sha256 $sum"
+	sent=0
+	for _ in $(seq 1 40); do
+		echo "$sum" | timeout 20 $NC -N $PEER 5002 2>/dev/null && { sent=1; break; }
+		usleep 250000
+	done
+	[ $sent = 1 ] && ok tcp-send-sha || fail tcp-send-sha "could not reach $PEER:5002"
+else
+	fail tcp-recv-8MiB "nc -l 5001 failed or timed out"
+fi
+bad=$(dmesg_bad)
+[ -z "$bad" ] && ok dmesg-clean || fail dmesg-clean "$(echo "$bad" | head -n 3)"
+finish
