@@ -509,6 +509,7 @@ static uint8_t kite_cmd_execute(KiteState *s, const struct kite_aq_cmd *cmd,
 {
     uint8_t op = cmd->hdr.opcode;
     const KiteCmdDesc *d = op <= KITE_CMD_MAX ? &kite_cmds[op] : NULL;
+    uint8_t status;
 
     if (!d || !d->name) {
         qemu_log_mask(LOG_GUEST_ERROR, "kite: unknown admin opcode 0x%x\n",
@@ -532,7 +533,14 @@ static uint8_t kite_cmd_execute(KiteState *s, const struct kite_aq_cmd *cmd,
                       d->name, le32_to_cpu(cmd->hdr.uctx));
         return KITE_STS_PERMISSION;
     }
-    return d->fn(s, cmd, res);
+    status = d->fn(s, cmd, res);
+    if (status != KITE_STS_OK) {
+        qemu_log_mask(LOG_GUEST_ERROR, "kite: %s (cmd_id %u, uctx %u) "
+                      "failed: status 0x%x\n", d->name,
+                      le16_to_cpu(cmd->hdr.cmd_id),
+                      le32_to_cpu(cmd->hdr.uctx), status);
+    }
+    return status;
 }
 
 /* Executes one command at the consumer index; false: stop processing. */

@@ -104,10 +104,13 @@ if [ ! -f "$tree/.kite-unpacked" ]; then
 	touch "$tree/.kite-unpacked"
 fi
 
-# Idempotent edits of the QEMU tree.
+# Idempotent edits of the QEMU tree (files are only rewritten when they
+# change: a new mtime on a meson.build makes meson regenerate everything).
 # - pc-bios: the dfsg tarball has no edk2 blobs; meson would still unpack them.
-sed -i 's/^\(\s*\)unpack_edk2_blobs = bzip2.found()$/\1unpack_edk2_blobs = false/' \
-	"$tree/meson.build"
+if grep -q '^\s*unpack_edk2_blobs = bzip2.found()$' "$tree/meson.build"; then
+	sed -i 's/^\(\s*\)unpack_edk2_blobs = bzip2.found()$/\1unpack_edk2_blobs = false/' \
+		"$tree/meson.build"
+fi
 # - trace-events of hw/net/kite.
 grep -q "'hw/net/kite'," "$tree/meson.build" ||
 	sed -i "s|^\(\s*\)'hw/net',\$|&\n\1'hw/net/kite',|" "$tree/meson.build"

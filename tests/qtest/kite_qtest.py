@@ -8,7 +8,8 @@ through readl/writel/b64read/b64write) and a QMP monitor (set_link).
 MSI-X table entries point into guest RAM, so every interrupt the device
 raises is a 4-byte write the test can see.
 
-Usage: kite_qtest.py [--qemu PATH] [-k SUBSTRING] [-v]
+Usage: kite_qtest.py [--qemu PATH] [--logdir DIR] [--keep-logs] [-k SUBSTRING]
+                     [-v]
 Prints one line per test and, last, "qtest: N passed, N failed".
 """
 
@@ -119,11 +120,10 @@ def die_with_parent():
 
 
 class Qemu:
-    def __init__(self, qemu_bin, args, tmpdir, name):
-        self.tmpdir = tmpdir
+    def __init__(self, qemu_bin, args, tmpdir, logdir, name):
         self.qtest_path = os.path.join(tmpdir, name + ".qtest")
         self.qmp_path = os.path.join(tmpdir, name + ".qmp")
-        self.log_path = os.path.join(tmpdir, name + ".log")
+        self.log_path = os.path.join(logdir, name + ".log")
         lq = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         lq.bind(self.qtest_path)
         lq.listen(1)
@@ -928,9 +928,19 @@ def test_create_destroy_eq(env):
     check_eq(st, C.KITE_STS_PERMISSION, "CREATE_EQ from a user context")
     st, _ = d.exec(C.KITE_CMD_DESTROY_EQ, destroy_payload(eqns[1]), uctx=u)
     check_eq(st, C.KITE_STS_PERMISSION, "DESTROY_EQ from a user context")
-    # A completion EQ doorbell with arming on a user page is ignored.
+    # Arming an empty completion EQ raises nothing (no event pending); a
+    # doorbell for a destroyed EQ or on a user page is ignored.
+    vec = C.KITE_MSIX_COMP_BASE + 1
+    d.take_irq(vec)
     d.eq_doorbell(eqns[1], 0, True)
+    check(not d.take_irq(vec), "interrupt from an empty EQ")
+    d.eq_doorbell(eqns[0], 0, True)
+    d.q.writeq(d.db + u * C.KITE_DB_PAGE_SIZE + C.KITE_DB_EQ,
+               (C.KITE_DB_EQ_ARM << C.KITE_DB_FLAGS_SHIFT) | eqns[1])
     check(d.status() & C.KITE_STATUS_READY, "not READY after EQ doorbells")
+    log = env.q.guest_errors()
+    check("doorbell for unknown EQ" in log, "destroyed EQ doorbell not logged")
+    check("EQ doorbell on user page" in log, "user page EQ doorbell not logged")
 
 
 def gid_payload(gid, index, typ=0, port=1):
@@ -1050,6 +1060,36 @@ def test_aq_dma_error(env):
     wait_for(lambda: d.status() & C.KITE_STATUS_FATAL, "FATAL")
     check_eq(d.rd(C.KITE_REG_FATAL_CODE), C.KITE_FATAL_AQ_DMA, "FATAL_CODE")
     d.reset()
+
+
+@test("main")
+def test_ring_dma_errors(env):
+    d = env.dev[0]
+    far = 1 << 44           # nothing is mapped there
+    # Completion ring not writable.
+    d.bring_up(acq=far)
+    d.submit(C.KITE_CMD_QUERY_DEVICE)
+    wait_for(lambda: d.status() & C.KITE_STATUS_FATAL, "FATAL (ACQ)")
+    check_eq(d.rd(C.KITE_REG_FATAL_CODE), C.KITE_FATAL_AQ_DMA, "ACQ code")
+    # Async EQ not writable: the first event is fatal.
+    d.bring_up(aeq=far)
+    try:
+        env.q.qmp("set_link", name="k0", up=False)
+        wait_for(lambda: d.status() & C.KITE_STATUS_FATAL, "FATAL (AEQ)")
+        check_eq(d.rd(C.KITE_REG_FATAL_CODE), C.KITE_FATAL_EQ_DMA, "AEQ code")
+    finally:
+        env.q.qmp("set_link", name="k0", up=True)
+    # Ethernet TX ring not readable.
+    d.bring_up()
+    d.wr(C.KITE_REG_ETH_TX_BASE_LO, 0)
+    d.wr(C.KITE_REG_ETH_TX_BASE_HI, far >> 32)
+    d.wr(C.KITE_REG_ETH_TX_LOG_DEPTH, 2)
+    d.wr(C.KITE_REG_ETH_CTRL, C.KITE_ETH_CTRL_TX_EN)
+    check_eq(d.rd(C.KITE_REG_ETH_CTRL), C.KITE_ETH_CTRL_TX_EN, "TX_EN")
+    d.wr(C.KITE_REG_ETH_TX_DB, 1)
+    wait_for(lambda: d.status() & C.KITE_STATUS_FATAL, "FATAL (ETH)")
+    check_eq(d.rd(C.KITE_REG_FATAL_CODE), C.KITE_FATAL_ETH_DMA, "ETH code")
+    d.bring_up()
 
 
 def link_event_check(d, index, typ):
@@ -1309,6 +1349,66 @@ def test_doorbell_bar(env):
     check("names unknown object" in log, "doorbell not logged as guest error")
 
 
+KNOWN_STATUS = set(v for k, v in K.items() if k.startswith("KITE_STS_"))
+
+
+@test("main")
+def test_random_commands(env):
+    """Garbage in every field: answers with a known status, never a crash."""
+    import random
+    rnd = random.Random(0x4b495445)
+    d = env.dev[0]
+    d.bring_up(aq_log=6, acq_log=6)
+    far = 1 << 44
+    pointers = [d.outbuf, far, 0, far + 0x1000 * 7, d.outbuf + 0xfff]
+    for batch in range(24):
+        n = rnd.randint(1, 1 << d.aq_log)
+        for i in range(n):
+            op = rnd.choice([rnd.randint(0, 255)] +
+                            [v for k, v in K.items()
+                             if k.startswith("KITE_CMD_")] * 3)
+            payload = bytearray(rnd.getrandbits(8) for _ in range(120))
+            # Keep DMA away from the test's own rings: out buffers and ring
+            # addresses point at the scratch buffer or at unmapped space.
+            struct.pack_into("<Q", payload, 0, rnd.choice(pointers))
+            struct.pack_into("<Q", payload, 16, rnd.choice(pointers))
+            if rnd.random() < 0.7:
+                payload[8:12] = struct.pack("<I", rnd.choice(
+                    [0, 1, 36, 128, 160, 4096, 0xffffffff]))
+            uctx = rnd.choice([0, 0, 0, 1, 2, 255, 256, 0xffffffff])
+            flags = 0 if rnd.random() < 0.9 else rnd.randint(1, 255)
+            d.submit(op, bytes(payload), uctx=uctx, flags=flags, ring=False)
+        d.wr(C.KITE_REG_AQ_DB, d.aq_pi)
+        for i in range(n):
+            _, st, _, _ = d.wait_cqe()
+            check(st in KNOWN_STATUS, "unknown status 0x%x" % st)
+        check_eq(d.status() & (C.KITE_STATUS_READY | C.KITE_STATUS_FATAL),
+                 C.KITE_STATUS_READY, "status after batch %d" % batch)
+    # Random doorbells on every page while READY: ignored, never fatal.
+    for i in range(300):
+        page = rnd.choice([0, 0, 1, rnd.randrange(C.KITE_DB_NUM_PAGES)])
+        off = rnd.choice([C.KITE_DB_SQ, C.KITE_DB_RQ, C.KITE_DB_CQ,
+                          C.KITE_DB_EQ, C.KITE_DB_EQ,
+                          rnd.randrange(0, C.KITE_DB_PAGE_SIZE, 8)])
+        val = rnd.choice([rnd.getrandbits(64),
+                          (rnd.getrandbits(32) << 32) | rnd.randrange(12) |
+                          (rnd.getrandbits(8) << 24)])
+        d.q.writeq(d.db + page * C.KITE_DB_PAGE_SIZE + off, val)
+    check_eq(d.status() & (C.KITE_STATUS_READY | C.KITE_STATUS_FATAL),
+             C.KITE_STATUS_READY, "status after random doorbells")
+    # Random register writes (ring bases only into unmapped space), then a
+    # reset brings the device back.
+    regs = [r for k, r in K.items() if k.startswith("KITE_REG_") and
+            k not in ("KITE_REG_DEV_CTRL",) and not k.endswith("BASE_LO")]
+    for i in range(400):
+        reg = rnd.choice(regs + [rnd.randrange(0, C.KITE_REGS_SIZE, 4)])
+        d.wr(reg, rnd.choice([0, 1, 2, 3, 7, 0xffffffff, rnd.getrandbits(32)]))
+    check(env.q.proc.poll() is None, "QEMU died")
+    d.bring_up()
+    d.exec_ok(C.KITE_CMD_QUERY_DEVICE,
+              struct.pack("<QII", d.outbuf, 128, 0))
+
+
 @test("fault")
 def test_fault_opcode(env):
     d = env.dev[0]
@@ -1355,9 +1455,9 @@ def test_fault_hang_opcode(env):
 # --------------------------------------------------------------------------
 
 class Env:
-    def __init__(self, qemu_bin, name, tmpdir):
+    def __init__(self, qemu_bin, name, tmpdir, logdir):
         args, devs = ENVS[name]
-        self.q = Qemu(qemu_bin, args, tmpdir, name)
+        self.q = Qemu(qemu_bin, args, tmpdir, logdir, name)
         self.dev = []
         for i, slot in enumerate(devs):
             d = Kite(self.q, slot, 0xc0000000 + i * 0x1000000,
@@ -1374,6 +1474,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--qemu", default=os.path.join(REPO, "out",
                                                    "qemu-system-x86_64"))
+    ap.add_argument("--logdir", default=os.path.join(REPO, "out", "logs",
+                                                     "qtest"))
+    ap.add_argument("--keep-logs", action="store_true")
     ap.add_argument("-k", dest="filter", default="")
     ap.add_argument("-v", dest="verbose", action="store_true")
     args = ap.parse_args()
@@ -1382,8 +1485,13 @@ def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(124))
 
     passed = failed = 0
+    # Sockets in a private temporary directory (short paths); QEMU's guest
+    # error log and stderr under out/logs/qtest, kept when a test fails.
     tmpdir = tempfile.mkdtemp(prefix="kite-qtest-")
-    keep = False
+    logdir = args.logdir
+    shutil.rmtree(logdir, ignore_errors=True)
+    os.makedirs(logdir)
+    keep = args.keep_logs
     try:
         for env_name in ENVS:
             tests = [t for t in TESTS if t[1] == env_name and
@@ -1392,7 +1500,7 @@ def main():
                 continue
             env = None
             try:
-                env = Env(args.qemu, env_name, tmpdir)
+                env = Env(args.qemu, env_name, tmpdir, logdir)
             except Exception as e:
                 for name, _, _ in tests:
                     print("FAIL %s: QEMU setup: %s" % (name, e))
@@ -1420,10 +1528,11 @@ def main():
             finally:
                 env.close()
     finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)
         if keep:
-            print("qtest: logs in %s" % tmpdir, file=sys.stderr)
+            print("qtest: QEMU logs in %s" % logdir)
         else:
-            shutil.rmtree(tmpdir, ignore_errors=True)
+            shutil.rmtree(logdir, ignore_errors=True)
     print("qtest: %d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 
