@@ -3,11 +3,13 @@
 #
 # kunit-summary.py JSON LOG RC "SUITE..." ["DEVICE SUITE..."]
 # Called by scripts/kunit.sh.
-# Counts the results kunit.py parsed (--json), adds a failure for a crash,
-# a parse error, a timeout, a non-zero kunit.py exit status with no failed
-# test (e.g. a build failure), each expected suite that did not run, each
-# device suite whose cases were all skipped, and a run with no test at all; prints a line per suite and, as the last line,
-# "kunit: N passed, N failed, N skipped". Exit status 1 when anything failed.
+# Counts the results kunit.py parsed (--json) and adds a failure for: a
+# kernel that did not configure/build/boot, a parse error, a timeout, a
+# non-zero kunit.py exit status with no failed test, each expected suite
+# that did not run, each device suite whose cases were all skipped, and a
+# run with no test at all. Prints a line per suite and, as the last line,
+# "kunit: N passed, N failed, N skipped"; on failure also the diagnostics
+# of the failed tests. Exit status 1 when anything failed.
 import json
 import re
 import sys
@@ -31,9 +33,8 @@ def leaves(group):
 try:
     with open(json_path) as f:
         root = json.load(f)
-except (OSError, ValueError) as e:
+except (OSError, ValueError):
     root = {}
-    problems.append("no parsed results (%s)" % e.__class__.__name__)
 
 groups = root.get("sub_groups", [])
 # Test cases at the top level (no suite) count too.
@@ -66,6 +67,11 @@ if m:
 if re.search(r"timed out after \d+ seconds", log):
     problems.append("the test run timed out")
     failed += 1
+booted = "Starting KUnit Kernel" in log
+if not booted:
+    problems.append("kunit.py did not boot a kernel (configuration or build failed)")
+    failed += 1
+    expected = []
 ran = {name for name, _, _, _ in suites}
 for name in expected:
     if name not in ran:
@@ -80,10 +86,7 @@ if passed + failed + skipped == 0:
     problems.append("no test ran")
     failed += 1
 if rc != 0 and failed == 0:
-    if "Build failure" in log or "BUILD_FAILURE" in log or "Error 2" in log:
-        problems.append("kunit.py: the kernel did not build")
-    else:
-        problems.append("kunit.py exited with status %d" % rc)
+    problems.append("kunit.py exited with status %d" % rc)
     failed += 1
 
 for name, p, f, s in suites:
@@ -91,10 +94,24 @@ for name, p, f, s in suites:
 for line in problems:
     print("  FAIL %s" % line)
 if failed:
-    hits = [l for l in log.splitlines()
-            if re.search(r"error:|Error \d|Missing:|ERROR|not ok|Kernel panic|BUG:|timed out|Traceback", l)]
-    for l in hits[:20]:
-        print("  | " + l.rstrip()[:200])
+    # The diagnostics of each failed or crashed test (kunit.py prints them
+    # just before "[FAILED] name"), and build, config or boot errors.
+    stamp = re.compile(r"^\[\d\d:\d\d:\d\d\] ")
+    shown, block = [], []
+    for line in log.splitlines():
+        text = stamp.sub("", line).rstrip()
+        if re.match(r"\[(FAILED|CRASHED)\] ", text):
+            shown += block + [text]
+            block = []
+        elif re.match(r"(\[(PASSED|SKIPPED)\] |=+ )", text):
+            block = []
+        elif re.search(r"error:|Error \d|Missing:|Kernel panic|BUG:|"
+                       r"timed out|Traceback|Could not|not found", text):
+            shown.append(text)
+        elif text.startswith(("# ", "    ", "Expected ")):
+            block.append(text)
+    for text in shown[:40]:
+        print("  | " + text[:200])
     print("kunit.sh: see %s" % log_path)
 print("kunit: %d passed, %d failed, %d skipped" % (passed, failed, skipped))
 sys.exit(1 if failed else 0)

@@ -11,12 +11,14 @@
 #   linux-<tarball sha256[:12]>/   the extracted source, made once; the
 #                                  driver and kite_hw.h are synced into it
 #                                  (only files whose contents changed)
-#   build-<sha256[:12] of kunitconfig + source key>/
-#                                  kunit.py's build dir; a new one is seeded
-#                                  from the most recently used one, so a
-#                                  changed kunitconfig costs an incremental
-#                                  build, not a cold one. The 3 most recent
-#                                  build dirs are kept.
+#   build/                         kunit.py's build dir for the current key
+#                                  (sha256[:12] of kunitconfig + source key,
+#                                  in build/.kite-key)
+#   build-<key>/                   builds of other keys, parked (at most
+#                                  KITE_KUNIT_KEEP); swapped in by renaming.
+#                                  A new key starts from a copy of the most
+#                                  recent build, so a changed kunitconfig
+#                                  costs an incremental build, not a cold one.
 #
 # Output: a summary per suite, then as the last line
 #   kunit: N passed, N failed, N skipped
@@ -28,7 +30,7 @@
 # Environment: KITE_CACHE, KITE_LINUX_TARBALL (default
 # /usr/src/linux-source-6.1.tar.xz), KITE_KUNITCONFIG (default
 # kunit/.kunitconfig), KITE_KUNIT_TIMEOUT (seconds for the test run, default
-# 300), KITE_JOBS (default 2), KITE_KUNIT_KEEP (build dirs kept, default 3),
+# 300), KITE_JOBS (default 2), KITE_KUNIT_KEEP (parked build dirs kept, default 2),
 # KITE_KUNIT_SYNC_ONLY=1 (only extract and sync the source tree),
 # KITE_KUNIT_DEVICE_SUITES (suites that fail when every case skips, because
 # the device is attached; default "kite_device").
@@ -41,7 +43,7 @@ TARBALL=${KITE_LINUX_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 KUNITCONFIG=$(realpath "${KITE_KUNITCONFIG:-$REPO/kunit/.kunitconfig}")
 TIMEOUT=${KITE_KUNIT_TIMEOUT:-300}
 JOBS=${KITE_JOBS:-2}
-KEEP=${KITE_KUNIT_KEEP:-3}
+KEEP=${KITE_KUNIT_KEEP:-2}
 LOGDIR=$REPO/out/logs
 LOG=$LOGDIR/kunit.log
 CONSOLE=$LOGDIR/kunit-console.log
@@ -135,6 +137,7 @@ if [ -f "$KITE_SRC/Kconfig" ]; then
 
 	# Hook the driver into the tree's Kconfig and Makefile (idempotent).
 	mk=$SRC/drivers/infiniband/hw/Makefile
+	# shellcheck disable=SC2016 # a make variable, written literally
 	line='obj-$(CONFIG_INFINIBAND_KITE)		+= kite/'
 	if ! grep -q 'CONFIG_INFINIBAND_KITE' "$mk"; then
 		printf '%s\n' "$line" >> "$mk"
@@ -163,29 +166,51 @@ if [ "${KITE_KUNIT_SYNC_ONLY:-0}" = 1 ]; then
 fi
 
 # --- 3. the build dir, keyed by kunitconfig and source ----------------------
+# kbuild records absolute build paths (objtool's .cmd files), and every object
+# depends on objtool: a build dir that moves to another path is rebuilt from
+# scratch. So the build always happens in one place, $CACHE/build, which
+# holds the build of one key (.kite-key); the builds of other keys are parked
+# beside it as build-<key> and swapped in by renaming. A key seen for the
+# first time starts from a copy of the most recent build of the same source:
+# kbuild then recompiles only what the configuration change touches.
 buildkey=$( { cat "$KUNITCONFIG"; echo "source=$srckey"; } | sha256sum | cut -c1-12)
-BUILD=$CACHE/build-$buildkey
-if [ ! -d "$BUILD" ]; then
-	# Seed from the most recently used build of the same source: kbuild then
-	# recompiles only what the configuration change touches.
-	seed=$(ls -1dt "$CACHE"/build-*/ 2>/dev/null | while read -r d; do
-		if [ "$(cat "$d/.kite-source" 2>/dev/null)" = "$srckey" ]; then
-			echo "${d%/}"
-			break
-		fi
-	done || true)
-	if [ -n "$seed" ]; then
-		echo "kunit.sh: new configuration; seeding $BUILD from $seed" >&2
-		cp -a --reflink=auto "$seed" "$BUILD.kite-tmp"
-		mv "$BUILD.kite-tmp" "$BUILD"
+BUILD=$CACHE/build
+cur=$(cat "$BUILD/.kite-key" 2>/dev/null || true)
+if [ -d "$BUILD" ] && [ "$cur" != "$buildkey" ]; then
+	if [ -n "$cur" ]; then
+		rm -rf "$CACHE/build-$cur"
+		mv "$BUILD" "$CACHE/build-$cur"
+		touch "$CACHE/build-$cur"
 	else
-		mkdir -p "$BUILD"
+		rm -rf "$BUILD"
 	fi
 fi
+if [ ! -d "$BUILD" ]; then
+	if [ -d "$CACHE/build-$buildkey" ]; then
+		mv "$CACHE/build-$buildkey" "$BUILD"
+	else
+		# shellcheck disable=SC2012 # our own build-<hex> names
+		seed=$(ls -1dt "$CACHE"/build-*/ 2>/dev/null | while read -r d; do
+			if [ "$(cat "$d/.kite-source" 2>/dev/null)" = "$srckey" ]; then
+				echo "${d%/}"
+				break
+			fi
+		done || true)
+		rm -rf "$BUILD.kite-tmp"
+		if [ -n "$seed" ]; then
+			echo "kunit.sh: new configuration $buildkey; starting from $seed" >&2
+			cp -a --reflink=auto "$seed" "$BUILD.kite-tmp"
+		else
+			mkdir -p "$BUILD.kite-tmp"
+		fi
+		mv "$BUILD.kite-tmp" "$BUILD"
+	fi
+fi
+echo "$buildkey" > "$BUILD/.kite-key"
 echo "$srckey" > "$BUILD/.kite-source"
-touch "$BUILD"
 
-# Keep the $KEEP most recently used build dirs.
+# Keep the $KEEP most recently used parked builds.
+# shellcheck disable=SC2012 # our own build-<hex> names
 ls -1dt "$CACHE"/build-*/ 2>/dev/null | tail -n +$((KEEP + 1)) | while read -r d; do
 	rm -rf "${d%/}"
 done || true
@@ -220,8 +245,11 @@ echo "kunit.sh: kunit.py exit status $rc after $((end - start)) s" >> "$LOG"
 
 # --- 5. count ------------------------------------------------------------------
 # Suites the driver defines (struct kunit_suite ... .name = "x"): each must run.
+# (Not when kunit.py got a filter or other options: they may select fewer.)
 expected=""
-if [ -d "$KITE_SRC" ] && grep -q '^CONFIG_INFINIBAND_KITE_KUNIT_TEST=y' "$KUNITCONFIG"; then
+if [ $# -eq 0 ] && [ -d "$KITE_SRC" ] &&
+   grep -q '^CONFIG_INFINIBAND_KITE_KUNIT_TEST=y' "$KUNITCONFIG"; then
+	# shellcheck disable=SC2016 # an awk program
 	expected=$(find "$KITE_SRC" -name '*.c' -print0 | xargs -0 -r awk '
 		/struct[ \t]+kunit_suite[ \t]+[A-Za-z0-9_]+[ \t]*=/ { insuite = 1 }
 		insuite && /\.name[ \t]*=/ {

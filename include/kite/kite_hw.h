@@ -151,6 +151,7 @@
 #define KITE_REG_CAP_FLAGS		0x154	/* KITE_DEV_CAP_* */
 
 #define KITE_MIN_LOG_DEPTH		2	/* every ring has at least 4 entries */
+#define KITE_RING_ALIGN			4096	/* ring base alignment (bytes) */
 
 /* ------------------------------------------------------------------ */
 /* Limits the device model implements (advertised through the caps)   */
@@ -574,7 +575,10 @@ struct kite_stats {
 	__le64 roce_rx_packets;
 	__le64 roce_retransmits;
 	__le64 roce_icrc_errors;
-	__le64 reserved2[6];
+	/* Device health. */
+	__le64 eq_events_dropped;	/* event lost: EQ full */
+	__le64 db_rejected;		/* doorbell for a foreign/unknown object */
+	__le64 reserved2[4];
 };
 
 /* ------------------------------------------------------------------ */
@@ -896,15 +900,20 @@ static inline __u32 kite_mtu_bytes(__u32 mtu)
 	       128u << mtu : 0;
 }
 
+/*
+ * Headers a RoCEv2 packet may carry beside its payload, counted as ib_core's
+ * iboe_get_mtu() counts them: IPv6 (40) + UDP (8) + BTH (12) + XRCETH (4) +
+ * AtomicETH (28) + ICRC (4), so driver and ib_core agree on the active MTU.
+ */
+#define KITE_ROCE_MTU_OVERHEAD		(40 + 8 + 12 + 4 + 28 + 4)
+
 /* Largest path MTU (enum kite_mtu) that fits an Ethernet MTU in bytes. */
 static inline __u32 kite_mtu_from_eth(__u32 eth_mtu)
 {
-	/* IPv4 (20) + UDP (8) + BTH (12) + RETH (16) + ICRC (4) worst case */
-	const __u32 overhead = 20 + 8 + 12 + 16 + 4;
 	__u32 mtu;
 
 	for (mtu = KITE_MTU_4096; mtu > KITE_MTU_256; mtu--)
-		if (kite_mtu_bytes(mtu) + overhead <= eth_mtu)
+		if (kite_mtu_bytes(mtu) + KITE_ROCE_MTU_OVERHEAD <= eth_mtu)
 			break;
 	return mtu;
 }

@@ -316,6 +316,7 @@ static void test_limits(void **state)
 {
 	static const struct value_check v[] = {
 		V(KITE_MIN_LOG_DEPTH, 2),
+		V(KITE_RING_ALIGN, 4096),
 		V(KITE_DEF_MAX_QP, 1024),
 		V(KITE_DEF_MAX_CQ, 1024),
 		V(KITE_DEF_MAX_MR, 4096),

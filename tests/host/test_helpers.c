@@ -253,27 +253,27 @@ static void test_mtu_bytes(void **state)
 }
 
 /*
- * The header's rule: the largest path MTU whose payload plus 60 bytes of
- * headers (IPv4 20, UDP 8, BTH 12, RETH 16, ICRC 4) fits the Ethernet MTU,
- * and never less than 256.
+ * The header's rule: the largest path MTU whose payload plus 96 bytes of
+ * headers (IPv6 40, UDP 8, BTH 12, XRCETH 4, AtomicETH 28, ICRC 4, as
+ * ib_core's iboe_get_mtu counts them) fits the Ethernet MTU, never below 256.
  */
 static void test_mtu_from_eth(void **state)
 {
 	static const struct { __u32 eth, mtu; } c[] = {
 		{ 9000, KITE_MTU_4096 },
-		{ 4156, KITE_MTU_4096 },	/* 4096 + 60 exactly */
-		{ 4155, KITE_MTU_2048 },
+		{ 4192, KITE_MTU_4096 },	/* 4096 + 96 exactly */
+		{ 4191, KITE_MTU_2048 },
 		{ 4096, KITE_MTU_2048 },
-		{ 2108, KITE_MTU_2048 },	/* 2048 + 60 */
-		{ 2107, KITE_MTU_1024 },
+		{ 2144, KITE_MTU_2048 },	/* 2048 + 96 */
+		{ 2143, KITE_MTU_1024 },
 		{ 1500, KITE_MTU_1024 },
-		{ 1084, KITE_MTU_1024 },	/* 1024 + 60 */
-		{ 1083, KITE_MTU_512 },
+		{ 1120, KITE_MTU_1024 },	/* 1024 + 96 */
+		{ 1119, KITE_MTU_512 },
 		{ 1024, KITE_MTU_512 },
-		{ 576, KITE_MTU_512 },
-		{ 572, KITE_MTU_512 },		/* 512 + 60 */
-		{ 571, KITE_MTU_256 },
-		{ 316, KITE_MTU_256 },		/* 256 + 60 */
+		{ 608, KITE_MTU_512 },		/* 512 + 96 */
+		{ 607, KITE_MTU_256 },
+		{ 576, KITE_MTU_256 },
+		{ 352, KITE_MTU_256 },		/* 256 + 96 */
 		{ KITE_ETH_MIN_MTU, KITE_MTU_256 },	/* floor */
 		{ 0, KITE_MTU_256 },		/* floor */
 		{ 0xffffffff, KITE_MTU_4096 },
@@ -293,7 +293,7 @@ static void test_mtu_from_eth(void **state)
 /* Over the whole valid Ethernet MTU range: the result fits and is maximal. */
 static void test_mtu_from_eth_property(void **state)
 {
-	const __u32 overhead = 60;
+	const __u32 overhead = 96;
 	__u32 eth;
 
 	(void)state;

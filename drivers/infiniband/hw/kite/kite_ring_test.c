@@ -151,9 +151,9 @@ static void kite_test_mtu(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kite_mtu_bytes(KITE_MTU_4096 + 1), 0);
 
 	KUNIT_EXPECT_EQ(test, kite_mtu_from_eth(1500), KITE_MTU_1024);
-	KUNIT_EXPECT_EQ(test, kite_mtu_from_eth(2047 + 64), KITE_MTU_1024);
-	KUNIT_EXPECT_EQ(test, kite_mtu_from_eth(2048 + 64), KITE_MTU_2048);
-	KUNIT_EXPECT_EQ(test, kite_mtu_from_eth(4096 + 64), KITE_MTU_4096);
+	KUNIT_EXPECT_EQ(test, kite_mtu_from_eth(2047 + KITE_ROCE_MTU_OVERHEAD), KITE_MTU_1024);
+	KUNIT_EXPECT_EQ(test, kite_mtu_from_eth(2048 + KITE_ROCE_MTU_OVERHEAD), KITE_MTU_2048);
+	KUNIT_EXPECT_EQ(test, kite_mtu_from_eth(4096 + KITE_ROCE_MTU_OVERHEAD), KITE_MTU_4096);
 	KUNIT_EXPECT_EQ(test, kite_mtu_from_eth(KITE_ETH_MAX_MTU),
 			KITE_MTU_4096);
 	KUNIT_EXPECT_EQ(test, kite_mtu_from_eth(KITE_ETH_MIN_MTU),

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Layout of the uverbs udata structures in include/uapi/rdma/kite-abi.h,
+ * shared by kite.ko and the rdma-core provider. Literal offsets as in
+ * test_abi_layout.c; besides, the header's own rules: every structure is a
+ * multiple of 8 bytes and reserved_XXX is named after its bit offset.
+ *
+ * Copyright (c) 2026 The Kite authors
+ */
+#include <rdma/kite-abi.h>
+
+#include "layout.h"
+
+LAYOUT_TEST(kite_alloc_ucontext_resp, 64, 8,
+	FLD(comp_mask, 0, 4),
+	FLD(uctx, 4, 4),
+	FLD(db_mmap_offset, 8, 8),
+	FLD(db_size, 16, 4),
+	FLD(dev_abi_version, 20, 4),
+	FLD(max_qp, 24, 4),
+	FLD(max_cq, 28, 4),
+	FLD(max_cqe, 32, 4),
+	FLD(max_qp_wr, 36, 4),
+	FLD(max_sge, 40, 4),
+	FLD(max_inline, 44, 4),
+	FLD(max_rd_atom, 48, 4),
+	FLD(cap_flags, 52, 4),
+	FLD(reserved_1c0, 56, 8))
+
+LAYOUT_TEST(kite_alloc_pd_resp, 8, 4,
+	FLD(comp_mask, 0, 4),
+	FLD(pdn, 4, 4))
+
+/* Every structure with a layout test above. */
+#define LAYOUT_LIST(X) \
+	X(kite_alloc_ucontext_resp) \
+	X(kite_alloc_pd_resp)
+
+/* Sizes are multiples of 8, so 32- and 64-bit user space agree. */
+static void test_uapi_sizes_multiple_of_8(void **state)
+{
+#define X(type) { #type, sizeof(struct type) },
+	static const struct { const char *name; size_t size; } s[] = {
+		LAYOUT_LIST(X)
+	};
+#undef X
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(s); i++)
+		if (s[i].size % 8)
+			fail_msg("struct %s is %zu bytes, not a multiple of 8",
+				 s[i].name, s[i].size);
+	assert_int_equal(KITE_UVERBS_ABI_VERSION, 1);
+}
+
+/* uapi_structs.h: every "struct kite_* {" of kite-abi.h (see Makefile). */
+static void test_uapi_every_struct_listed(void **state)
+{
+#define X(type) #type,
+	static const char *const tested[] = { LAYOUT_LIST(X) };
+#undef X
+	static const char *const in_header[] = {
+#include "uapi_structs.h"
+	};
+	size_t i, j;
+
+	(void)state;
+	assert_true(ARRAY_SIZE(in_header) >= 1);
+	for (i = 0; i < ARRAY_SIZE(in_header); i++) {
+		for (j = 0; j < ARRAY_SIZE(tested); j++)
+			if (!strcmp(in_header[i], tested[j]))
+				break;
+		if (j == ARRAY_SIZE(tested))
+			fail_msg("struct %s in kite-abi.h has no layout test",
+				 in_header[i]);
+	}
+}
+
+int main(void)
+{
+#define X(type) cmocka_unit_test(test_layout_##type),
+	const struct CMUnitTest tests[] = {
+		LAYOUT_LIST(X)
+		cmocka_unit_test(test_uapi_sizes_multiple_of_8),
+		cmocka_unit_test(test_uapi_every_struct_listed),
+	};
+#undef X
+
+	return cmocka_run_group_tests_name("uapi_layout", tests, NULL, NULL);
+}
