@@ -27,7 +27,9 @@ struct kite_dev;
 /**
  * struct kite_eq - an event queue ring
  * @kdev: owning device
- * @ring: entries, 2^@log_depth of them (@dma)
+ * @ring: entries, 2^@log_depth of them
+ * @dma: DMA address of @ring
+ * @log_depth: log2 of the number of entries
  * @ci: free-running consumer index
  * @eqn: EQ number (0: async EQ)
  * @vector: MSI-X vector index

@@ -41,15 +41,20 @@ struct kite_admin_ctx {
  * struct kite_admin - admin queue state
  * @dev: device used for DMA and logging
  * @regs: BAR0 mapping
- * @aq: submission ring (@aq_dma), 2^@aq_log entries
- * @acq: completion ring (@acq_dma), 2^@acq_log entries
+ * @aq: submission ring, 2^@aq_log entries
+ * @aq_dma: DMA address of @aq
+ * @acq: completion ring, 2^@acq_log entries
+ * @acq_dma: DMA address of @acq
  * @outbuf: one KITE_ADMIN_OUTBUF_SIZE result buffer per context
+ * @outbuf_dma: DMA address of @outbuf
  * @ctx: one context per submission slot
  * @avail: counts free contexts
  * @lock: protects @pi, @acq_ci, @gen and the contexts
  * @pi: free-running producer index of @aq
  * @acq_ci: free-running consumer index of @acq
  * @gen: generation mixed into cmd_id to catch stale completions
+ * @aq_log: log2 of the submission ring depth
+ * @acq_log: log2 of the completion ring depth
  * @dead: set once the device stopped answering; commands fail fast
  */
 struct kite_admin {

@@ -60,7 +60,10 @@ struct kite_eth_stats {
  * @stats: counters updated by NAPI, under @syncp
  * @syncp: protects @stats
  * @tx_dropped: frames dropped in ndo_start_xmit
+ * @ctrl_lock: serialises writes of KITE_REG_ETH_CTRL
+ * @ring_en: ring enable bits last written to KITE_REG_ETH_CTRL
  * @speed: link speed in Mb/s (fixed, from QUERY_PORT)
+ * @up: rings and interrupt are set up (kite_eth_open() succeeded)
  * @irq_name: interrupt name
  */
 struct kite_eth {
@@ -74,7 +77,10 @@ struct kite_eth {
 	struct kite_eth_stats stats;
 	struct u64_stats_sync syncp;
 	atomic64_t tx_dropped;
+	spinlock_t ctrl_lock; /* see above */
+	u32 ring_en;
 	u32 speed;
+	bool up;
 	char irq_name[32];
 };
 
@@ -128,7 +134,9 @@ static netdev_tx_t kite_eth_xmit(struct sk_buff *skb, struct net_device *nd)
 	}
 	if (skb->len > KITE_ETH_MAX_FRAME)
 		goto drop;
-	if (unlikely(kite_ring_used(ring->pi, READ_ONCE(ring->ci)) >= depth)) {
+	/* Pairs with the release in kite_eth_tx_clean(): slot is free. */
+	if (unlikely(kite_ring_used(ring->pi, smp_load_acquire(&ring->ci)) >=
+		     depth)) {
 		netif_stop_queue(nd);
 		return NETDEV_TX_BUSY;
 	}
@@ -208,7 +216,8 @@ static void kite_eth_tx_clean(struct kite_eth *eth, int budget)
 	eth->stats.tx_errors += errors;
 	u64_stats_update_end(&eth->syncp);
 
-	WRITE_ONCE(ring->ci, ci);
+	/* Descriptors are cleared before the slots are handed back. */
+	smp_store_release(&ring->ci, ci);
 	/* Pairs with the barrier in kite_eth_xmit(). */
 	smp_mb();
 	if (netif_queue_stopped(eth->netdev) &&
@@ -371,9 +380,25 @@ static void kite_eth_ring_free(struct kite_eth *eth, struct kite_eth_ring *ring,
 	ring->bufs = NULL;
 }
 
-static u32 kite_eth_ctrl_bits(struct net_device *nd)
+/*
+ * Write ETH_CTRL: the ring enables (@ring_en, or the current ones when
+ * @keep_rings) plus the receive filter mode. Returns what the device took.
+ */
+static u32 kite_eth_write_ctrl(struct kite_eth *eth, u32 ring_en,
+			       bool keep_rings)
 {
-	return (nd->flags & IFF_PROMISC) ? KITE_ETH_CTRL_PROMISC : 0;
+	u32 ctrl;
+
+	spin_lock_bh(&eth->ctrl_lock);
+	if (!keep_rings)
+		eth->ring_en = ring_en;
+	ctrl = eth->ring_en;
+	if (eth->netdev->flags & IFF_PROMISC)
+		ctrl |= KITE_ETH_CTRL_PROMISC;
+	kite_wr32(eth->kdev, KITE_REG_ETH_CTRL, ctrl);
+	ctrl = kite_rd32(eth->kdev, KITE_REG_ETH_CTRL);
+	spin_unlock_bh(&eth->ctrl_lock);
+	return ctrl;
 }
 
 static int kite_eth_hw_start(struct kite_eth *eth)
@@ -388,13 +413,12 @@ static int kite_eth_hw_start(struct kite_eth *eth)
 	kite_wr32(kdev, KITE_REG_ETH_RX_BASE_LO, lower_32_bits(eth->rx.dma));
 	kite_wr32(kdev, KITE_REG_ETH_RX_BASE_HI, upper_32_bits(eth->rx.dma));
 	kite_wr32(kdev, KITE_REG_ETH_RX_LOG_DEPTH, eth->rx.log_depth);
-	kite_wr32(kdev, KITE_REG_ETH_CTRL, want | kite_eth_ctrl_bits(eth->netdev));
-	ctrl = kite_rd32(kdev, KITE_REG_ETH_CTRL);
+	ctrl = kite_eth_write_ctrl(eth, want, false);
 	if ((ctrl & want) != want) {
 		netdev_err(eth->netdev,
 			   "device rejected the Ethernet rings (ctrl 0x%x)\n",
 			   ctrl);
-		kite_wr32(kdev, KITE_REG_ETH_CTRL, 0);
+		kite_eth_write_ctrl(eth, 0, false);
 		return -EIO;
 	}
 	return 0;
@@ -431,6 +455,7 @@ static int kite_eth_open(struct net_device *nd)
 		netif_carrier_off(nd);
 	netif_start_queue(nd);
 	kite_eth_irq_arm(eth);
+	eth->up = true;
 	return 0;
 
 err_free_irq:
@@ -447,10 +472,14 @@ static int kite_eth_stop(struct net_device *nd)
 	struct kite_eth *eth = netdev_priv(nd);
 	struct kite_dev *kdev = eth->kdev;
 
+	/* A failed reopen after an MTU change left nothing to stop. */
+	if (!eth->up)
+		return 0;
+	eth->up = false;
 	netif_tx_disable(nd);
 	napi_disable(&eth->napi);
 	/* The device stops using the rings once they are disabled. */
-	kite_wr32(kdev, KITE_REG_ETH_CTRL, 0);
+	kite_eth_write_ctrl(eth, 0, false);
 	free_irq(pci_irq_vector(kdev->pdev, KITE_MSIX_ETH), eth);
 	kite_eth_ring_free(eth, &eth->rx, DMA_FROM_DEVICE);
 	kite_eth_ring_free(eth, &eth->tx, DMA_TO_DEVICE);
@@ -496,11 +525,9 @@ static int kite_eth_set_mac_address(struct net_device *nd, void *p)
 static void kite_eth_set_rx_mode(struct net_device *nd)
 {
 	struct kite_eth *eth = netdev_priv(nd);
-	u32 ctrl = kite_rd32(eth->kdev, KITE_REG_ETH_CTRL);
 
-	ctrl &= ~KITE_ETH_CTRL_PROMISC;
-	ctrl |= kite_eth_ctrl_bits(nd);
-	kite_wr32(eth->kdev, KITE_REG_ETH_CTRL, ctrl);
+	/* Unicast to our MAC, broadcast and all multicast always pass. */
+	kite_eth_write_ctrl(eth, 0, true);
 }
 
 static void kite_eth_read_stats(struct kite_eth *eth, struct kite_eth_stats *s)
@@ -766,6 +793,7 @@ int kite_eth_probe(struct kite_dev *kdev)
 	eth->netdev = nd;
 	eth->log_depth = min_t(u8, KITE_ETH_LOG_DEPTH, kdev->max_eth_log);
 	u64_stats_init(&eth->syncp);
+	spin_lock_init(&eth->ctrl_lock);
 	atomic64_set(&eth->tx_dropped, 0);
 	snprintf(eth->irq_name, sizeof(eth->irq_name), "kite-eth@pci:%s",
 		 pci_name(kdev->pdev));

@@ -157,18 +157,58 @@ static void kite_get_dev_fw_str(struct ib_device *ibdev, char *str)
 		 (fw >> 8) & 0xff, fw & 0xff);
 }
 
+/* Port counters, read from the device with QUERY_STATS. */
+#define KITE_IB_STAT(f) { .name = #f, .priv = (void *)offsetof(struct kite_hw_stats, f) }
+
+static const struct rdma_stat_desc kite_port_stats[] = {
+	KITE_IB_STAT(roce_tx_packets),
+	KITE_IB_STAT(roce_rx_packets),
+	KITE_IB_STAT(roce_retransmits),
+	KITE_IB_STAT(roce_icrc_errors),
+	KITE_IB_STAT(eth_tx_packets),
+	KITE_IB_STAT(eth_rx_packets),
+	KITE_IB_STAT(eth_rx_dropped),
+	KITE_IB_STAT(eth_tx_errors),
+};
+
+static struct rdma_hw_stats *kite_alloc_hw_port_stats(struct ib_device *ibdev,
+						      u32 port)
+{
+	return rdma_alloc_hw_stats_struct(kite_port_stats,
+					  ARRAY_SIZE(kite_port_stats),
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+static int kite_get_hw_stats(struct ib_device *ibdev,
+			     struct rdma_hw_stats *stats, u32 port, int index)
+{
+	struct kite_hw_stats hw;
+	int err, i;
+
+	err = kite_cmd_query_stats(&to_kdev(ibdev)->admin, &hw);
+	if (err)
+		return err;
+	for (i = 0; i < ARRAY_SIZE(kite_port_stats); i++)
+		stats->value[i] = *(u64 *)((u8 *)&hw +
+					   (uintptr_t)kite_port_stats[i].priv);
+	return ARRAY_SIZE(kite_port_stats);
+}
+
 static const struct ib_device_ops kite_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 	.uverbs_abi_ver = KITE_UVERBS_ABI_VERSION,
 
 	.add_gid = kite_add_gid,
+	.alloc_hw_port_stats = kite_alloc_hw_port_stats,
 	.alloc_pd = kite_alloc_pd,
 	.alloc_ucontext = kite_alloc_ucontext,
 	.dealloc_pd = kite_dealloc_pd,
 	.dealloc_ucontext = kite_dealloc_ucontext,
 	.del_gid = kite_del_gid,
+	.disassociate_ucontext = kite_disassociate_ucontext,
 	.get_dev_fw_str = kite_get_dev_fw_str,
+	.get_hw_stats = kite_get_hw_stats,
 	.get_link_layer = kite_get_link_layer,
 	.get_port_immutable = kite_get_port_immutable,
 	.mmap = kite_mmap,
@@ -230,6 +270,12 @@ int kite_ib_register(struct kite_dev *kdev)
 	if (err) {
 		dev_err(&kdev->pdev->dev, "ib_register_device failed: %d\n",
 			err);
+		/*
+		 * Some failure paths of ib_register_device() keep the netdev
+		 * reference until ib_dealloc_device(); drop it now so that the
+		 * netdev can be unregistered first.
+		 */
+		ib_device_set_netdev(ibdev, NULL, KITE_IB_PORT);
 		return err;
 	}
 

@@ -112,6 +112,18 @@ void kite_dealloc_ucontext(struct ib_ucontext *ibuc)
 }
 
 /**
+ * kite_disassociate_ucontext() - the device goes away under a live context
+ * @ibuc: user context
+ *
+ * Having this op lets ib_core unregister the device while processes still
+ * hold contexts: it zaps their doorbell mappings itself and then calls
+ * kite_dealloc_ucontext(). Nothing else refers to the device here.
+ */
+void kite_disassociate_ucontext(struct ib_ucontext *ibuc)
+{
+}
+
+/**
  * kite_mmap() - map a context's doorbell page
  * @ibuc: user context
  * @vma: mapping whose offset names an entry of @ibuc

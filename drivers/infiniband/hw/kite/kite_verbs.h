@@ -45,6 +45,7 @@ to_kentry(struct rdma_user_mmap_entry *entry)
 
 int kite_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);
 void kite_dealloc_ucontext(struct ib_ucontext *ibuc);
+void kite_disassociate_ucontext(struct ib_ucontext *ibuc);
 int kite_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
 void kite_mmap_free(struct rdma_user_mmap_entry *entry);
 int kite_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
