@@ -18,7 +18,8 @@ $RDMA link show
 echo "== ip addr show dev $NETDEV"
 $IP addr show dev "$NETDEV"
 echo "== ping -c 3 $PEER"
-ping_check ping $PEER
+wait_until 60 ping -c 1 -W 1 $PEER	# until the other guest is up
+if ping -c 3 -w 10 $PEER; then ok ping; else fail ping "no answer from $PEER"; fi
 # Stay up until the other guest has pinged us too (3 echo requests seen).
 in_echos() {
 	awk '$1 == "Icmp:" { if (!n) { for (i = 2; i <= NF; i++) if ($i == "InEchos") n = i; next }

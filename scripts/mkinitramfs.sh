@@ -115,8 +115,8 @@ done
 mdir=/lib/modules/$kver
 need=("${mods[@]}")
 if [ -n "$kite_ko" ]; then
-	deps=$(/sbin/modinfo -F depends "$kite_ko" | tr ',' ' ')
-	need+=($deps)
+	IFS=, read -ra deps <<<"$(/sbin/modinfo -F depends "$kite_ko")"
+	need+=("${deps[@]}")
 fi
 # modprobe --show-depends resolves each module's full dependency closure.
 for m in "${need[@]}"; do

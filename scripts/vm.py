@@ -63,6 +63,7 @@ class Guest:
         self.mon = mon
         self.props = []
         self.netdev = None        # QEMU -netdev argument, or None
+        self.wait_port = None     # connect= port that must listen first
         self.proc = None
         self.start = None
         self.boot_s = None
@@ -86,7 +87,8 @@ class Guest:
         self.partial = lines.pop()
         for line in lines:
             line = line.rstrip("\r")
-            if echo and self.boot_s is not None and not EXIT_RE.match(line):
+            if echo and self.boot_s is not None and not EXIT_RE.match(line) \
+                    and not line.endswith("reboot: Power down"):
                 print("[%s] %s" % (self.name, line), flush=True)
             m = RESULT_RE.match(line)
             if m:
@@ -132,12 +134,11 @@ def build_initrd(base, guest, includes, work):
 def tcp_listening(port):
     """True when something in this network namespace listens on PORT."""
     want = ":%04X" % port
-    for table in ("/proc/net/tcp",):
-        with open(table) as f:
-            for line in f.readlines()[1:]:
-                fields = line.split()
-                if fields[1].endswith(want) and fields[3] == "0A":
-                    return True
+    with open("/proc/net/tcp") as f:
+        for line in f.readlines()[1:]:
+            fields = line.split()
+            if fields[1].endswith(want) and fields[3] == "0A":    # LISTEN
+                return True
     return False
 
 
@@ -228,15 +229,6 @@ def cmd_run(argv):
             return 2
     test = args.test or os.path.splitext(os.path.basename(guests[0].script))[0]
 
-    run_dir = os.path.join(TOP, "out", "logs", test)
-    shutil.rmtree(run_dir, ignore_errors=True)
-    os.makedirs(run_dir)
-    work = tempfile.mkdtemp(prefix="kite-vm.")
-    rel_run = os.path.relpath(run_dir, os.getcwd())
-    for g in guests:
-        g.log = log_path(run_dir, g.name)
-        g.mon = mon_path(work, g.name)
-
     for spec in args.props:
         name, _, props = spec.partition("=")
         if name not in by_name:
@@ -265,7 +257,14 @@ def cmd_run(argv):
         elif g.netdev is None:
             listeners.append(g)
 
-    failures = []             # (check, detail) failures found by the launcher
+    run_dir = os.path.join(TOP, "out", "logs", test)
+    shutil.rmtree(run_dir, ignore_errors=True)
+    os.makedirs(run_dir)
+    work = tempfile.mkdtemp(prefix="kite-vm.")   # per-run initrds, monitor sockets
+    for g in guests:
+        g.log = log_path(run_dir, g.name)
+        g.mon = mon_path(work, g.name)
+
     counts = {"ok": 0, "FAIL": 0, "skip": 0}
 
     def report(guest, res):
@@ -348,6 +347,7 @@ def cmd_run(argv):
                 break
             time.sleep(0.1)
         for g in guests:
+            g.stopped_at_deadline = g.proc.poll() is None
             stop(g.proc)
             g.poll_log(report, args.echo)
             if g.partial:
@@ -369,9 +369,9 @@ def cmd_run(argv):
         for g in guests:
             fails = sum(1 for r in g.results if r[0] == "FAIL")
             if g.exit_rc is None:
+                # A guest still running at the deadline was stopped by us.
                 why = "timed out after %ds" % args.timeout if timed_out and \
-                    g.proc.returncode in (-signal.SIGTERM, -signal.SIGKILL) \
-                    else "QEMU exited %s" % g.proc.returncode
+                    g.stopped_at_deadline else "QEMU exited %s" % g.proc.returncode
                 tail = ""
                 try:
                     with open(g.qemu_log, errors="replace") as f:

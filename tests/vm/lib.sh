@@ -45,16 +45,16 @@ check() {
 	fi
 }
 
-# wait_until SECS CMD...: poll CMD every 0.1 s until it succeeds.
+# wait_until SECS CMD...: run CMD every 0.1 s until it succeeds; give up
+# when SECS seconds of wall time have passed (CMD itself may be slow).
 wait_until() {
-	local t=$(($1 * 10))
+	local end=$(($(date +%s) + $1))
 	shift
-	while [ "$t" -gt 0 ]; do
+	while :; do
 		"$@" >/dev/null 2>&1 && return 0
+		[ "$(date +%s)" -ge "$end" ] && return 1
 		usleep 100000
-		t=$((t - 1))
 	done
-	return 1
 }
 
 # ping_check NAME ADDR: wait (60 s at most) until ADDR answers at all (the

@@ -105,7 +105,8 @@ timeout 240 $NC -l 5002 </dev/null >/tmp/peer.sha &
 ncpid=$!
 start=$(date +%s)
 sent=0
-for _ in $(seq 1 120); do
+end=$((start + 90))
+while [ "$(date +%s)" -lt $end ]; do
 	if timeout 180 $NC -N $PEER 5001 </tmp/data 2>/dev/null; then sent=1; break; fi
 	usleep 500000	# b not listening yet
 done
@@ -124,6 +125,18 @@ else
 	fail tcp-8MiB-sha256 "could not connect to $PEER:5001"
 fi
 rm -f /tmp/data
+
+# ---- ethtool and netdev statistics --------------------------------------------
+out=$($ETHTOOL -i "$NETDEV" 2>&1)
+case $out in
+*"driver: kite"*) ok ethtool-driver ;;
+*) fail ethtool-driver "ethtool -i: $out" ;;
+esac
+tx=$(cat "/sys/class/net/$NETDEV/statistics/tx_bytes")
+rx=$(cat "/sys/class/net/$NETDEV/statistics/rx_packets")
+if [ "$tx" -ge 8388608 ] && [ "$rx" -gt 0 ]; then ok netdev-stats; else
+	fail netdev-stats "tx_bytes=$tx (want >= 8 MiB sent), rx_packets=$rx"
+fi
 
 # ---- address removal drops the GID ---------------------------------------
 $IP addr del $ME/24 dev "$NETDEV"

@@ -36,6 +36,12 @@ groups=("$@")
 [ ${#groups[@]} -gt 0 ] || groups=(pair fault)
 
 pass=0 fail=0 skip=0
+# The guest image must match out/kite.ko (a no-op when it does).
+if ! scripts/mkinitramfs.sh; then
+	echo "FAIL vm/image: scripts/mkinitramfs.sh failed (is out/kite.ko built? run 'make all')"
+	echo "vm: 0 passed, 1 failed"
+	exit 1
+fi
 for g in "${groups[@]}"; do
 	if ! declare -F "group_$g" >/dev/null; then
 		echo "FAIL vm/$g: no such group"
