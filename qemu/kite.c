@@ -36,8 +36,10 @@ void kite_irq(KiteState *s, unsigned vector)
 
 /*
  * The device stops: READY drops, FATAL and the code are set, an async
- * KITE_EVT_DEV_FATAL event is posted if the async EQ still works and the
- * admin vector fires so that a driver waiting for a completion notices.
+ * KITE_EVT_DEV_FATAL event is posted (kite_eq_post() skips the async EQ when
+ * it is not set up or is the ring that failed), the admin vector fires so
+ * that a driver waiting for a completion notices, and frames QEMU queued for
+ * the port are flushed (dropped: the port no longer receives).
  */
 void kite_fatal(KiteState *s, uint32_t code)
 {
@@ -50,10 +52,9 @@ void kite_fatal(KiteState *s, uint32_t code)
     s->fatal_code = code;
     qemu_bh_cancel(s->aq_bh);
     qemu_bh_cancel(s->tx_bh);
-    if (code != KITE_FATAL_EQ_DMA && code != KITE_FATAL_BAD_CONFIG) {
-        kite_eq_post(s, 0, KITE_EVT_DEV_FATAL, code, 0);
-    }
+    kite_eq_post(s, 0, KITE_EVT_DEV_FATAL, code, 0);
     kite_irq(s, KITE_MSIX_ADMIN);
+    qemu_flush_queued_packets(qemu_get_queue(s->nic));
 }
 
 /* Drops every piece of state the guest created (KITE_CTRL_RESET). */
@@ -72,8 +73,15 @@ static void kite_reset(KiteState *s)
     kite_eq_reset(s);
     kite_eth_reset(s);
     memcpy(s->mac, s->conf.macaddr.a, sizeof(s->mac));
+    qemu_format_nic_info_str(qemu_get_queue(s->nic), s->mac);
     s->eth_mtu = KITE_MODEL_DEF_MTU;
     memset(&s->cnt, 0, sizeof(s->cnt));
+    /*
+     * Frames QEMU queued while the port could not receive: RX is off now,
+     * so they are dropped (and counted) instead of reaching the next
+     * driver's ring.
+     */
+    qemu_flush_queued_packets(qemu_get_queue(s->nic));
 }
 
 static void kite_write_ctrl(KiteState *s, uint32_t val)
@@ -98,9 +106,6 @@ static void kite_write_ctrl(KiteState *s, uint32_t val)
         return;
     }
     s->ctrl = KITE_CTRL_ENABLE;
-    if (s->status & KITE_STATUS_FATAL) {
-        return;
-    }
     if (!kite_admin_enable(s)) {
         kite_fatal(s, KITE_FATAL_BAD_CONFIG);
         return;
@@ -109,133 +114,65 @@ static void kite_write_ctrl(KiteState *s, uint32_t val)
     trace_kite_ready();
 }
 
-uint32_t kite_cap_reg(KiteState *s, hwaddr addr, bool *found)
+/* The capability registers, indexed by (register - first) / 4. */
+#define KITE_CAP_INDEX(reg)     (((reg) - KITE_REG_CAP_MAX_QP) / 4)
+
+static const uint32_t kite_caps[] = {
+    [KITE_CAP_INDEX(KITE_REG_CAP_MAX_QP)] = KITE_DEF_MAX_QP,
+    [KITE_CAP_INDEX(KITE_REG_CAP_MAX_CQ)] = KITE_DEF_MAX_CQ,
+    [KITE_CAP_INDEX(KITE_REG_CAP_MAX_MR)] = KITE_DEF_MAX_MR,
+    [KITE_CAP_INDEX(KITE_REG_CAP_MAX_PD)] = KITE_DEF_MAX_PD,
+    [KITE_CAP_INDEX(KITE_REG_CAP_MAX_CQE)] = KITE_DEF_MAX_CQE,
+    [KITE_CAP_INDEX(KITE_REG_CAP_MAX_QP_WR)] = KITE_DEF_MAX_QP_WR,
+    [KITE_CAP_INDEX(KITE_REG_CAP_MAX_SGE)] = KITE_DEF_MAX_SGE,
+    [KITE_CAP_INDEX(KITE_REG_CAP_MAX_INLINE)] = KITE_DEF_MAX_INLINE,
+    [KITE_CAP_INDEX(KITE_REG_CAP_PAGE_SIZES)] =
+        (uint32_t)KITE_DEF_PAGE_SIZES,
+    [KITE_CAP_INDEX(KITE_REG_CAP_PAGE_SIZES_HI)] =
+        (uint32_t)(KITE_DEF_PAGE_SIZES >> 32),
+    [KITE_CAP_INDEX(KITE_REG_CAP_MAX_MTU)] = KITE_MTU_4096,
+    [KITE_CAP_INDEX(KITE_REG_CAP_MAX_EQ)] = KITE_DEF_MAX_EQ,
+    [KITE_CAP_INDEX(KITE_REG_CAP_MAX_UCTX)] = KITE_MAX_UCTX,
+    [KITE_CAP_INDEX(KITE_REG_CAP_MAX_GID)] = KITE_DEF_MAX_GID,
+    [KITE_CAP_INDEX(KITE_REG_CAP_MAX_MR_SIZE_LO)] =
+        (uint32_t)KITE_DEF_MAX_MR_SIZE,
+    [KITE_CAP_INDEX(KITE_REG_CAP_MAX_MR_SIZE_HI)] =
+        (uint32_t)(KITE_DEF_MAX_MR_SIZE >> 32),
+    [KITE_CAP_INDEX(KITE_REG_CAP_MAX_AQ_LOG_DEPTH)] =
+        KITE_DEF_MAX_AQ_LOG_DEPTH,
+    [KITE_CAP_INDEX(KITE_REG_CAP_MAX_EQ_LOG_DEPTH)] =
+        KITE_DEF_MAX_EQ_LOG_DEPTH,
+    [KITE_CAP_INDEX(KITE_REG_CAP_MAX_ETH_LOG_DEPTH)] =
+        KITE_DEF_MAX_ETH_LOG_DEPTH,
+    [KITE_CAP_INDEX(KITE_REG_CAP_NUM_MSIX)] = KITE_MSIX_NUM,
+    [KITE_CAP_INDEX(KITE_REG_CAP_MAX_RD_ATOM)] = KITE_DEF_MAX_RD_ATOM,
+    [KITE_CAP_INDEX(KITE_REG_CAP_FLAGS)] = KITE_MODEL_CAP_FLAGS,
+};
+
+static bool kite_cap_reg_valid(hwaddr addr)
 {
-    *found = true;
-    switch (addr) {
-    case KITE_REG_CAP_MAX_QP:
-        return KITE_DEF_MAX_QP;
-    case KITE_REG_CAP_MAX_CQ:
-        return KITE_DEF_MAX_CQ;
-    case KITE_REG_CAP_MAX_MR:
-        return KITE_DEF_MAX_MR;
-    case KITE_REG_CAP_MAX_PD:
-        return KITE_DEF_MAX_PD;
-    case KITE_REG_CAP_MAX_CQE:
-        return KITE_DEF_MAX_CQE;
-    case KITE_REG_CAP_MAX_QP_WR:
-        return KITE_DEF_MAX_QP_WR;
-    case KITE_REG_CAP_MAX_SGE:
-        return KITE_DEF_MAX_SGE;
-    case KITE_REG_CAP_MAX_INLINE:
-        return KITE_DEF_MAX_INLINE;
-    case KITE_REG_CAP_PAGE_SIZES:
-        return (uint32_t)KITE_DEF_PAGE_SIZES;
-    case KITE_REG_CAP_PAGE_SIZES_HI:
-        return (uint32_t)(KITE_DEF_PAGE_SIZES >> 32);
-    case KITE_REG_CAP_MAX_MTU:
-        return KITE_MTU_4096;
-    case KITE_REG_CAP_MAX_EQ:
-        return KITE_DEF_MAX_EQ;
-    case KITE_REG_CAP_MAX_UCTX:
-        return KITE_MAX_UCTX;
-    case KITE_REG_CAP_MAX_GID:
-        return KITE_DEF_MAX_GID;
-    case KITE_REG_CAP_MAX_MR_SIZE_LO:
-        return (uint32_t)KITE_DEF_MAX_MR_SIZE;
-    case KITE_REG_CAP_MAX_MR_SIZE_HI:
-        return (uint32_t)(KITE_DEF_MAX_MR_SIZE >> 32);
-    case KITE_REG_CAP_MAX_AQ_LOG_DEPTH:
-        return KITE_DEF_MAX_AQ_LOG_DEPTH;
-    case KITE_REG_CAP_MAX_EQ_LOG_DEPTH:
-        return KITE_DEF_MAX_EQ_LOG_DEPTH;
-    case KITE_REG_CAP_MAX_ETH_LOG_DEPTH:
-        return KITE_DEF_MAX_ETH_LOG_DEPTH;
-    case KITE_REG_CAP_NUM_MSIX:
-        return KITE_MSIX_NUM;
-    case KITE_REG_CAP_MAX_RD_ATOM:
-        return KITE_DEF_MAX_RD_ATOM;
-    case KITE_REG_CAP_FLAGS:
-        return KITE_MODEL_CAP_FLAGS;
-    }
-    *found = false;
-    return 0;
+    return addr >= KITE_REG_CAP_MAX_QP &&
+           KITE_CAP_INDEX(addr) < ARRAY_SIZE(kite_caps) &&
+           QEMU_IS_ALIGNED(addr, 4);
 }
 
-static uint64_t kite_regs_read(void *opaque, hwaddr addr, unsigned size)
+/*
+ * Value of capability register @reg (KITE_REG_CAP_*): the one source of
+ * the BAR0 registers and of QUERY_DEVICE/QUERY_PORT.
+ */
+uint32_t kite_cap(hwaddr reg)
 {
-    KiteState *s = opaque;
-    const uint8_t *perm = s->conf.macaddr.a;
-    uint64_t val;
-    bool found;
-
-    switch (addr) {
-    case KITE_REG_VERSION:
-        val = (KITE_ABI_MAJOR << 16) | KITE_ABI_MINOR;
-        break;
-    case KITE_REG_DEV_CTRL:
-        val = s->ctrl;
-        break;
-    case KITE_REG_DEV_STATUS:
-        val = s->status | (s->link_up ? KITE_STATUS_LINK_UP : 0);
-        break;
-    case KITE_REG_FATAL_CODE:
-        val = s->fatal_code;
-        break;
-    case KITE_REG_AQ_BASE_LO:
-        val = s->aq_base_lo;
-        break;
-    case KITE_REG_AQ_BASE_HI:
-        val = s->aq_base_hi;
-        break;
-    case KITE_REG_AQ_LOG_DEPTH:
-        val = s->aq_log_depth_reg;
-        break;
-    case KITE_REG_ACQ_BASE_LO:
-        val = s->acq_base_lo;
-        break;
-    case KITE_REG_ACQ_BASE_HI:
-        val = s->acq_base_hi;
-        break;
-    case KITE_REG_ACQ_LOG_DEPTH:
-        val = s->acq_log_depth_reg;
-        break;
-    case KITE_REG_AEQ_BASE_LO:
-        val = s->aeq_base_lo;
-        break;
-    case KITE_REG_AEQ_BASE_HI:
-        val = s->aeq_base_hi;
-        break;
-    case KITE_REG_AEQ_LOG_DEPTH:
-        val = s->aeq_log_depth_reg;
-        break;
-    case KITE_REG_AQ_DB:
-        val = 0;        /* write-only */
-        break;
-    case KITE_REG_PERM_MAC_LO:
-        val = perm[0] | (perm[1] << 8) | (perm[2] << 16) |
-              ((uint32_t)perm[3] << 24);
-        break;
-    case KITE_REG_PERM_MAC_HI:
-        val = perm[4] | (perm[5] << 8);
-        break;
-    default:
-        val = kite_eth_read(s, addr, &found);
-        if (!found) {
-            val = kite_cap_reg(s, addr, &found);
-        }
-        if (!found) {
-            qemu_log_mask(LOG_GUEST_ERROR,
-                          "kite: read of unknown register 0x%" HWADDR_PRIx
-                          "\n", addr);
-            val = 0;
-        }
-    }
-    trace_kite_reg_read(addr, val);
-    return val;
+    assert(kite_cap_reg_valid(reg));
+    return kite_caps[KITE_CAP_INDEX(reg)];
 }
 
-/* Ring configuration registers can only change while ENABLE is clear. */
+static uint32_t kite_cap_reg(hwaddr addr, bool *found)
+{
+    *found = kite_cap_reg_valid(addr);
+    return *found ? kite_caps[KITE_CAP_INDEX(addr)] : 0;
+}
+
+/* Admin ring registers; they can only change while ENABLE is clear. */
 static uint32_t *kite_aq_reg(KiteState *s, hwaddr addr)
 {
     switch (addr) {
@@ -259,6 +196,57 @@ static uint32_t *kite_aq_reg(KiteState *s, hwaddr addr)
         return &s->aeq_log_depth_reg;
     }
     return NULL;
+}
+
+static uint64_t kite_regs_read(void *opaque, hwaddr addr, unsigned size)
+{
+    KiteState *s = opaque;
+    const uint8_t *perm = s->conf.macaddr.a;
+    uint32_t *reg;
+    uint64_t val;
+    bool found;
+
+    switch (addr) {
+    case KITE_REG_VERSION:
+        val = (KITE_ABI_MAJOR << 16) | KITE_ABI_MINOR;
+        break;
+    case KITE_REG_DEV_CTRL:
+        val = s->ctrl;
+        break;
+    case KITE_REG_DEV_STATUS:
+        val = s->status | (s->link_up ? KITE_STATUS_LINK_UP : 0);
+        break;
+    case KITE_REG_FATAL_CODE:
+        val = s->fatal_code;
+        break;
+    case KITE_REG_AQ_DB:
+        val = 0;        /* write-only */
+        break;
+    case KITE_REG_PERM_MAC_LO:
+        val = ldl_le_p(perm);
+        break;
+    case KITE_REG_PERM_MAC_HI:
+        val = lduw_le_p(perm + 4);
+        break;
+    default:
+        reg = kite_aq_reg(s, addr);
+        if (reg) {
+            val = *reg;
+            break;
+        }
+        val = kite_eth_read(s, addr, &found);
+        if (!found) {
+            val = kite_cap_reg(addr, &found);
+        }
+        if (!found) {
+            qemu_log_mask(LOG_GUEST_ERROR,
+                          "kite: read of unknown register 0x%" HWADDR_PRIx
+                          "\n", addr);
+            val = 0;
+        }
+    }
+    trace_kite_reg_read(addr, val);
+    return val;
 }
 
 static void kite_regs_write(void *opaque, hwaddr addr, uint64_t val64,
@@ -378,6 +366,12 @@ static void kite_realize(PCIDevice *pci, Error **errp)
     DeviceState *dev = DEVICE(pci);
     int i;
 
+    if (s->fault_status == KITE_STS_OK) {
+        error_setg(errp, "fault-status must be an error status, not %u (OK)",
+                   KITE_STS_OK);
+        return;
+    }
+
     memory_region_init_io(&s->regs, OBJECT(s), &kite_regs_ops, s,
                           "kite-regs", KITE_REGS_SIZE);
     pci_register_bar(pci, KITE_BAR_REGS, PCI_BASE_ADDRESS_SPACE_MEMORY |
@@ -404,7 +398,6 @@ static void kite_realize(PCIDevice *pci, Error **errp)
     s->nic = qemu_new_nic(&kite_net_info, &s->conf,
                           object_get_typename(OBJECT(s)), dev->id,
                           &dev->mem_reentrancy_guard, s);
-    qemu_format_nic_info_str(qemu_get_queue(s->nic), s->conf.macaddr.a);
 
     kite_reset(s);
     kite_eth_update_link(s, false);

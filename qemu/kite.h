@@ -38,13 +38,23 @@ OBJECT_DECLARE_SIMPLE_TYPE(KiteState, KITE)
 #define KITE_MODEL_LINK_WIDTH   1
 #define KITE_MODEL_LINK_SPEED   32
 
+/*
+ * A ring (or buffer) the guest places at @base for @size bytes: non-zero,
+ * KITE_RING_ALIGN aligned, and not wrapping past the end of the 64-bit DMA
+ * address space. @size must be non-zero.
+ */
+static inline bool kite_ring_base_valid(uint64_t base, uint64_t size)
+{
+    return base && QEMU_IS_ALIGNED(base, KITE_RING_ALIGN) &&
+           base + size - 1 >= base;
+}
+
 /* One EQ: EQ 0 is the async EQ (registers), 1.. are completion EQs. */
 typedef struct KiteEq {
     bool valid;
     uint64_t base;
     uint8_t log_depth;
     uint16_t vector;
-    uint32_t owner;             /* context that created it (0 = kernel) */
     uint32_t pi;                /* entries written */
     uint32_t ci;                /* last consumer index the driver reported */
     bool armed;
@@ -123,7 +133,7 @@ struct KiteState {
     /* Object tables, sized by the capability registers. */
     KiteUctx uctx[KITE_MAX_UCTX + 1];   /* index 0 unused (kernel) */
     KitePd *pd;                         /* KITE_DEF_MAX_PD entries */
-    uint32_t num_uctx, num_pd, num_eq;
+    uint32_t num_uctx, num_pd;
     KiteGid gid[KITE_DEF_MAX_GID];
 
     /* Port. */
@@ -137,6 +147,7 @@ struct KiteState {
     bool eth_irq_armed;
     bool eth_irq_pending;
     QEMUBH *tx_bh;
+    uint8_t tx_buf[KITE_ETH_MAX_FRAME];         /* frame being sent */
 
     KiteCounters cnt;
 };
@@ -145,7 +156,7 @@ struct KiteState {
 void kite_fatal(KiteState *s, uint32_t code);
 void kite_irq(KiteState *s, unsigned vector);
 bool kite_running(KiteState *s);
-uint32_t kite_cap_reg(KiteState *s, hwaddr addr, bool *found);
+uint32_t kite_cap(hwaddr reg);
 
 /* kite_admin.c */
 void kite_admin_init(KiteState *s);
@@ -157,8 +168,8 @@ void kite_admin_bh(void *opaque);
 
 /* kite_eq.c */
 void kite_eq_reset(KiteState *s);
-bool kite_eq_setup(KiteState *s, uint32_t eqn, uint64_t base,
-                   uint8_t log_depth, uint16_t vector, uint32_t owner);
+void kite_eq_setup(KiteState *s, uint32_t eqn, uint64_t base,
+                   uint8_t log_depth, uint16_t vector);
 void kite_eq_destroy(KiteState *s, uint32_t eqn);
 void kite_eq_post(KiteState *s, uint32_t eqn, uint8_t type,
                   uint32_t data, uint32_t data2);

@@ -56,11 +56,6 @@ void kite_admin_reset(KiteState *s)
     s->num_uctx = s->num_pd = 0;
 }
 
-static bool kite_ring_base_valid(uint64_t base)
-{
-    return base && QEMU_IS_ALIGNED(base, KITE_PBL_CHUNK_SIZE);
-}
-
 /* ENABLE: validates and latches the AQ, ACQ and async EQ registers. */
 bool kite_admin_enable(KiteState *s)
 {
@@ -68,15 +63,20 @@ bool kite_admin_enable(KiteState *s)
     uint64_t acq = deposit64(s->acq_base_lo, 32, 32, s->acq_base_hi);
     uint64_t aeq = deposit64(s->aeq_base_lo, 32, 32, s->aeq_base_hi);
 
-    if (!kite_ring_base_valid(aq) || !kite_ring_base_valid(acq) ||
-        !kite_ring_base_valid(aeq) ||
-        !kite_log_depth_valid(s->aq_log_depth_reg,
+    /* Depths first: the ring sizes are computed from them. */
+    if (!kite_log_depth_valid(s->aq_log_depth_reg,
                               KITE_DEF_MAX_AQ_LOG_DEPTH) ||
         !kite_log_depth_valid(s->acq_log_depth_reg,
                               KITE_DEF_MAX_AQ_LOG_DEPTH) ||
         s->acq_log_depth_reg < s->aq_log_depth_reg ||
         !kite_log_depth_valid(s->aeq_log_depth_reg,
-                              KITE_DEF_MAX_EQ_LOG_DEPTH)) {
+                              KITE_DEF_MAX_EQ_LOG_DEPTH) ||
+        !kite_ring_base_valid(aq, (uint64_t)KITE_AQ_CMD_SIZE <<
+                                  s->aq_log_depth_reg) ||
+        !kite_ring_base_valid(acq, (uint64_t)KITE_AQ_CQE_SIZE <<
+                                   s->acq_log_depth_reg) ||
+        !kite_ring_base_valid(aeq, (uint64_t)sizeof(struct kite_eqe) <<
+                                   s->aeq_log_depth_reg)) {
         qemu_log_mask(LOG_GUEST_ERROR, "kite: bad admin ring configuration "
                       "(AQ 0x%" PRIx64 "/%u ACQ 0x%" PRIx64 "/%u "
                       "AEQ 0x%" PRIx64 "/%u)\n", aq, s->aq_log_depth_reg,
@@ -88,7 +88,7 @@ bool kite_admin_enable(KiteState *s)
     s->aq_log_depth = s->aq_log_depth_reg;
     s->acq_log_depth = s->acq_log_depth_reg;
     s->aq_pi = s->aq_ci = s->acq_pi = 0;
-    kite_eq_setup(s, 0, aeq, s->aeq_log_depth_reg, KITE_MSIX_ADMIN, 0);
+    kite_eq_setup(s, 0, aeq, s->aeq_log_depth_reg, KITE_MSIX_ADMIN);
     trace_kite_enable(aq, s->aq_log_depth, acq, s->acq_log_depth, aeq,
                       s->aeq_log_depth_reg);
     return true;
@@ -123,7 +123,10 @@ static bool kite_ctx_valid(KiteState *s, uint32_t uctx)
     return uctx == 0 || (uctx <= KITE_MAX_UCTX && s->uctx[uctx].valid);
 }
 
-/* Writes a result to the command's out buffer; out[0] = bytes written. */
+/*
+ * Writes a result of @len (> 0) bytes to the command's out buffer;
+ * out[0] = bytes written.
+ */
 static uint8_t kite_out_write(KiteState *s, const struct kite_aq_out_buf *ob,
                               const void *data, uint32_t len,
                               KiteCmdResult *res)
@@ -137,6 +140,11 @@ static uint8_t kite_out_write(KiteState *s, const struct kite_aq_out_buf *ob,
         res->syndrome = len;
         return KITE_STS_BAD_PARAM;
     }
+    if (addr + len - 1 < addr) {
+        qemu_log_mask(LOG_GUEST_ERROR, "kite: out buffer 0x%" PRIx64
+                      " of %u bytes wraps the address space\n", addr, len);
+        return KITE_STS_BAD_PARAM;
+    }
     if (pci_dma_write(PCI_DEVICE(s), addr, data, len) != MEMTX_OK) {
         qemu_log_mask(LOG_GUEST_ERROR, "kite: out buffer 0x%" PRIx64
                       " not writable\n", addr);
@@ -144,6 +152,12 @@ static uint8_t kite_out_write(KiteState *s, const struct kite_aq_out_buf *ob,
     }
     res->out[0] = len;
     return KITE_STS_OK;
+}
+
+/* A 64-bit capability held in the register pair @lo, @hi. */
+static uint64_t kite_cap64(hwaddr lo, hwaddr hi)
+{
+    return deposit64(kite_cap(lo), 32, 32, kite_cap(hi));
 }
 
 /* ---- commands -------------------------------------------------------- */
@@ -163,22 +177,24 @@ static uint8_t kite_cmd_query_device(KiteState *s,
     a.abi_version = cpu_to_le32((KITE_ABI_MAJOR << 16) | KITE_ABI_MINOR);
     a.fw_version = cpu_to_le32(KITE_MODEL_FW_VERSION);
     a.sys_image_guid = cpu_to_le64(guid);
-    a.page_size_cap = cpu_to_le64(KITE_DEF_PAGE_SIZES);
-    a.max_mr_size = cpu_to_le64(KITE_DEF_MAX_MR_SIZE);
-    a.max_qp = cpu_to_le32(KITE_DEF_MAX_QP);
-    a.max_cq = cpu_to_le32(KITE_DEF_MAX_CQ);
-    a.max_mr = cpu_to_le32(KITE_DEF_MAX_MR);
-    a.max_pd = cpu_to_le32(KITE_DEF_MAX_PD);
-    a.max_cqe = cpu_to_le32(KITE_DEF_MAX_CQE);
-    a.max_qp_wr = cpu_to_le32(KITE_DEF_MAX_QP_WR);
-    a.max_sge = cpu_to_le32(KITE_DEF_MAX_SGE);
-    a.max_inline = cpu_to_le32(KITE_DEF_MAX_INLINE);
-    a.max_eq = cpu_to_le32(KITE_DEF_MAX_EQ);
-    a.max_uctx = cpu_to_le32(KITE_MAX_UCTX);
-    a.max_gid = cpu_to_le32(KITE_DEF_MAX_GID);
-    a.max_rd_atom = cpu_to_le32(KITE_DEF_MAX_RD_ATOM);
-    a.cap_flags = cpu_to_le32(KITE_MODEL_CAP_FLAGS);
-    a.num_msix = cpu_to_le32(KITE_MSIX_NUM);
+    a.page_size_cap = cpu_to_le64(kite_cap64(KITE_REG_CAP_PAGE_SIZES,
+                                             KITE_REG_CAP_PAGE_SIZES_HI));
+    a.max_mr_size = cpu_to_le64(kite_cap64(KITE_REG_CAP_MAX_MR_SIZE_LO,
+                                           KITE_REG_CAP_MAX_MR_SIZE_HI));
+    a.max_qp = cpu_to_le32(kite_cap(KITE_REG_CAP_MAX_QP));
+    a.max_cq = cpu_to_le32(kite_cap(KITE_REG_CAP_MAX_CQ));
+    a.max_mr = cpu_to_le32(kite_cap(KITE_REG_CAP_MAX_MR));
+    a.max_pd = cpu_to_le32(kite_cap(KITE_REG_CAP_MAX_PD));
+    a.max_cqe = cpu_to_le32(kite_cap(KITE_REG_CAP_MAX_CQE));
+    a.max_qp_wr = cpu_to_le32(kite_cap(KITE_REG_CAP_MAX_QP_WR));
+    a.max_sge = cpu_to_le32(kite_cap(KITE_REG_CAP_MAX_SGE));
+    a.max_inline = cpu_to_le32(kite_cap(KITE_REG_CAP_MAX_INLINE));
+    a.max_eq = cpu_to_le32(kite_cap(KITE_REG_CAP_MAX_EQ));
+    a.max_uctx = cpu_to_le32(kite_cap(KITE_REG_CAP_MAX_UCTX));
+    a.max_gid = cpu_to_le32(kite_cap(KITE_REG_CAP_MAX_GID));
+    a.max_rd_atom = cpu_to_le32(kite_cap(KITE_REG_CAP_MAX_RD_ATOM));
+    a.cap_flags = cpu_to_le32(kite_cap(KITE_REG_CAP_FLAGS));
+    a.num_msix = cpu_to_le32(kite_cap(KITE_REG_CAP_NUM_MSIX));
     a.vendor_id = cpu_to_le32(KITE_PCI_VENDOR_ID);
     a.vendor_part_id = cpu_to_le32(KITE_PCI_DEVICE_ID);
     a.hw_version = cpu_to_le32(KITE_PCI_REVISION);
@@ -195,7 +211,7 @@ static uint8_t kite_cmd_query_port(KiteState *s, const struct kite_aq_cmd *cmd,
     }
     memset(&p, 0, sizeof(p));
     p.state = s->link_up ? KITE_PORT_ACTIVE : KITE_PORT_DOWN;
-    p.max_mtu = KITE_MTU_4096;
+    p.max_mtu = kite_cap(KITE_REG_CAP_MAX_MTU);
     p.active_mtu = kite_mtu_from_eth(s->eth_mtu);
     p.link_width = KITE_MODEL_LINK_WIDTH;
     p.link_speed = KITE_MODEL_LINK_SPEED;
@@ -234,6 +250,7 @@ static uint8_t kite_cmd_set_port(KiteState *s, const struct kite_aq_cmd *cmd,
     }
     if (mask & KITE_SET_PORT_MAC) {
         memcpy(s->mac, c->mac, sizeof(s->mac));
+        qemu_format_nic_info_str(qemu_get_queue(s->nic), s->mac);
     }
     trace_kite_set_port(mask, s->eth_mtu);
     return KITE_STS_OK;
@@ -246,6 +263,7 @@ static uint8_t kite_cmd_create_eq(KiteState *s, const struct kite_aq_cmd *cmd,
     uint64_t addr = le64_to_cpu(c->ring.addr);
     uint32_t npages = le32_to_cpu(c->ring.npages);
     uint16_t vector = le16_to_cpu(c->msix_vector);
+    uint8_t shift = c->ring.page_shift;
     uint32_t eqn;
 
     if (le32_to_cpu(cmd->hdr.uctx)) {
@@ -255,12 +273,16 @@ static uint8_t kite_cmd_create_eq(KiteState *s, const struct kite_aq_cmd *cmd,
         /* Event rings are contiguous DMA memory; page lists come later. */
         return KITE_STS_NOT_SUPPORTED;
     }
+    /* Only the page sizes the device advertises (CAP_PAGE_SIZES). */
+    if (shift >= 64 || !(KITE_DEF_PAGE_SIZES & (1ull << shift))) {
+        return KITE_STS_BAD_PARAM;
+    }
+    /* shift <= 30 here: npages << shift cannot overflow. */
     if (!kite_log_depth_valid(c->log_depth, KITE_DEF_MAX_EQ_LOG_DEPTH) ||
         vector < KITE_MSIX_COMP_BASE || vector >= KITE_MSIX_NUM ||
-        c->ring.page_shift < KITE_DB_PAGE_SHIFT || c->ring.page_shift > 30 ||
-        !kite_ring_base_valid(addr) ||
-        !QEMU_IS_ALIGNED(addr, 1ull << c->ring.page_shift) ||
-        (uint64_t)npages << c->ring.page_shift <
+        !kite_ring_base_valid(addr, (uint64_t)npages << shift) ||
+        !QEMU_IS_ALIGNED(addr, 1ull << shift) ||
+        (uint64_t)npages << shift <
         (uint64_t)sizeof(struct kite_eqe) << c->log_depth) {
         return KITE_STS_BAD_PARAM;
     }
@@ -272,7 +294,7 @@ static uint8_t kite_cmd_create_eq(KiteState *s, const struct kite_aq_cmd *cmd,
     if (eqn == KITE_DEF_MAX_EQ) {
         return KITE_STS_NO_RESOURCES;
     }
-    kite_eq_setup(s, eqn, addr, c->log_depth, vector, 0);
+    kite_eq_setup(s, eqn, addr, c->log_depth, vector);
     res->out[0] = eqn;
     return KITE_STS_OK;
 }
@@ -283,12 +305,13 @@ static uint8_t kite_cmd_destroy_eq(KiteState *s,
 {
     uint32_t eqn = le32_to_cpu(cmd->destroy.handle);
 
+    /* EQs belong to the kernel. */
+    if (le32_to_cpu(cmd->hdr.uctx)) {
+        return KITE_STS_PERMISSION;
+    }
     if (eqn == 0 || eqn >= KITE_DEF_MAX_EQ || !s->eq[eqn].valid) {
         /* EQ 0 is the async EQ: it lives until reset. */
         return KITE_STS_BAD_HANDLE;
-    }
-    if (s->eq[eqn].owner != le32_to_cpu(cmd->hdr.uctx)) {
-        return KITE_STS_PERMISSION;
     }
     /* CQs that report to an EQ keep it busy (issue 3). */
     kite_eq_destroy(s, eqn);
@@ -325,14 +348,13 @@ static uint8_t kite_cmd_dealloc_uctx(KiteState *s,
                                      KiteCmdResult *res)
 {
     uint32_t n = le32_to_cpu(cmd->destroy.handle);
-    uint32_t actor = le32_to_cpu(cmd->hdr.uctx);
 
+    /* Only the kernel ends a context, as only the kernel creates one. */
+    if (le32_to_cpu(cmd->hdr.uctx)) {
+        return KITE_STS_PERMISSION;
+    }
     if (n == 0 || n > KITE_MAX_UCTX || !s->uctx[n].valid) {
         return KITE_STS_BAD_HANDLE;
-    }
-    /* The kernel or the context itself may end a context. */
-    if (actor != 0 && actor != n) {
-        return KITE_STS_PERMISSION;
     }
     if (s->uctx[n].refs) {
         return KITE_STS_BUSY;
@@ -476,6 +498,8 @@ static uint8_t kite_cmd_query_stats(KiteState *s,
     st.eth_rx_bytes = cpu_to_le64(s->cnt.eth_rx_bytes);
     st.eth_rx_dropped = cpu_to_le64(s->cnt.eth_rx_dropped);
     st.eth_tx_errors = cpu_to_le64(s->cnt.eth_tx_errors);
+    st.eq_events_dropped = cpu_to_le64(s->cnt.eq_dropped);
+    st.db_rejected = cpu_to_le64(s->cnt.db_rejected);
     return kite_out_write(s, &cmd->query.out, &st, sizeof(st), res);
 }
 

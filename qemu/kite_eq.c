@@ -20,23 +20,20 @@ void kite_eq_reset(KiteState *s)
     memset(s->eq, 0, sizeof(s->eq));
 }
 
-bool kite_eq_setup(KiteState *s, uint32_t eqn, uint64_t base,
-                   uint8_t log_depth, uint16_t vector, uint32_t owner)
+/* Sets up EQ @eqn, which the caller has found free; EQs are the kernel's. */
+void kite_eq_setup(KiteState *s, uint32_t eqn, uint64_t base,
+                   uint8_t log_depth, uint16_t vector)
 {
     KiteEq *eq;
 
-    if (eqn >= KITE_DEF_MAX_EQ || s->eq[eqn].valid) {
-        return false;
-    }
+    assert(eqn < KITE_DEF_MAX_EQ && !s->eq[eqn].valid);
     eq = &s->eq[eqn];
     memset(eq, 0, sizeof(*eq));
     eq->valid = true;
     eq->base = base;
     eq->log_depth = log_depth;
     eq->vector = vector;
-    eq->owner = owner;
     trace_kite_eq_create(eqn, base, log_depth, vector);
-    return true;
 }
 
 void kite_eq_destroy(KiteState *s, uint32_t eqn)
@@ -55,8 +52,10 @@ static void kite_eq_fire(KiteState *s, uint32_t eqn)
 }
 
 /*
- * Writes one event into EQ @eqn. A full EQ drops the event (counted); an
- * unwritable ring is fatal (KITE_FATAL_EQ_DMA).
+ * Writes one event into EQ @eqn; nothing happens when the EQ is not set up.
+ * A full EQ drops the event (counted); an unwritable ring is fatal
+ * (KITE_FATAL_EQ_DMA): the EQ is marked invalid first, so the
+ * KITE_EVT_DEV_FATAL event kite_fatal() posts skips it when it is EQ 0.
  */
 void kite_eq_post(KiteState *s, uint32_t eqn, uint8_t type,
                   uint32_t data, uint32_t data2)

@@ -72,7 +72,8 @@ static bool kite_eth_ring_enable(KiteEthRing *r, const char *name)
     uint64_t base = deposit64(r->base_lo, 32, 32, r->base_hi);
 
     if (!kite_log_depth_valid(r->log_depth_reg, KITE_DEF_MAX_ETH_LOG_DEPTH) ||
-        !base || !QEMU_IS_ALIGNED(base, KITE_PBL_CHUNK_SIZE)) {
+        !kite_ring_base_valid(base, (uint64_t)sizeof(struct kite_eth_desc) <<
+                                    r->log_depth_reg)) {
         qemu_log_mask(LOG_GUEST_ERROR, "kite: bad Ethernet %s ring 0x%"
                       PRIx64 "/%u\n", name, base, r->log_depth_reg);
         return false;
@@ -115,7 +116,11 @@ static void kite_eth_write_ctrl(KiteState *s, uint32_t val)
     }
     s->eth_ctrl = ctrl;
     trace_kite_eth_ctrl(val, ctrl);
-    if ((ctrl & KITE_ETH_CTRL_RX_EN) && !(old & KITE_ETH_CTRL_RX_EN)) {
+    /*
+     * RX on: queued frames may fit the new ring. RX off: they are dropped
+     * now rather than delivered to a ring enabled later.
+     */
+    if ((ctrl ^ old) & KITE_ETH_CTRL_RX_EN) {
         qemu_flush_queued_packets(qemu_get_queue(s->nic));
     }
 }
@@ -140,22 +145,35 @@ static bool kite_eth_ring_db(KiteState *s, KiteEthRing *r, uint32_t en,
     return true;
 }
 
-uint64_t kite_eth_read(KiteState *s, hwaddr addr, bool *found)
+/* Ring configuration registers, as written (latched on enable). */
+static uint32_t *kite_eth_ring_reg(KiteState *s, hwaddr addr)
 {
-    *found = true;
     switch (addr) {
     case KITE_REG_ETH_TX_BASE_LO:
-        return s->tx.base_lo;
+        return &s->tx.base_lo;
     case KITE_REG_ETH_TX_BASE_HI:
-        return s->tx.base_hi;
+        return &s->tx.base_hi;
     case KITE_REG_ETH_TX_LOG_DEPTH:
-        return s->tx.log_depth_reg;
+        return &s->tx.log_depth_reg;
     case KITE_REG_ETH_RX_BASE_LO:
-        return s->rx.base_lo;
+        return &s->rx.base_lo;
     case KITE_REG_ETH_RX_BASE_HI:
-        return s->rx.base_hi;
+        return &s->rx.base_hi;
     case KITE_REG_ETH_RX_LOG_DEPTH:
-        return s->rx.log_depth_reg;
+        return &s->rx.log_depth_reg;
+    }
+    return NULL;
+}
+
+uint64_t kite_eth_read(KiteState *s, hwaddr addr, bool *found)
+{
+    uint32_t *reg = kite_eth_ring_reg(s, addr);
+
+    *found = true;
+    if (reg) {
+        return *reg;
+    }
+    switch (addr) {
     case KITE_REG_ETH_CTRL:
         return s->eth_ctrl;
     case KITE_REG_ETH_TX_CI:
@@ -173,25 +191,13 @@ uint64_t kite_eth_read(KiteState *s, hwaddr addr, bool *found)
 
 bool kite_eth_write(KiteState *s, hwaddr addr, uint32_t val)
 {
+    uint32_t *reg = kite_eth_ring_reg(s, addr);
+
+    if (reg) {
+        *reg = val;
+        return true;
+    }
     switch (addr) {
-    case KITE_REG_ETH_TX_BASE_LO:
-        s->tx.base_lo = val;
-        return true;
-    case KITE_REG_ETH_TX_BASE_HI:
-        s->tx.base_hi = val;
-        return true;
-    case KITE_REG_ETH_TX_LOG_DEPTH:
-        s->tx.log_depth_reg = val;
-        return true;
-    case KITE_REG_ETH_RX_BASE_LO:
-        s->rx.base_lo = val;
-        return true;
-    case KITE_REG_ETH_RX_BASE_HI:
-        s->rx.base_hi = val;
-        return true;
-    case KITE_REG_ETH_RX_LOG_DEPTH:
-        s->rx.log_depth_reg = val;
-        return true;
     case KITE_REG_ETH_CTRL:
         kite_eth_write_ctrl(s, val);
         return true;
@@ -221,9 +227,10 @@ static uint64_t kite_eth_desc_addr(KiteEthRing *r, uint32_t index)
 }
 
 /* Sends one TX descriptor; false on a fatal ring error. */
-static bool kite_eth_tx_one(KiteState *s, uint8_t *buf)
+static bool kite_eth_tx_one(KiteState *s)
 {
     PCIDevice *pci = PCI_DEVICE(s);
+    uint8_t *buf = s->tx_buf;
     uint64_t daddr = kite_eth_desc_addr(&s->tx, s->tx.ci);
     struct kite_eth_desc d;
     uint16_t len;
@@ -265,12 +272,11 @@ static bool kite_eth_tx_one(KiteState *s, uint8_t *buf)
 void kite_eth_tx_bh(void *opaque)
 {
     KiteState *s = opaque;
-    g_autofree uint8_t *buf = g_malloc(KITE_ETH_MAX_FRAME);
     bool done = false;
 
     while (kite_running(s) && (s->eth_ctrl & KITE_ETH_CTRL_TX_EN) &&
            s->tx.ci != s->tx.pi) {
-        if (!kite_eth_tx_one(s, buf)) {
+        if (!kite_eth_tx_one(s)) {
             return;
         }
         done = true;
@@ -287,8 +293,9 @@ static bool kite_eth_rx_on(KiteState *s)
 
 /*
  * With RX enabled and no buffer posted the port cannot receive: QEMU queues
- * the frames and kite_eth_write() flushes them on RX_DB. With RX disabled
- * frames are accepted and dropped, as a port that is off drops them.
+ * the frames (and marks the port unable to receive) until a flush: RX_DB,
+ * a change of RX_EN, a reset or a fatal error. With RX disabled frames are
+ * accepted and dropped (eth_rx_dropped), as a port that is off drops them.
  */
 static bool kite_eth_can_receive(NetClientState *nc)
 {

@@ -479,6 +479,22 @@ class Kite:
         self.q.writeq(self.db + C.KITE_DB_EQ, val)
 
 
+# struct kite_stats: counters after the eight u32 object counts.
+STATS_SIZE = 160
+STATS_U64 = ["eth_tx_packets", "eth_tx_bytes", "eth_rx_packets",
+             "eth_rx_bytes", "eth_rx_dropped", "eth_tx_errors",
+             "roce_tx_packets", "roce_rx_packets", "roce_retransmits",
+             "roce_icrc_errors", "eq_events_dropped", "db_rejected"]
+
+
+def stats(d):
+    """QUERY_STATS as a dict of the u64 counters."""
+    st, _, raw = d.query(C.KITE_CMD_QUERY_STATS, STATS_SIZE)
+    check_eq(st, C.KITE_STS_OK, "QUERY_STATS status")
+    return dict(zip(STATS_U64, struct.unpack_from("<%dQ" % len(STATS_U64),
+                                                  raw, 32)))
+
+
 def destroy_payload(handle):
     return struct.pack("<II", handle, 0)
 
@@ -695,6 +711,17 @@ def test_query_device(env):
     check_eq(raw[100:128], bytes(28), "reserved bytes")
 
 
+def info_network(env, dev_id):
+    """The 'info network' line of NIC dev_id."""
+    out = env.q.qmp("human-monitor-command", **{"command-line":
+                                                "info network"})
+    for line in out.splitlines():
+        # "k2: ..." or, behind a hub, " \\ h0: k0: ..."
+        if (" " + line.strip()).find(" %s: " % dev_id) >= 0:
+            return line
+    raise TestFailure("no %s in info network: %r" % (dev_id, out))
+
+
 def port_attr(raw):
     state, max_mtu, active_mtu, width, speed = raw[0:5]
     mac = raw[5:11]
@@ -734,6 +761,9 @@ def test_query_port_set_port(env):
     check_eq(p["eth_mtu"], 9000, "eth_mtu after SET_PORT")
     check_eq(p["active_mtu"], C.KITE_MTU_4096, "active_mtu at 9000")
     check_eq(p["mac"], new_mac, "mac after SET_PORT")
+    check("macaddr=02:11:22:33:44:55" in info_network(env, "k0"),
+          "info network does not show the SET_PORT MAC: %r" %
+          info_network(env, "k0"))
     check_eq(d.rd(C.KITE_REG_PERM_MAC_LO), 0x4b005452, "PERM_MAC unchanged")
     for name, args in (
             ("MTU too small", (C.KITE_SET_PORT_MTU, 67, new_mac)),
@@ -755,6 +785,8 @@ def test_query_port_set_port(env):
     p = port_attr(d.query(C.KITE_CMD_QUERY_PORT, 36, port=1)[2])
     check_eq(p["eth_mtu"], 1500, "eth_mtu after reset")
     check_eq(p["mac"], mac_bytes(MAC_A), "mac after reset")
+    check("macaddr=" + MAC_A in info_network(env, "k0"),
+          "info network after reset: %r" % info_network(env, "k0"))
 
 
 @test("main")
@@ -796,7 +828,10 @@ def test_uctx_ownership(env):
     check_eq(st, C.KITE_STS_PERMISSION, "ALLOC_PD from an unknown context")
     d.exec_ok(C.KITE_CMD_DEALLOC_PD, destroy_payload(pd), uctx=u1)
     d.exec_ok(C.KITE_CMD_DEALLOC_UCTX, destroy_payload(u1))
-    d.exec_ok(C.KITE_CMD_DEALLOC_UCTX, destroy_payload(u2), uctx=u2)
+    # Only the kernel ends a context, even the context's own.
+    st, _ = d.exec(C.KITE_CMD_DEALLOC_UCTX, destroy_payload(u2), uctx=u2)
+    check_eq(st, C.KITE_STS_PERMISSION, "DEALLOC_UCTX by the context itself")
+    d.exec_ok(C.KITE_CMD_DEALLOC_UCTX, destroy_payload(u2))
     st, _ = d.exec(C.KITE_CMD_DEALLOC_UCTX, destroy_payload(u2))
     check_eq(st, C.KITE_STS_BAD_HANDLE, "DEALLOC_UCTX twice")
     st, _ = d.exec(C.KITE_CMD_DEALLOC_UCTX, destroy_payload(0))
@@ -1141,9 +1176,12 @@ def test_link_events(env):
         d.eq_doorbell(0, 6, False)
         q.qmp("set_link", name="k0", up=False)
         link_event_check(d, 6, C.KITE_EVT_PORT_ERR)
-        # A consumer index beyond the producer is ignored.
+        # A consumer index beyond the producer is ignored (and counted).
         d.eq_doorbell(0, 100, True)
         check(d.status() & C.KITE_STATUS_READY, "not READY")
+        cnt = stats(d)
+        check_eq(cnt["eq_events_dropped"], 2, "eq_events_dropped")
+        check_eq(cnt["db_rejected"], 1, "db_rejected")
     finally:
         q.qmp("set_link", name="k0", up=True)
 
@@ -1347,6 +1385,8 @@ def test_doorbell_bar(env):
     d.exec_ok(C.KITE_CMD_QUERY_DEVICE, struct.pack("<QII", d.outbuf, 128, 0))
     log = env.q.guest_errors()
     check("names unknown object" in log, "doorbell not logged as guest error")
+    # 3 unknown objects, one 4-byte write, one EQ doorbell on a user page.
+    check_eq(stats(d)["db_rejected"], 5, "db_rejected")
 
 
 KNOWN_STATUS = set(v for k, v in K.items() if k.startswith("KITE_STS_"))
@@ -1450,6 +1490,264 @@ def test_fault_hang_opcode(env):
     d.exec_ok(C.KITE_CMD_ALLOC_PD)
 
 
+def eth_stuck_frames(a, b, fill):
+    """a sends three frames to b with no RX buffer posted, then b posts one.
+
+    The first frame fills the buffer; QEMU tries the second one, the port
+    answers "cannot receive" and QEMU stops delivering to b until someone
+    flushes its queue. Returns the frames.
+    """
+    mac_a, mac_b = mac_bytes(MAC_A), mac_bytes(MAC_B)
+    frames = [frame_to(mac_b, mac_a, 100, fill + i) for i in range(3)]
+    for f in frames:
+        eth_send(a, f)
+    time.sleep(0.05)
+    check_eq(b.rd(C.KITE_REG_ETH_RX_CI), 0, "RX_CI with no buffer")
+    buf = eth_post_rx(b)
+    wait_for(lambda: b.rd(C.KITE_REG_ETH_RX_CI) == 1, "first queued frame")
+    check_eq(b.q.read(buf, len(frames[0])), frames[0], "first frame bytes")
+    return frames
+
+
+def eth_fresh_frame_arrives(a, b, fill):
+    """b (re)enables RX and posts a buffer: only a new frame lands there."""
+    eth_setup(b)
+    buf = eth_post_rx(b)
+    time.sleep(0.05)
+    check_eq(b.rd(C.KITE_REG_ETH_RX_CI), 0, "stale frame delivered to the "
+             "new ring")
+    fresh = frame_to(mac_bytes(MAC_B), mac_bytes(MAC_A), 80, fill)
+    eth_send(a, fresh)
+    wait_for(lambda: b.rd(C.KITE_REG_ETH_RX_CI) == 1, "fresh frame")
+    check_eq(b.q.read(buf, len(fresh)), fresh, "fresh frame bytes")
+
+
+@test("main")
+def test_eth_rx_disable_flushes_queue(env):
+    """Clearing RX_EN drops what QEMU queued; later frames drop, not queue."""
+    a, b = env.dev[0], env.dev[1]
+    a.bring_up()
+    b.bring_up()
+    eth_setup(a)
+    eth_setup(b)
+    eth_stuck_frames(a, b, 0x10)
+    b.wr(C.KITE_REG_ETH_CTRL, C.KITE_ETH_CTRL_TX_EN)
+    check_eq(stats(b)["eth_rx_dropped"], 2, "queued frames dropped on RX off")
+    eth_send(a, frame_to(mac_bytes(MAC_B), mac_bytes(MAC_A), 90, 0x20))
+    time.sleep(0.05)
+    check_eq(stats(b)["eth_rx_dropped"], 3, "frame to a disabled RX ring")
+    eth_fresh_frame_arrives(a, b, 0x30)
+
+
+@test("main")
+def test_eth_reset_flushes_queue(env):
+    """Frames queued before a reset never reach the next driver's ring."""
+    a, b = env.dev[0], env.dev[1]
+    a.bring_up()
+    b.bring_up()
+    eth_setup(a)
+    eth_setup(b)
+    eth_stuck_frames(a, b, 0x40)
+    b.reset()
+    # Enable without a second reset, which would clear the counters.
+    b.configure()
+    b.wr(C.KITE_REG_DEV_CTRL, C.KITE_CTRL_ENABLE)
+    check(b.status() & C.KITE_STATUS_READY, "not READY")
+    check_eq(stats(b)["eth_rx_dropped"], 2, "queued frames dropped on reset")
+    eth_send(a, frame_to(mac_bytes(MAC_B), mac_bytes(MAC_A), 90, 0x50))
+    time.sleep(0.05)
+    check_eq(stats(b)["eth_rx_dropped"], 3, "frame before RX_EN")
+    eth_fresh_frame_arrives(a, b, 0x60)
+
+
+@test("main")
+def test_eth_fatal_flushes_queue(env):
+    """A FATAL device drops queued frames and the ones that follow."""
+    a, b = env.dev[0], env.dev[1]
+    q = env.q
+    a.bring_up()
+    b.bring_up()
+    eth_setup(a)
+    eth_setup(b)
+    eth_stuck_frames(a, b, 0x70)
+
+    def rx_off_drops():
+        return q.guest_errors().count("kite_eth_rx_off ")
+
+    q.qmp("trace-event-set-state", name="kite_eth_rx_off", enable=True)
+    try:
+        before = rx_off_drops()
+        b.wr(C.KITE_REG_AQ_DB, b.aq_pi + (1 << b.aq_log) + 1)
+        wait_for(lambda: b.status() & C.KITE_STATUS_FATAL, "FATAL")
+        wait_for(lambda: rx_off_drops() - before >= 2,
+                 "queued frames dropped on FATAL")
+        eth_send(a, frame_to(mac_bytes(MAC_B), mac_bytes(MAC_A), 90, 0x80))
+        wait_for(lambda: rx_off_drops() - before >= 3,
+                 "frame to a FATAL device dropped")
+        check_eq(rx_off_drops() - before, 3, "frames dropped")
+    finally:
+        q.qmp("trace-event-set-state", name="kite_eth_rx_off", enable=False)
+    b.bring_up()
+    eth_fresh_frame_arrives(a, b, 0x90)
+
+
+@test("main")
+def test_fatal_event_needs_a_working_async_eq(env):
+    """DEV_FATAL goes to EQ 0 whenever EQ 0 is set up and did not fail."""
+    d = env.dev[0]
+    far = 1 << 44           # nothing is mapped there
+    # BAD_CONFIG: EQ 0 was never set up, so nothing is written to the AEQ
+    # registers' ring even though it is valid memory.
+    d.enable(aq_log=1, acq_log=1)
+    check_eq(d.rd(C.KITE_REG_FATAL_CODE), C.KITE_FATAL_BAD_CONFIG, "code")
+    check_eq(d.q.read(d.aeq, 16 << d.aeq_log), bytes(16 << d.aeq_log),
+             "AEQ ring after BAD_CONFIG")
+    # EQ 0 itself not writable: FATAL_EQ_DMA, vector 0 fires, no loop.
+    d.bring_up(aeq=far)
+    d.take_irq(C.KITE_MSIX_ADMIN)
+    try:
+        env.q.qmp("set_link", name="k0", up=False)
+        wait_for(lambda: d.status() & C.KITE_STATUS_FATAL, "FATAL (AEQ)")
+        check_eq(d.rd(C.KITE_REG_FATAL_CODE), C.KITE_FATAL_EQ_DMA, "AEQ code")
+        check(d.take_irq(C.KITE_MSIX_ADMIN), "no admin interrupt")
+    finally:
+        env.q.qmp("set_link", name="k0", up=True)
+    # Any other fatal error with a working EQ 0: the event is posted.
+    d.bring_up()
+    d.wr(C.KITE_REG_ETH_TX_BASE_LO, 0)
+    d.wr(C.KITE_REG_ETH_TX_BASE_HI, far >> 32)
+    d.wr(C.KITE_REG_ETH_TX_LOG_DEPTH, 2)
+    d.wr(C.KITE_REG_ETH_CTRL, C.KITE_ETH_CTRL_TX_EN)
+    d.wr(C.KITE_REG_ETH_TX_DB, 1)
+    wait_for(lambda: d.status() & C.KITE_STATUS_FATAL, "FATAL (ETH)")
+    data, _, typ, flags = d.eqe(0)
+    check_eq(typ, C.KITE_EVT_DEV_FATAL, "event type")
+    check_eq(data, C.KITE_FATAL_ETH_DMA, "event data")
+    check_eq(flags & 1, 1, "event phase")
+    d.bring_up()
+
+
+TOP_PAGE = (1 << 64) - C.KITE_RING_ALIGN      # last aligned page of 2^64
+
+
+@test("main")
+def test_ring_address_wrap(env):
+    """Rings and buffers that would wrap past 2^64 are rejected."""
+    d = env.dev[0]
+    # Admin rings: a ring that fits the last page is accepted; one page
+    # more wraps (BAD_CONFIG).
+    cases = [
+        ("AQ", dict(aq=TOP_PAGE, aq_log=6, acq_log=6)),    # 8 KiB
+        ("ACQ", dict(acq=TOP_PAGE, aq_log=3, acq_log=8)),  # 8 KiB
+        ("AEQ", dict(aeq=TOP_PAGE, aeq_log=9)),             # 8 KiB
+    ]
+    for name, kw in cases:
+        st = d.enable(**kw)
+        check(st & C.KITE_STATUS_FATAL, name + " wrapping: no FATAL")
+        check_eq(d.rd(C.KITE_REG_FATAL_CODE), C.KITE_FATAL_BAD_CONFIG,
+                 name + " wrapping: FATAL_CODE")
+    for name, kw in (("AQ", dict(aq=TOP_PAGE, aq_log=5, acq_log=5)),
+                     ("ACQ", dict(acq=TOP_PAGE, aq_log=3, acq_log=7)),
+                     ("AEQ", dict(aeq=TOP_PAGE, aeq_log=8))):
+        st = d.enable(**kw)
+        check_eq(st & (C.KITE_STATUS_READY | C.KITE_STATUS_FATAL),
+                 C.KITE_STATUS_READY, name + " in the last page")
+    d.bring_up()
+    # CREATE_EQ: two 4 KiB pages from the last page wrap.
+    st, _ = d.exec(C.KITE_CMD_CREATE_EQ,
+                   eq_payload(TOP_PAGE, 2, 12, 9, C.KITE_MSIX_COMP_BASE))
+    check_eq(st, C.KITE_STS_BAD_PARAM, "CREATE_EQ wrapping ring")
+    out = d.exec_ok(C.KITE_CMD_CREATE_EQ,
+                    eq_payload(TOP_PAGE, 1, 12, 8, C.KITE_MSIX_COMP_BASE))
+    d.exec_ok(C.KITE_CMD_DESTROY_EQ, destroy_payload(out[0]))
+    # Ethernet rings: 512 descriptors (8 KiB) wrap, 256 fit.
+    d.wr(C.KITE_REG_ETH_TX_BASE_LO, TOP_PAGE & 0xffffffff)
+    d.wr(C.KITE_REG_ETH_TX_BASE_HI, TOP_PAGE >> 32)
+    d.wr(C.KITE_REG_ETH_RX_BASE_LO, TOP_PAGE & 0xffffffff)
+    d.wr(C.KITE_REG_ETH_RX_BASE_HI, TOP_PAGE >> 32)
+    d.wr(C.KITE_REG_ETH_TX_LOG_DEPTH, 9)
+    d.wr(C.KITE_REG_ETH_RX_LOG_DEPTH, 9)
+    d.wr(C.KITE_REG_ETH_CTRL, C.KITE_ETH_CTRL_TX_EN | C.KITE_ETH_CTRL_RX_EN)
+    check_eq(d.rd(C.KITE_REG_ETH_CTRL), 0, "ETH_CTRL with wrapping rings")
+    d.wr(C.KITE_REG_ETH_TX_LOG_DEPTH, 8)
+    d.wr(C.KITE_REG_ETH_RX_LOG_DEPTH, 8)
+    d.wr(C.KITE_REG_ETH_CTRL, C.KITE_ETH_CTRL_TX_EN | C.KITE_ETH_CTRL_RX_EN)
+    check_eq(d.rd(C.KITE_REG_ETH_CTRL),
+             C.KITE_ETH_CTRL_TX_EN | C.KITE_ETH_CTRL_RX_EN,
+             "ETH_CTRL with rings in the last page")
+    d.wr(C.KITE_REG_ETH_CTRL, 0)
+    # Out buffers: a 128-byte result 64 bytes below 2^64 wraps (BAD_PARAM);
+    # one that ends exactly at 2^64 is only unmapped (DMA_ERROR).
+    top = 1 << 64
+    st, _ = d.exec(C.KITE_CMD_QUERY_DEVICE,
+                   struct.pack("<QII", top - 64, 4096, 0))
+    check_eq(st, C.KITE_STS_BAD_PARAM, "out buffer wrapping")
+    st, _ = d.exec(C.KITE_CMD_QUERY_DEVICE,
+                   struct.pack("<QII", top - 128, 4096, 0))
+    check_eq(st, C.KITE_STS_DMA_ERROR, "out buffer ending at 2^64")
+    check(d.status() & C.KITE_STATUS_READY, "not READY")
+
+
+@test("main")
+def test_create_eq_page_sizes(env):
+    """CREATE_EQ accepts exactly the page sizes CAP_PAGE_SIZES advertises."""
+    d = env.dev[0]
+    d.bring_up()
+    sizes = d.rd(C.KITE_REG_CAP_PAGE_SIZES) | \
+        (d.rd(C.KITE_REG_CAP_PAGE_SIZES_HI) << 32)
+    check_eq(sizes, C.KITE_DEF_PAGE_SIZES, "CAP_PAGE_SIZES")
+    # d.ram is 16 MiB aligned: aligned to every page size up to 2 MiB.
+    for shift in (0, 11, 13, 14, 15, 17, 20, 22, 29, 31, 32, 63, 64, 200,
+                  255):
+        st, _ = d.exec(C.KITE_CMD_CREATE_EQ,
+                       eq_payload(d.ram, 1, shift, 8, C.KITE_MSIX_COMP_BASE))
+        check_eq(st, C.KITE_STS_BAD_PARAM, "page_shift %d" % shift)
+    for shift in (12, 16, 21):
+        check(sizes & (1 << shift), "page size 2^%d not advertised" % shift)
+        out = d.exec_ok(C.KITE_CMD_CREATE_EQ,
+                        eq_payload(d.ram, 1, shift, 8, C.KITE_MSIX_COMP_BASE))
+        d.exec_ok(C.KITE_CMD_DESTROY_EQ, destroy_payload(out[0]))
+
+
+@test("main")
+def test_dealloc_uctx_kernel_only(env):
+    d = env.dev[0]
+    d.bring_up()
+    u1 = d.exec_ok(C.KITE_CMD_ALLOC_UCTX)[0]
+    u2 = d.exec_ok(C.KITE_CMD_ALLOC_UCTX)[0]
+    for actor, target in ((u1, u1), (u2, u1), (u1, 0), (u1, 77)):
+        st, _ = d.exec(C.KITE_CMD_DEALLOC_UCTX, destroy_payload(target),
+                       uctx=actor)
+        check_eq(st, C.KITE_STS_PERMISSION,
+                 "DEALLOC_UCTX %d by context %d" % (target, actor))
+    st, _, raw = d.query(C.KITE_CMD_QUERY_STATS, STATS_SIZE)
+    check_eq(struct.unpack_from("<I", raw, 0)[0], 2, "num_uctx")
+    d.exec_ok(C.KITE_CMD_DEALLOC_UCTX, destroy_payload(u1))
+    d.exec_ok(C.KITE_CMD_DEALLOC_UCTX, destroy_payload(u2))
+    st, _, raw = d.query(C.KITE_CMD_QUERY_STATS, STATS_SIZE)
+    check_eq(struct.unpack_from("<I", raw, 0)[0], 0, "num_uctx")
+
+
+@test("fault_status")
+def test_fault_status_ok_rejected(env):
+    """fault-status=0 (OK) would report success without running: refused."""
+    cmd = [env.qemu_bin, "-machine", "q35", "-accel", "qtest", "-nodefaults",
+           "-display", "none", "-L", "/usr/share/seabios",
+           "-L", "/usr/share/qemu", "-device",
+           "kite,fault-opcode=%d,fault-status=%d" % (C.KITE_CMD_ALLOC_PD,
+                                                     C.KITE_STS_OK)]
+    try:
+        r = subprocess.run(cmd, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=CMD_TIMEOUT * 3)
+    except subprocess.TimeoutExpired:
+        raise TestFailure("QEMU started with fault-status=0")
+    out = r.stdout.decode(errors="replace")
+    check(r.returncode != 0, "QEMU exit status 0 with fault-status=0")
+    check("fault-status must be an error status" in out,
+          "no error message: %r" % out[-300:])
+
+
 # --------------------------------------------------------------------------
 # Runner
 # --------------------------------------------------------------------------
@@ -1457,6 +1755,7 @@ def test_fault_hang_opcode(env):
 class Env:
     def __init__(self, qemu_bin, name, tmpdir, logdir):
         args, devs = ENVS[name]
+        self.qemu_bin = qemu_bin
         self.q = Qemu(qemu_bin, args, tmpdir, logdir, name)
         self.dev = []
         for i, slot in enumerate(devs):
