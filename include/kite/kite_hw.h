@@ -55,6 +55,12 @@
 /* ABI version: major changes break the driver, minor ones only add. */
 #define KITE_ABI_MAJOR			1
 #define KITE_ABI_MINOR			0
+#define KITE_ABI_VERSION(maj, min)	(((maj) << 16) | (min))
+#define KITE_ABI_VER_MAJOR(v)		((v) >> 16)
+#define KITE_ABI_VER_MINOR(v)		((v) & 0xffff)
+
+/* The NIC has one Ethernet/RoCEv2 port, numbered 1 as ib_core numbers it. */
+#define KITE_PORT_NUM			1
 
 /* ------------------------------------------------------------------ */
 /* MSI-X vectors                                                       */
@@ -122,6 +128,8 @@
 #define KITE_ETH_CTRL_RX_EN		(1u << 1)
 #define KITE_ETH_CTRL_PROMISC		(1u << 2)
 
+#define KITE_ETH_IRQ_ARM_FIRE		(1u << 0)	/* KITE_REG_ETH_IRQ_ARM value */
+
 /* Permanent MAC address (from the device's "mac" property). */
 #define KITE_REG_PERM_MAC_LO		0x090	/* bytes 0..3, byte 0 in bits 7:0 */
 #define KITE_REG_PERM_MAC_HI		0x094	/* bytes 4..5 */
@@ -175,6 +183,7 @@
 #define KITE_DEF_PAGE_SIZES		((1ull << 12) | (1ull << 16) | \
 					 (1ull << 21) | (1ull << 30))
 #define KITE_DEF_MAX_MR_SIZE		(1ull << 40)
+#define KITE_MAX_MSG_SIZE		(1u << 31)	/* largest RDMA message */
 
 #define KITE_DEV_CAP_RC			(1u << 0)
 #define KITE_DEV_CAP_UC			(1u << 1)
@@ -534,6 +543,11 @@ struct kite_device_attr {
 	__le32 hw_version;
 	__le32 reserved[7];
 };
+
+/* Link QUERY_PORT reports, in IB encodings: 1x EDR = 25 Gb/s. */
+#define KITE_PORT_LINK_WIDTH_1X		1
+#define KITE_PORT_LINK_SPEED_EDR	32
+#define KITE_PORT_RATE_MBPS		25000
 
 enum kite_port_state {
 	KITE_PORT_DOWN = 1,
