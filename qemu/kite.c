@@ -208,7 +208,7 @@ static uint64_t kite_regs_read(void *opaque, hwaddr addr, unsigned size)
 
     switch (addr) {
     case KITE_REG_VERSION:
-        val = (KITE_ABI_MAJOR << 16) | KITE_ABI_MINOR;
+        val = KITE_ABI_VERSION(KITE_ABI_MAJOR, KITE_ABI_MINOR);
         break;
     case KITE_REG_DEV_CTRL:
         val = s->ctrl;

@@ -32,11 +32,6 @@ OBJECT_DECLARE_SIMPLE_TYPE(KiteState, KITE)
 #define KITE_MODEL_CAP_FLAGS    0u
 /* Default Ethernet MTU after reset. */
 #define KITE_MODEL_DEF_MTU      1500u
-/* Port 1 is the only port. */
-#define KITE_PORT_NUM           1
-/* Link reported by QUERY_PORT, IB encodings: width 1x, speed 32 (EDR). */
-#define KITE_MODEL_LINK_WIDTH   1
-#define KITE_MODEL_LINK_SPEED   32
 
 /*
  * A ring (or buffer) the guest places at @base for @size bytes: non-zero,

@@ -174,7 +174,8 @@ static uint8_t kite_cmd_query_device(KiteState *s,
                     ((uint64_t)m[3] << 16) | ((uint64_t)m[4] << 8) | m[5];
 
     memset(&a, 0, sizeof(a));
-    a.abi_version = cpu_to_le32((KITE_ABI_MAJOR << 16) | KITE_ABI_MINOR);
+    a.abi_version = cpu_to_le32(KITE_ABI_VERSION(KITE_ABI_MAJOR,
+                                                 KITE_ABI_MINOR));
     a.fw_version = cpu_to_le32(KITE_MODEL_FW_VERSION);
     a.sys_image_guid = cpu_to_le64(guid);
     a.page_size_cap = cpu_to_le64(kite_cap64(KITE_REG_CAP_PAGE_SIZES,
@@ -213,8 +214,8 @@ static uint8_t kite_cmd_query_port(KiteState *s, const struct kite_aq_cmd *cmd,
     p.state = s->link_up ? KITE_PORT_ACTIVE : KITE_PORT_DOWN;
     p.max_mtu = kite_cap(KITE_REG_CAP_MAX_MTU);
     p.active_mtu = kite_mtu_from_eth(s->eth_mtu);
-    p.link_width = KITE_MODEL_LINK_WIDTH;
-    p.link_speed = KITE_MODEL_LINK_SPEED;
+    p.link_width = KITE_PORT_LINK_WIDTH_1X;
+    p.link_speed = KITE_PORT_LINK_SPEED_EDR;
     memcpy(p.mac, s->mac, sizeof(p.mac));
     p.eth_mtu = cpu_to_le32(s->eth_mtu);
     p.gid_tbl_len = cpu_to_le32(KITE_DEF_MAX_GID);

@@ -212,7 +212,7 @@ bool kite_eth_write(KiteState *s, hwaddr addr, uint32_t val)
         }
         return true;
     case KITE_REG_ETH_IRQ_ARM:
-        if (val & 1) {
+        if (val & KITE_ETH_IRQ_ARM_FIRE) {
             kite_eth_arm(s);
         }
         return true;

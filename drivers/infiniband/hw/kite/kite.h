@@ -16,7 +16,6 @@
 #include "kite_admin.h"
 
 #define KITE_DRV_NAME			"kite"
-#define KITE_IB_PORT			1
 #define KITE_ENABLE_TIMEOUT_MS		1000
 #define KITE_RESET_TIMEOUT_MS		1000
 #define KITE_EQ_LOG_DEPTH		8	/* wanted; capped by the device */
@@ -35,7 +34,6 @@ struct kite_dev;
  * @vector: MSI-X vector index
  * @irq_requested: the vector's handler is installed
  * @created: the device knows the EQ (CREATE_EQ succeeded)
- * @events: number of events consumed
  * @name: interrupt name
  */
 struct kite_eq {
@@ -48,7 +46,6 @@ struct kite_eq {
 	u16 vector;
 	bool irq_requested;
 	bool created;
-	u64 events;
 	char name[32];
 };
 
@@ -126,8 +123,11 @@ void kite_comp_eqs_free(struct kite_dev *kdev);
 
 /* kite_main.c */
 void kite_async_event(struct kite_dev *kdev, const struct kite_eqe *eqe);
+void kite_fw_version_str(const struct kite_dev *kdev, char *buf, size_t len);
+#if IS_ENABLED(CONFIG_INFINIBAND_KITE_KUNIT_TEST)
 struct kite_dev *kite_dev_get_any(void);
 void kite_dev_put(struct kite_dev *kdev);
+#endif
 
 /* kite_eth.c */
 int kite_eth_probe(struct kite_dev *kdev);

@@ -10,13 +10,15 @@
 #include <linux/jiffies.h>
 #include <linux/module.h>
 #include <linux/slab.h>
+#include <linux/stringify.h>
 
 #include "kite_admin.h"
 
 static unsigned int admin_timeout_ms = KITE_ADMIN_DEF_TIMEOUT_MS;
 module_param(admin_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(admin_timeout_ms,
-		 "Admin command timeout in milliseconds (default 2000)");
+		 "Admin command timeout in milliseconds (default "
+		 __stringify(KITE_ADMIN_DEF_TIMEOUT_MS) ")");
 
 /**
  * kite_admin_timeout_ms() - current admin command timeout
@@ -229,6 +231,46 @@ void kite_admin_destroy(struct kite_admin *adm)
 }
 
 /**
+ * kite_acq_take() - consume the next admin completion and find its command
+ * @adm: admin queue; the caller holds @adm->lock
+ * @ctxp: the outstanding command the completion belongs to (KITE_ACQ_MATCH)
+ * @cmd_id: the completion's cmd_id (KITE_ACQ_MATCH, KITE_ACQ_UNKNOWN)
+ *
+ * Checks the phase bit of the entry at @adm->acq_ci, advances @adm->acq_ci
+ * past it and matches its cmd_id against the contexts: the low @adm->aq_log
+ * bits select the context, the whole cmd_id must equal the one the context
+ * was posted with, and the context must be in use and not yet completed.
+ * Touches only memory (no registers), so it can run on a fake ring.
+ *
+ * Return: the enum kite_acq_result.
+ */
+enum kite_acq_result kite_acq_take(struct kite_admin *adm,
+				   struct kite_admin_ctx **ctxp, u16 *cmd_id)
+{
+	struct kite_aq_cqe *cqe;
+	struct kite_admin_ctx *ctx;
+	u16 id;
+
+	cqe = &adm->acq[kite_ring_slot(adm->acq_ci, adm->acq_log)];
+	if ((READ_ONCE(cqe->flags) & KITE_ACQE_PHASE) !=
+	    kite_ring_phase(adm->acq_ci, adm->acq_log))
+		return KITE_ACQ_EMPTY;
+	/* Read the rest of the entry only after its phase bit. */
+	dma_rmb();
+	adm->acq_ci++;
+
+	id = le16_to_cpu(cqe->cmd_id);
+	*cmd_id = id;
+	ctx = &adm->ctx[kite_ring_slot(id, adm->aq_log)];
+	if (!ctx->in_use || ctx->completed || ctx->cmd_id != id)
+		return KITE_ACQ_UNKNOWN;
+	ctx->cqe = *cqe;
+	ctx->completed = true;
+	*ctxp = ctx;
+	return KITE_ACQ_MATCH;
+}
+
+/**
  * kite_admin_process_cq() - consume admin completions
  * @adm: admin queue
  *
@@ -237,35 +279,32 @@ void kite_admin_destroy(struct kite_admin *adm)
  */
 void kite_admin_process_cq(struct kite_admin *adm)
 {
-	u32 mask = kite_aq_depth(adm) - 1;
-	struct kite_aq_cqe *cqe;
 	struct kite_admin_ctx *ctx;
+	enum kite_acq_result res;
 	unsigned long flags;
 	u16 cmd_id;
 
 	spin_lock_irqsave(&adm->lock, flags);
-	for (;;) {
-		cqe = &adm->acq[kite_ring_slot(adm->acq_ci, adm->acq_log)];
-		if ((READ_ONCE(cqe->flags) & KITE_ACQE_PHASE) !=
-		    kite_ring_phase(adm->acq_ci, adm->acq_log))
-			break;
-		/* Read the rest of the entry only after its phase bit. */
-		dma_rmb();
-		adm->acq_ci++;
-
-		cmd_id = le16_to_cpu(cqe->cmd_id);
-		ctx = &adm->ctx[cmd_id & mask];
-		if (!ctx->in_use || ctx->completed || ctx->cmd_id != cmd_id) {
+	while ((res = kite_acq_take(adm, &ctx, &cmd_id)) != KITE_ACQ_EMPTY) {
+		if (res == KITE_ACQ_MATCH)
+			complete(&ctx->done);
+		else
 			dev_warn_ratelimited(adm->dev,
 					     "admin completion for unknown cmd_id 0x%x\n",
 					     cmd_id);
-			continue;
-		}
-		ctx->cqe = *cqe;
-		ctx->completed = true;
-		complete(&ctx->done);
 	}
 	spin_unlock_irqrestore(&adm->lock, flags);
+}
+
+/* Called with adm->lock held. */
+static void kite_admin_kill_locked(struct kite_admin *adm)
+{
+	u32 i;
+
+	adm->dead = true;
+	for (i = 0; i < kite_aq_depth(adm); i++)
+		if (adm->ctx[i].in_use && !adm->ctx[i].completed)
+			complete(&adm->ctx[i].done);
 }
 
 /**
@@ -278,13 +317,9 @@ void kite_admin_process_cq(struct kite_admin *adm)
 void kite_admin_mark_dead(struct kite_admin *adm)
 {
 	unsigned long flags;
-	u32 i;
 
 	spin_lock_irqsave(&adm->lock, flags);
-	adm->dead = true;
-	for (i = 0; i < kite_aq_depth(adm); i++)
-		if (adm->ctx[i].in_use && !adm->ctx[i].completed)
-			complete(&adm->ctx[i].done);
+	kite_admin_kill_locked(adm);
 	spin_unlock_irqrestore(&adm->lock, flags);
 }
 
@@ -355,16 +390,68 @@ static void kite_admin_release(struct kite_admin *adm,
 	up(&adm->avail);
 }
 
-static void kite_admin_timed_out(struct kite_admin *adm, u8 opcode,
+/*
+ * The wait for @ctx timed out. Give the queue up only if, under the lock
+ * the completion path takes, the command is still unanswered: a completion
+ * that lands between the timeout and this check wins.
+ */
+static void kite_admin_timed_out(struct kite_admin *adm,
+				 struct kite_admin_ctx *ctx, u8 opcode,
 				 unsigned int tmo)
 {
-	u32 status = readl(adm->regs + KITE_REG_DEV_STATUS);
+	unsigned long flags;
+	bool dead = false;
+	u32 status;
 
+	spin_lock_irqsave(&adm->lock, flags);
+	if (!ctx->completed) {
+		kite_admin_kill_locked(adm);
+		dead = true;
+	}
+	spin_unlock_irqrestore(&adm->lock, flags);
+
+	if (!dead) {
+		dev_warn(adm->dev,
+			 "admin command %s (0x%02x) completed without an interrupt\n",
+			 kite_opcode_name(opcode), opcode);
+		return;
+	}
+	status = readl(adm->regs + KITE_REG_DEV_STATUS);
 	dev_err(adm->dev,
 		"admin command %s (0x%02x) timed out after %u ms (status 0x%x, fatal code %u); device marked dead\n",
 		kite_opcode_name(opcode), opcode, tmo, status,
 		readl(adm->regs + KITE_REG_FATAL_CODE));
-	kite_admin_mark_dead(adm);
+}
+
+/*
+ * Log a failed command. Statuses a caller provokes in normal operation
+ * (object busy, out of resources, foreign object) are debug messages; the
+ * others are errors, rate limited so that a misbehaving device or user
+ * cannot flood the log.
+ */
+static void kite_admin_log_failure(struct kite_admin *adm, u8 opcode,
+				   const struct kite_aq_cqe *cqe, int err)
+{
+	u8 status = cqe->status;
+	u32 syndrome = le32_to_cpu(cqe->syndrome);
+
+	switch (status) {
+	case KITE_STS_BUSY:
+	case KITE_STS_NO_RESOURCES:
+	case KITE_STS_PERMISSION:
+		dev_dbg(adm->dev,
+			"admin command %s (0x%02x) failed: status %s (0x%02x), syndrome 0x%x (%d)\n",
+			kite_opcode_name(opcode), opcode,
+			kite_status_name(status), status, syndrome, err);
+		break;
+	default:
+		dev_err_ratelimited(adm->dev,
+				    "admin command %s (0x%02x) failed: status %s (0x%02x), syndrome 0x%x (%d)\n",
+				    kite_opcode_name(opcode), opcode,
+				    kite_status_name(status), status, syndrome,
+				    err);
+		break;
+	}
 }
 
 /**
@@ -390,7 +477,6 @@ int kite_admin_exec(struct kite_admin *adm, struct kite_aq_cmd *cmd,
 	unsigned int tmo = kite_admin_timeout_ms();
 	u8 opcode = cmd->hdr.opcode;
 	struct kite_admin_ctx *ctx;
-	u8 status;
 	int err;
 
 	if (out_len > KITE_ADMIN_OUTBUF_SIZE ||
@@ -410,12 +496,7 @@ int kite_admin_exec(struct kite_admin *adm, struct kite_aq_cmd *cmd,
 	if (!wait_for_completion_timeout(&ctx->done, msecs_to_jiffies(tmo))) {
 		/* Tell a lost interrupt from a device that stopped. */
 		kite_admin_process_cq(adm);
-		if (READ_ONCE(ctx->completed))
-			dev_warn(adm->dev,
-				 "admin command %s (0x%02x) completed without an interrupt\n",
-				 kite_opcode_name(opcode), opcode);
-		else
-			kite_admin_timed_out(adm, opcode, tmo);
+		kite_admin_timed_out(adm, ctx, opcode, tmo);
 	}
 
 	if (!READ_ONCE(ctx->completed)) {
@@ -423,14 +504,9 @@ int kite_admin_exec(struct kite_admin *adm, struct kite_aq_cmd *cmd,
 		return -EIO;
 	}
 
-	status = ctx->cqe.status;
-	err = kite_status_to_errno(status);
+	err = kite_status_to_errno(ctx->cqe.status);
 	if (err) {
-		dev_err(adm->dev,
-			"admin command %s (0x%02x) failed: status %s (0x%02x), syndrome 0x%x (%d)\n",
-			kite_opcode_name(opcode), opcode,
-			kite_status_name(status), status,
-			le32_to_cpu(ctx->cqe.syndrome), err);
+		kite_admin_log_failure(adm, opcode, &ctx->cqe, err);
 	} else {
 		if (cqe)
 			*cqe = ctx->cqe;

@@ -52,7 +52,10 @@ struct kite_admin_ctx {
  * @lock: protects @pi, @acq_ci, @gen and the contexts
  * @pi: free-running producer index of @aq
  * @acq_ci: free-running consumer index of @acq
- * @gen: generation mixed into cmd_id to catch stale completions
+ * @gen: generation mixed into the high bits of cmd_id (the low @aq_log bits
+ *	 are the context index). Defensive: a completion the device writes
+ *	 twice, or late for a command that was given up, names an older
+ *	 generation and is dropped instead of completing the slot's next user.
  * @aq_log: log2 of the submission ring depth
  * @acq_log: log2 of the completion ring depth
  * @dead: set once the device stopped answering; commands fail fast
@@ -134,6 +137,21 @@ struct kite_hw_stats {
 	u64 roce_rx_packets;
 	u64 roce_retransmits;
 	u64 roce_icrc_errors;
+	u64 eq_events_dropped;
+	u64 db_rejected;
+};
+
+/**
+ * enum kite_acq_result - what kite_acq_take() found
+ * @KITE_ACQ_EMPTY: no new completion (phase bit not yet flipped)
+ * @KITE_ACQ_MATCH: a completion for an outstanding command
+ * @KITE_ACQ_UNKNOWN: a completion naming no outstanding command (stale,
+ *		      duplicate or unknown cmd_id); it was consumed and dropped
+ */
+enum kite_acq_result {
+	KITE_ACQ_EMPTY,
+	KITE_ACQ_MATCH,
+	KITE_ACQ_UNKNOWN,
 };
 
 /* kite_admin.c: the queue */
@@ -141,6 +159,8 @@ int kite_admin_init(struct kite_admin *adm, struct device *dev,
 		    void __iomem *regs, u8 aq_log, u8 acq_log);
 void kite_admin_destroy(struct kite_admin *adm);
 void kite_admin_process_cq(struct kite_admin *adm);
+enum kite_acq_result kite_acq_take(struct kite_admin *adm,
+				   struct kite_admin_ctx **ctxp, u16 *cmd_id);
 int kite_admin_exec(struct kite_admin *adm, struct kite_aq_cmd *cmd,
 		    void *out, size_t out_len, struct kite_aq_cqe *cqe);
 void kite_admin_mark_dead(struct kite_admin *adm);
@@ -176,15 +196,28 @@ int kite_cmd_set_port(struct kite_admin *adm, u32 mask, u32 mtu,
 		      const u8 *mac);
 int kite_cmd_create_eq(struct kite_admin *adm, dma_addr_t ring, u8 log_depth,
 		       u16 vector, u32 *eqn);
-int kite_cmd_destroy_eq(struct kite_admin *adm, u32 eqn);
+int kite_cmd_destroy(struct kite_admin *adm, u8 opcode, u32 uctx,
+		     u32 handle);
 int kite_cmd_alloc_uctx(struct kite_admin *adm, u32 *uctx);
-int kite_cmd_dealloc_uctx(struct kite_admin *adm, u32 uctx);
 int kite_cmd_alloc_pd(struct kite_admin *adm, u32 uctx, u32 *pdn);
-int kite_cmd_dealloc_pd(struct kite_admin *adm, u32 uctx, u32 pdn);
-int kite_cmd_add_gid(struct kite_admin *adm, const u8 *gid, u16 index,
-		     u8 type, u8 port);
-int kite_cmd_del_gid(struct kite_admin *adm, const u8 *gid, u16 index,
-		     u8 type, u8 port);
+int kite_cmd_gid(struct kite_admin *adm, u8 opcode, const u8 *gid, u16 index,
+		 u8 type, u8 port);
 int kite_cmd_query_stats(struct kite_admin *adm, struct kite_hw_stats *st);
+
+static inline int kite_cmd_destroy_eq(struct kite_admin *adm, u32 eqn)
+{
+	return kite_cmd_destroy(adm, KITE_CMD_DESTROY_EQ, 0, eqn);
+}
+
+static inline int kite_cmd_dealloc_uctx(struct kite_admin *adm, u32 uctx)
+{
+	return kite_cmd_destroy(adm, KITE_CMD_DEALLOC_UCTX, 0, uctx);
+}
+
+static inline int kite_cmd_dealloc_pd(struct kite_admin *adm, u32 uctx,
+				      u32 pdn)
+{
+	return kite_cmd_destroy(adm, KITE_CMD_DEALLOC_PD, uctx, pdn);
+}
 
 #endif /* KITE_ADMIN_H */

@@ -55,7 +55,7 @@ static void kite_test_enc_set_port(struct kunit *test)
 			KITE_SET_PORT_MTU | KITE_SET_PORT_MAC);
 	KUNIT_EXPECT_EQ(test, get_unaligned_le32(cmd.raw + 4), 9000);
 	KUNIT_EXPECT_EQ(test, memcmp(cmd.raw + 8, test_mac, ETH_ALEN), 0);
-	KUNIT_EXPECT_EQ(test, cmd.raw[14], 1);	/* port */
+	KUNIT_EXPECT_EQ(test, cmd.raw[14], KITE_PORT_NUM);
 	KUNIT_EXPECT_PTR_EQ(test, kite_cmd_out_buf(&cmd), NULL);
 
 	/* Fields outside the mask stay zero. */
@@ -73,9 +73,9 @@ static void kite_test_enc_create_eq(struct kunit *test)
 	kite_enc_create_eq(&cmd, 0x123456789000ULL, 8, KITE_MSIX_COMP_BASE + 1);
 	kite_test_hdr(test, &cmd, KITE_CMD_CREATE_EQ, 0);
 	KUNIT_EXPECT_EQ(test, get_unaligned_le64(cmd.raw), 0x123456789000ULL);
-	/* 256 entries of 16 bytes: one 4 KiB page */
+	/* 256 entries of 16 bytes: one 4 KiB page (rings are CPU pages) */
 	KUNIT_EXPECT_EQ(test, get_unaligned_le32(cmd.raw + 8), 1);
-	KUNIT_EXPECT_EQ(test, cmd.raw[12], 12);	/* page_shift */
+	KUNIT_EXPECT_EQ(test, cmd.raw[12], PAGE_SHIFT);	/* page_shift */
 	KUNIT_EXPECT_EQ(test, cmd.raw[13], KITE_PBL_LEVEL_DIRECT);
 	KUNIT_EXPECT_EQ(test, cmd.raw[16], 8);	/* log_depth */
 	KUNIT_EXPECT_EQ(test, get_unaligned_le16(cmd.raw + 18),
@@ -152,7 +152,7 @@ static void kite_test_out_buf(struct kunit *test)
 static void kite_test_dec_device_attr(struct kunit *test)
 {
 	struct kite_device_attr attr = {
-		.abi_version = cpu_to_le32(KITE_ABI_MAJOR << 16 | 3),
+		.abi_version = cpu_to_le32(KITE_ABI_VERSION(KITE_ABI_MAJOR, 3)),
 		.fw_version = cpu_to_le32(0x00010203),
 		.sys_image_guid = cpu_to_le64(0x0102030405060708ULL),
 		.page_size_cap = cpu_to_le64(KITE_DEF_PAGE_SIZES),
@@ -173,7 +173,7 @@ static void kite_test_dec_device_attr(struct kunit *test)
 
 	memset(&c, 0xff, sizeof(c));
 	kite_dec_device_attr(&attr, &c);
-	KUNIT_EXPECT_EQ(test, c.abi_version, KITE_ABI_MAJOR << 16 | 3);
+	KUNIT_EXPECT_EQ(test, c.abi_version, KITE_ABI_VERSION(KITE_ABI_MAJOR, 3));
 	KUNIT_EXPECT_EQ(test, c.fw_version, 0x00010203);
 	KUNIT_EXPECT_EQ(test, c.sys_image_guid, 0x0102030405060708ULL);
 	KUNIT_EXPECT_EQ(test, c.page_size_cap, KITE_DEF_PAGE_SIZES);
@@ -238,6 +238,8 @@ static void kite_test_dec_stats(struct kunit *test)
 		.roce_rx_packets = cpu_to_le64(15),
 		.roce_retransmits = cpu_to_le64(16),
 		.roce_icrc_errors = cpu_to_le64(17),
+		.eq_events_dropped = cpu_to_le64(18),
+		.db_rejected = cpu_to_le64(0x200000019ULL),
 	};
 	struct kite_hw_stats s;
 
@@ -259,6 +261,123 @@ static void kite_test_dec_stats(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, s.roce_rx_packets, 15);
 	KUNIT_EXPECT_EQ(test, s.roce_retransmits, 16);
 	KUNIT_EXPECT_EQ(test, s.roce_icrc_errors, 17);
+	KUNIT_EXPECT_EQ(test, s.eq_events_dropped, 18);
+	KUNIT_EXPECT_EQ(test, s.db_rejected, 0x200000019ULL);
+}
+
+#define KITE_TEST_AQ_LOG	2	/* 4 contexts, 4 completions */
+
+/* A fake admin queue: contexts and a zeroed ACQ, no device. */
+static struct kite_admin *kite_test_fake_admin(struct kunit *test)
+{
+	struct kite_admin *adm = kunit_kzalloc(test, sizeof(*adm), GFP_KERNEL);
+	u32 depth = 1U << KITE_TEST_AQ_LOG;
+
+	KUNIT_ASSERT_NOT_NULL(test, adm);
+	adm->aq_log = KITE_TEST_AQ_LOG;
+	adm->acq_log = KITE_TEST_AQ_LOG;
+	adm->ctx = kunit_kcalloc(test, depth, sizeof(*adm->ctx), GFP_KERNEL);
+	adm->acq = kunit_kcalloc(test, depth, sizeof(*adm->acq), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, adm->ctx);
+	KUNIT_ASSERT_NOT_NULL(test, adm->acq);
+	return adm;
+}
+
+/* The device writing completion number @index (free-running). */
+static void kite_test_put_cqe(struct kite_admin *adm, u32 index, u16 cmd_id,
+			      u8 status)
+{
+	struct kite_aq_cqe *cqe = &adm->acq[kite_ring_slot(index,
+							   adm->acq_log)];
+
+	memset(cqe, 0, sizeof(*cqe));
+	cqe->cmd_id = cpu_to_le16(cmd_id);
+	cqe->status = status;
+	cqe->out[0] = cpu_to_le32(index);
+	cqe->flags = kite_ring_phase(index, adm->acq_log);
+}
+
+/* A command posted in context @slot with generation @gen. */
+static u16 kite_test_post(struct kite_admin *adm, u32 slot, u16 gen)
+{
+	struct kite_admin_ctx *ctx = &adm->ctx[slot];
+
+	ctx->cmd_id = (gen << adm->aq_log) | slot;
+	ctx->in_use = true;
+	ctx->completed = false;
+	return ctx->cmd_id;
+}
+
+static void kite_test_acq_take(struct kunit *test)
+{
+	struct kite_admin *adm = kite_test_fake_admin(test);
+	u32 depth = 1U << KITE_TEST_AQ_LOG;
+	struct kite_admin_ctx *ctx = NULL;
+	u16 id, got = 0;
+	u32 i;
+
+	/* A zeroed ring holds nothing. */
+	KUNIT_EXPECT_EQ(test, kite_acq_take(adm, &ctx, &got), KITE_ACQ_EMPTY);
+	KUNIT_EXPECT_EQ(test, adm->acq_ci, 0);
+
+	/* A completion for an outstanding command. */
+	id = kite_test_post(adm, 1, 7);
+	kite_test_put_cqe(adm, 0, id, KITE_STS_BUSY);
+	KUNIT_EXPECT_EQ(test, kite_acq_take(adm, &ctx, &got), KITE_ACQ_MATCH);
+	KUNIT_EXPECT_PTR_EQ(test, ctx, &adm->ctx[1]);
+	KUNIT_EXPECT_EQ(test, got, id);
+	KUNIT_EXPECT_TRUE(test, adm->ctx[1].completed);
+	KUNIT_EXPECT_EQ(test, adm->ctx[1].cqe.status, KITE_STS_BUSY);
+	KUNIT_EXPECT_EQ(test, adm->acq_ci, 1);
+
+	/* The same completion again: consumed, matches nothing. */
+	kite_test_put_cqe(adm, 1, id, KITE_STS_OK);
+	KUNIT_EXPECT_EQ(test, kite_acq_take(adm, &ctx, &got),
+			KITE_ACQ_UNKNOWN);
+	KUNIT_EXPECT_EQ(test, adm->ctx[1].cqe.status, KITE_STS_BUSY);
+	KUNIT_EXPECT_EQ(test, adm->acq_ci, 2);
+
+	/* A stale completion: right slot, older generation. */
+	id = kite_test_post(adm, 2, 9);
+	kite_test_put_cqe(adm, 2, (8 << KITE_TEST_AQ_LOG) | 2, KITE_STS_OK);
+	KUNIT_EXPECT_EQ(test, kite_acq_take(adm, &ctx, &got),
+			KITE_ACQ_UNKNOWN);
+	KUNIT_EXPECT_FALSE(test, adm->ctx[2].completed);
+
+	/* An unknown cmd_id: its slot has no command. */
+	kite_test_put_cqe(adm, 3, (9 << KITE_TEST_AQ_LOG) | 3, KITE_STS_OK);
+	KUNIT_EXPECT_EQ(test, kite_acq_take(adm, &ctx, &got),
+			KITE_ACQ_UNKNOWN);
+	KUNIT_EXPECT_EQ(test, got, (9 << KITE_TEST_AQ_LOG) | 3);
+	KUNIT_EXPECT_EQ(test, adm->acq_ci, 4);
+
+	/*
+	 * Phase wrap: slot 0 still holds the first pass's entry (phase 1);
+	 * the second pass expects phase 0, so nothing is new yet.
+	 */
+	KUNIT_EXPECT_EQ(test, kite_acq_take(adm, &ctx, &got), KITE_ACQ_EMPTY);
+	KUNIT_EXPECT_EQ(test, adm->acq_ci, 4);
+	kite_test_put_cqe(adm, 4, id, KITE_STS_OK);
+	KUNIT_EXPECT_EQ(test, kite_acq_take(adm, &ctx, &got), KITE_ACQ_MATCH);
+	KUNIT_EXPECT_PTR_EQ(test, ctx, &adm->ctx[2]);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(ctx->cqe.out[0]), 4);
+	KUNIT_EXPECT_EQ(test, kite_acq_take(adm, &ctx, &got), KITE_ACQ_EMPTY);
+
+	/* Several more passes, one command at a time in rotating slots. */
+	for (i = 5; i < 5 + 3 * depth; i++) {
+		u32 slot = i % depth;
+
+		id = kite_test_post(adm, slot, i);
+		kite_test_put_cqe(adm, i, id, KITE_STS_OK);
+		KUNIT_EXPECT_EQ(test, kite_acq_take(adm, &ctx, &got),
+				KITE_ACQ_MATCH);
+		KUNIT_EXPECT_PTR_EQ(test, ctx, &adm->ctx[slot]);
+		KUNIT_EXPECT_EQ(test, le32_to_cpu(ctx->cqe.out[0]), i);
+		adm->ctx[slot].in_use = false;
+		KUNIT_EXPECT_EQ(test, kite_acq_take(adm, &ctx, &got),
+				KITE_ACQ_EMPTY);
+	}
+	KUNIT_EXPECT_EQ(test, adm->acq_ci, 5 + 3 * depth);
 }
 
 static void kite_test_status_errno(struct kunit *test)
@@ -316,6 +435,7 @@ static struct kunit_case kite_admin_cases[] = {
 	KUNIT_CASE(kite_test_dec_device_attr),
 	KUNIT_CASE(kite_test_dec_port_attr),
 	KUNIT_CASE(kite_test_dec_stats),
+	KUNIT_CASE(kite_test_acq_take),
 	KUNIT_CASE(kite_test_status_errno),
 	KUNIT_CASE(kite_test_opcode_name),
 	{}

@@ -6,6 +6,7 @@
  * Copyright (c) 2026 The Kite authors
  */
 #include <linux/etherdevice.h>
+#include <linux/mm.h>
 #include <linux/string.h>
 
 #include "kite_admin.h"
@@ -49,7 +50,7 @@ void kite_enc_set_port(struct kite_aq_cmd *cmd, u32 mask, u32 mtu,
 {
 	kite_enc_hdr(cmd, KITE_CMD_SET_PORT, 0);
 	cmd->set_port.mask = cpu_to_le32(mask);
-	cmd->set_port.port = 1;
+	cmd->set_port.port = KITE_PORT_NUM;
 	if (mask & KITE_SET_PORT_MTU)
 		cmd->set_port.mtu = cpu_to_le32(mtu);
 	if ((mask & KITE_SET_PORT_MAC) && mac)
@@ -62,6 +63,9 @@ void kite_enc_set_port(struct kite_aq_cmd *cmd, u32 mask, u32 mtu,
  * @ring: DMA address of the ring (page aligned)
  * @log_depth: log2 of the number of entries
  * @vector: MSI-X vector the EQ raises
+ *
+ * The driver allocates rings with dma_alloc_coherent(), so they are made of
+ * whole CPU pages: the ring is described in PAGE_SIZE pages.
  */
 void kite_enc_create_eq(struct kite_aq_cmd *cmd, dma_addr_t ring,
 			u8 log_depth, u16 vector)
@@ -71,8 +75,8 @@ void kite_enc_create_eq(struct kite_aq_cmd *cmd, dma_addr_t ring,
 	kite_enc_hdr(cmd, KITE_CMD_CREATE_EQ, 0);
 	cmd->create_eq.ring.addr = cpu_to_le64(ring);
 	cmd->create_eq.ring.npages =
-		cpu_to_le32(DIV_ROUND_UP(bytes, KITE_PBL_CHUNK_SIZE));
-	cmd->create_eq.ring.page_shift = ilog2(KITE_PBL_CHUNK_SIZE);
+		cpu_to_le32(DIV_ROUND_UP(bytes, PAGE_SIZE));
+	cmd->create_eq.ring.page_shift = PAGE_SHIFT;
 	cmd->create_eq.ring.level = KITE_PBL_LEVEL_DIRECT;
 	cmd->create_eq.log_depth = log_depth;
 	cmd->create_eq.msix_vector = cpu_to_le16(vector);
@@ -185,8 +189,17 @@ void kite_dec_stats(const struct kite_stats *st, struct kite_hw_stats *out)
 	out->roce_rx_packets = le64_to_cpu(st->roce_rx_packets);
 	out->roce_retransmits = le64_to_cpu(st->roce_retransmits);
 	out->roce_icrc_errors = le64_to_cpu(st->roce_icrc_errors);
+	out->eq_events_dropped = le64_to_cpu(st->eq_events_dropped);
+	out->db_rejected = le64_to_cpu(st->db_rejected);
 }
 
+/**
+ * kite_cmd_query_device() - QUERY_DEVICE
+ * @adm: admin queue
+ * @caps: decoded device attributes
+ *
+ * Return: 0 or a negative errno (see kite_admin_exec()).
+ */
 int kite_cmd_query_device(struct kite_admin *adm, struct kite_caps *caps)
 {
 	struct kite_device_attr attr;
@@ -201,6 +214,14 @@ int kite_cmd_query_device(struct kite_admin *adm, struct kite_caps *caps)
 	return 0;
 }
 
+/**
+ * kite_cmd_query_port() - QUERY_PORT
+ * @adm: admin queue
+ * @port: port number (KITE_PORT_NUM)
+ * @info: decoded port attributes
+ *
+ * Return: 0 or a negative errno (see kite_admin_exec()).
+ */
 int kite_cmd_query_port(struct kite_admin *adm, u8 port,
 			struct kite_port_info *info)
 {
@@ -216,6 +237,13 @@ int kite_cmd_query_port(struct kite_admin *adm, u8 port,
 	return 0;
 }
 
+/**
+ * kite_cmd_query_stats() - QUERY_STATS
+ * @adm: admin queue
+ * @st: decoded device counters
+ *
+ * Return: 0 or a negative errno (see kite_admin_exec()).
+ */
 int kite_cmd_query_stats(struct kite_admin *adm, struct kite_hw_stats *st)
 {
 	struct kite_stats raw;
@@ -230,6 +258,15 @@ int kite_cmd_query_stats(struct kite_admin *adm, struct kite_hw_stats *st)
 	return 0;
 }
 
+/**
+ * kite_cmd_set_port() - SET_PORT
+ * @adm: admin queue
+ * @mask: KITE_SET_PORT_* fields to change
+ * @mtu: Ethernet MTU in bytes (with KITE_SET_PORT_MTU)
+ * @mac: MAC address (with KITE_SET_PORT_MAC), may be NULL otherwise
+ *
+ * Return: 0 or a negative errno (see kite_admin_exec()).
+ */
 int kite_cmd_set_port(struct kite_admin *adm, u32 mask, u32 mtu,
 		      const u8 *mac)
 {
@@ -239,6 +276,7 @@ int kite_cmd_set_port(struct kite_admin *adm, u32 mask, u32 mtu,
 	return kite_admin_exec(adm, &cmd, NULL, 0, NULL);
 }
 
+/* Execute a command that creates an object; its handle is in out[0]. */
 static int kite_cmd_create(struct kite_admin *adm, struct kite_aq_cmd *cmd,
 			   u32 *handle)
 {
@@ -252,6 +290,16 @@ static int kite_cmd_create(struct kite_admin *adm, struct kite_aq_cmd *cmd,
 	return 0;
 }
 
+/**
+ * kite_cmd_create_eq() - CREATE_EQ for a physically contiguous ring
+ * @adm: admin queue
+ * @ring: DMA address of the ring (page aligned)
+ * @log_depth: log2 of the number of entries
+ * @vector: MSI-X vector the EQ raises
+ * @eqn: the new EQ number
+ *
+ * Return: 0 or a negative errno (see kite_admin_exec()).
+ */
 int kite_cmd_create_eq(struct kite_admin *adm, dma_addr_t ring, u8 log_depth,
 		       u16 vector, u32 *eqn)
 {
@@ -261,14 +309,30 @@ int kite_cmd_create_eq(struct kite_admin *adm, dma_addr_t ring, u8 log_depth,
 	return kite_cmd_create(adm, &cmd, eqn);
 }
 
-int kite_cmd_destroy_eq(struct kite_admin *adm, u32 eqn)
+/**
+ * kite_cmd_destroy() - a command that frees one object by its handle
+ * @adm: admin queue
+ * @opcode: DESTROY_EQ, DEALLOC_UCTX, DEALLOC_PD, ...
+ * @uctx: acting context (0: kernel)
+ * @handle: object number
+ *
+ * Return: 0 or a negative errno (see kite_admin_exec()).
+ */
+int kite_cmd_destroy(struct kite_admin *adm, u8 opcode, u32 uctx, u32 handle)
 {
 	struct kite_aq_cmd cmd;
 
-	kite_enc_destroy(&cmd, KITE_CMD_DESTROY_EQ, 0, eqn);
+	kite_enc_destroy(&cmd, opcode, uctx, handle);
 	return kite_admin_exec(adm, &cmd, NULL, 0, NULL);
 }
 
+/**
+ * kite_cmd_alloc_uctx() - ALLOC_UCTX
+ * @adm: admin queue
+ * @uctx: the new context, which is also its doorbell page
+ *
+ * Return: 0 or a negative errno (see kite_admin_exec()).
+ */
 int kite_cmd_alloc_uctx(struct kite_admin *adm, u32 *uctx)
 {
 	struct kite_aq_cmd cmd;
@@ -277,14 +341,14 @@ int kite_cmd_alloc_uctx(struct kite_admin *adm, u32 *uctx)
 	return kite_cmd_create(adm, &cmd, uctx);
 }
 
-int kite_cmd_dealloc_uctx(struct kite_admin *adm, u32 uctx)
-{
-	struct kite_aq_cmd cmd;
-
-	kite_enc_destroy(&cmd, KITE_CMD_DEALLOC_UCTX, 0, uctx);
-	return kite_admin_exec(adm, &cmd, NULL, 0, NULL);
-}
-
+/**
+ * kite_cmd_alloc_pd() - ALLOC_PD
+ * @adm: admin queue
+ * @uctx: owning context (0: kernel)
+ * @pdn: the new PD number
+ *
+ * Return: 0 or a negative errno (see kite_admin_exec()).
+ */
 int kite_cmd_alloc_pd(struct kite_admin *adm, u32 uctx, u32 *pdn)
 {
 	struct kite_aq_cmd cmd;
@@ -293,28 +357,22 @@ int kite_cmd_alloc_pd(struct kite_admin *adm, u32 uctx, u32 *pdn)
 	return kite_cmd_create(adm, &cmd, pdn);
 }
 
-int kite_cmd_dealloc_pd(struct kite_admin *adm, u32 uctx, u32 pdn)
+/**
+ * kite_cmd_gid() - ADD_GID or DEL_GID
+ * @adm: admin queue
+ * @opcode: KITE_CMD_ADD_GID or KITE_CMD_DEL_GID
+ * @gid: 16-byte GID (network order)
+ * @index: GID table index
+ * @type: enum kite_gid_type
+ * @port: port number
+ *
+ * Return: 0 or a negative errno (see kite_admin_exec()).
+ */
+int kite_cmd_gid(struct kite_admin *adm, u8 opcode, const u8 *gid, u16 index,
+		 u8 type, u8 port)
 {
 	struct kite_aq_cmd cmd;
 
-	kite_enc_destroy(&cmd, KITE_CMD_DEALLOC_PD, uctx, pdn);
-	return kite_admin_exec(adm, &cmd, NULL, 0, NULL);
-}
-
-int kite_cmd_add_gid(struct kite_admin *adm, const u8 *gid, u16 index,
-		     u8 type, u8 port)
-{
-	struct kite_aq_cmd cmd;
-
-	kite_enc_gid(&cmd, KITE_CMD_ADD_GID, gid, index, type, port);
-	return kite_admin_exec(adm, &cmd, NULL, 0, NULL);
-}
-
-int kite_cmd_del_gid(struct kite_admin *adm, const u8 *gid, u16 index,
-		     u8 type, u8 port)
-{
-	struct kite_aq_cmd cmd;
-
-	kite_enc_gid(&cmd, KITE_CMD_DEL_GID, gid, index, type, port);
+	kite_enc_gid(&cmd, opcode, gid, index, type, port);
 	return kite_admin_exec(adm, &cmd, NULL, 0, NULL);
 }

@@ -6,7 +6,7 @@
  * Copyright (c) 2026 The Kite authors
  */
 #include <linux/dma-mapping.h>
-#include <linux/io-64-nonatomic-lo-hi.h>
+#include <linux/io.h>
 
 #include "kite.h"
 
@@ -34,7 +34,6 @@ int kite_eq_alloc_ring(struct kite_dev *kdev, struct kite_eq *eq,
 		return -ENOMEM;
 	eq->log_depth = log_depth;
 	eq->ci = 0;
-	eq->events = 0;
 	return 0;
 }
 
@@ -64,7 +63,6 @@ struct kite_eqe *kite_eq_next(struct kite_eq *eq)
 	/* Read the entry only after its phase bit. */
 	dma_rmb();
 	eq->ci++;
-	eq->events++;
 	return eqe;
 }
 

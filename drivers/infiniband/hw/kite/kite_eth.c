@@ -9,6 +9,7 @@
 #include <linux/ethtool.h>
 #include <linux/if_vlan.h>
 #include <linux/u64_stats_sync.h>
+#include <asm/unaligned.h>
 
 #include "kite.h"
 
@@ -45,7 +46,7 @@ struct kite_eth_stats {
 	u64 rx_packets;
 	u64 rx_bytes;
 	u64 rx_errors;
-	u64 rx_dropped;
+	u64 rx_alloc_errors;
 };
 
 /**
@@ -62,7 +63,6 @@ struct kite_eth_stats {
  * @tx_dropped: frames dropped in ndo_start_xmit
  * @ctrl_lock: serialises writes of KITE_REG_ETH_CTRL
  * @ring_en: ring enable bits last written to KITE_REG_ETH_CTRL
- * @speed: link speed in Mb/s (fixed, from QUERY_PORT)
  * @up: rings and interrupt are set up (kite_eth_open() succeeded)
  * @irq_name: interrupt name
  */
@@ -79,7 +79,6 @@ struct kite_eth {
 	atomic64_t tx_dropped;
 	spinlock_t ctrl_lock; /* see above */
 	u32 ring_en;
-	u32 speed;
 	bool up;
 	char irq_name[32];
 };
@@ -107,7 +106,7 @@ static struct device *kite_eth_dmadev(struct kite_eth *eth)
 
 static void kite_eth_irq_arm(struct kite_eth *eth)
 {
-	kite_wr32(eth->kdev, KITE_REG_ETH_IRQ_ARM, 1);
+	kite_wr32(eth->kdev, KITE_REG_ETH_IRQ_ARM, KITE_ETH_IRQ_ARM_FIRE);
 }
 
 static irqreturn_t kite_eth_irq(int irq, void *data)
@@ -116,6 +115,26 @@ static irqreturn_t kite_eth_irq(int irq, void *data)
 
 	napi_schedule_irqoff(&eth->napi);
 	return IRQ_HANDLED;
+}
+
+/*
+ * Earlier frames of this batch (xmit_more) may be waiting for the doorbell:
+ * a frame that ends the batch rings it even when it is itself dropped.
+ */
+static void kite_eth_tx_kick(struct kite_eth *eth)
+{
+	kite_wr32(eth->kdev, KITE_REG_ETH_TX_DB, eth->tx.pi);
+}
+
+static netdev_tx_t kite_eth_xmit_drop(struct kite_eth *eth,
+				      struct sk_buff *skb)
+{
+	if (skb)
+		dev_kfree_skb_any(skb);
+	atomic64_inc(&eth->tx_dropped);
+	if (!netdev_xmit_more())
+		kite_eth_tx_kick(eth);
+	return NETDEV_TX_OK;
 }
 
 static netdev_tx_t kite_eth_xmit(struct sk_buff *skb, struct net_device *nd)
@@ -128,23 +147,25 @@ static netdev_tx_t kite_eth_xmit(struct sk_buff *skb, struct net_device *nd)
 	dma_addr_t dma;
 	u32 slot;
 
-	if (skb_put_padto(skb, ETH_ZLEN)) {
-		atomic64_inc(&eth->tx_dropped);
-		return NETDEV_TX_OK;
-	}
+	/* skb_put_padto() frees the skb when it fails. */
+	if (skb_put_padto(skb, ETH_ZLEN))
+		return kite_eth_xmit_drop(eth, NULL);
 	if (skb->len > KITE_ETH_MAX_FRAME)
-		goto drop;
+		return kite_eth_xmit_drop(eth, skb);
 	/* Pairs with the release in kite_eth_tx_clean(): slot is free. */
 	if (unlikely(kite_ring_used(ring->pi, smp_load_acquire(&ring->ci)) >=
 		     depth)) {
+		/* The queue is stopped before the ring fills: a driver bug. */
+		netdev_err_once(nd, "TX ring full while the queue is awake\n");
 		netif_stop_queue(nd);
+		kite_eth_tx_kick(eth);
 		return NETDEV_TX_BUSY;
 	}
 
 	dma = dma_map_single(kite_eth_dmadev(eth), skb->data, skb->len,
 			     DMA_TO_DEVICE);
 	if (dma_mapping_error(kite_eth_dmadev(eth), dma))
-		goto drop;
+		return kite_eth_xmit_drop(eth, skb);
 
 	slot = kite_ring_slot(ring->pi, ring->log_depth);
 	buf = &ring->bufs[slot];
@@ -167,12 +188,7 @@ static netdev_tx_t kite_eth_xmit(struct sk_buff *skb, struct net_device *nd)
 			netif_start_queue(nd);
 	}
 	if (!netdev_xmit_more() || netif_queue_stopped(nd))
-		kite_wr32(eth->kdev, KITE_REG_ETH_TX_DB, ring->pi);
-	return NETDEV_TX_OK;
-
-drop:
-	dev_kfree_skb_any(skb);
-	atomic64_inc(&eth->tx_dropped);
+		kite_eth_tx_kick(eth);
 	return NETDEV_TX_OK;
 }
 
@@ -251,7 +267,12 @@ static int kite_eth_rx_post(struct kite_eth *eth, u32 slot)
 	return 0;
 }
 
-static void kite_eth_rx_refill(struct kite_eth *eth)
+/*
+ * Post buffers in every free RX slot. Return: false when the ring is left
+ * with no buffer at all (allocations failed): the device can then receive
+ * nothing and raises no interrupt, so the caller must retry by itself.
+ */
+static bool kite_eth_rx_refill(struct kite_eth *eth)
 {
 	struct kite_eth_ring *ring = &eth->rx;
 	u32 old = ring->pi;
@@ -260,7 +281,7 @@ static void kite_eth_rx_refill(struct kite_eth *eth)
 		if (kite_eth_rx_post(eth, kite_ring_slot(ring->pi,
 							 ring->log_depth))) {
 			u64_stats_update_begin(&eth->syncp);
-			eth->stats.rx_dropped++;
+			eth->stats.rx_alloc_errors++;
 			u64_stats_update_end(&eth->syncp);
 			break;
 		}
@@ -268,6 +289,7 @@ static void kite_eth_rx_refill(struct kite_eth *eth)
 	}
 	if (ring->pi != old)
 		kite_wr32(eth->kdev, KITE_REG_ETH_RX_DB, ring->pi);
+	return ring->pi != ring->ci;
 }
 
 static int kite_eth_rx_poll(struct kite_eth *eth, int budget)
@@ -317,7 +339,9 @@ static int kite_eth_rx_poll(struct kite_eth *eth, int budget)
 	eth->stats.rx_errors += errors;
 	u64_stats_update_end(&eth->syncp);
 
-	kite_eth_rx_refill(eth);
+	/* An empty ring stays empty: keep polling until buffers are posted. */
+	if (!kite_eth_rx_refill(eth))
+		return budget;
 	return done;
 }
 
@@ -328,7 +352,11 @@ static int kite_eth_poll(struct napi_struct *napi, int budget)
 
 	kite_eth_tx_clean(eth, budget);
 	done = kite_eth_rx_poll(eth, budget);
-	/* Arming fires at once if a completion came in meanwhile. */
+	/*
+	 * done == budget also when the RX ring has no buffer (allocation
+	 * failure): NAPI polls again and retries the refill.
+	 * Arming fires at once if a completion came in meanwhile.
+	 */
 	if (done < budget && napi_complete_done(napi, done))
 		kite_eth_irq_arm(eth);
 	return done;
@@ -447,15 +475,22 @@ static int kite_eth_open(struct net_device *nd)
 	if (err)
 		goto err_free_irq;
 
-	napi_enable(&eth->napi);
+	/*
+	 * The device may still have the interrupt armed from before the rings
+	 * were disabled, so it can fire as soon as buffers are posted: post
+	 * them before NAPI is enabled (the handler's napi_schedule() does
+	 * nothing until then), then run one poll, which arms the interrupt
+	 * when it is done and retries a refill that found no memory.
+	 * The carrier follows the link under kdev->event_lock (probe and link
+	 * events), not here.
+	 */
 	kite_eth_rx_refill(eth);
-	if (kite_link_up(kdev))
-		netif_carrier_on(nd);
-	else
-		netif_carrier_off(nd);
-	netif_start_queue(nd);
-	kite_eth_irq_arm(eth);
 	eth->up = true;
+	napi_enable(&eth->napi);
+	netif_start_queue(nd);
+	local_bh_disable();
+	napi_schedule(&eth->napi);
+	local_bh_enable();
 	return 0;
 
 err_free_irq:
@@ -489,20 +524,37 @@ static int kite_eth_stop(struct net_device *nd)
 static int kite_eth_change_mtu(struct net_device *nd, int new_mtu)
 {
 	struct kite_eth *eth = netdev_priv(nd);
+	struct kite_admin *adm = &eth->kdev->admin;
 	bool running = netif_running(nd);
-	int err;
+	int old_mtu = nd->mtu;
+	int err, err2;
 
-	err = kite_cmd_set_port(&eth->kdev->admin, KITE_SET_PORT_MTU, new_mtu,
-				NULL);
+	err = kite_cmd_set_port(adm, KITE_SET_PORT_MTU, new_mtu, NULL);
 	if (err)
 		return err;
+	if (!running) {
+		WRITE_ONCE(nd->mtu, new_mtu);
+		return 0;
+	}
+
 	/* Receive buffers are sized for the MTU: rebuild the rings. */
-	if (running)
-		kite_eth_stop(nd);
+	kite_eth_stop(nd);
 	WRITE_ONCE(nd->mtu, new_mtu);
-	if (running)
-		return kite_eth_open(nd);
-	return 0;
+	err = kite_eth_open(nd);
+	if (!err)
+		return 0;
+
+	/* Keep the interface running: go back to the old MTU and rings. */
+	netdev_err(nd, "cannot open with MTU %d (%d), restoring MTU %d\n",
+		   new_mtu, err, old_mtu);
+	WRITE_ONCE(nd->mtu, old_mtu);
+	err2 = kite_cmd_set_port(adm, KITE_SET_PORT_MTU, old_mtu, NULL);
+	if (!err2)
+		err2 = kite_eth_open(nd);
+	if (err2)
+		netdev_err(nd, "cannot restore MTU %d (%d): interface is stopped until reopened\n",
+			   old_mtu, err2);
+	return err;
 }
 
 static int kite_eth_set_mac_address(struct net_device *nd, void *p)
@@ -554,7 +606,6 @@ static void kite_eth_get_stats64(struct net_device *nd,
 	st->rx_packets = s.rx_packets;
 	st->rx_bytes = s.rx_bytes;
 	st->rx_errors = s.rx_errors;
-	st->rx_dropped = s.rx_dropped;
 }
 
 static const struct net_device_ops kite_netdev_ops = {
@@ -585,7 +636,7 @@ static const struct kite_stat_desc kite_drv_stats[] = {
 	KITE_DRV_STAT(rx_packets),
 	KITE_DRV_STAT(rx_bytes),
 	KITE_DRV_STAT(rx_errors),
-	KITE_DRV_STAT(rx_dropped),
+	KITE_DRV_STAT(rx_alloc_errors),
 };
 
 static const struct kite_stat_desc kite_hw_stats_desc[] = {
@@ -599,8 +650,13 @@ static const struct kite_stat_desc kite_hw_stats_desc[] = {
 	KITE_HW_STAT(roce_rx_packets),
 	KITE_HW_STAT(roce_retransmits),
 	KITE_HW_STAT(roce_icrc_errors),
+	KITE_HW_STAT(eq_events_dropped),
+	KITE_HW_STAT(db_rejected),
 	KITE_HW_STAT(num_uctx),
 	KITE_HW_STAT(num_pd),
+	KITE_HW_STAT(num_cq),
+	KITE_HW_STAT(num_qp),
+	KITE_HW_STAT(num_mr),
 	KITE_HW_STAT(num_eq),
 	KITE_HW_STAT(num_gid),
 };
@@ -616,8 +672,8 @@ static void kite_eth_get_drvinfo(struct net_device *nd,
 	strscpy(info->driver, KITE_DRV_NAME, sizeof(info->driver));
 	strscpy(info->bus_info, pci_name(eth->kdev->pdev),
 		sizeof(info->bus_info));
-	snprintf(info->fw_version, sizeof(info->fw_version), "0x%08x",
-		 eth->kdev->caps.fw_version);
+	kite_fw_version_str(eth->kdev, info->fw_version,
+			    sizeof(info->fw_version));
 }
 
 static void kite_eth_get_ringparam(struct net_device *nd,
@@ -637,14 +693,12 @@ static void kite_eth_get_ringparam(struct net_device *nd,
 static int kite_eth_get_link_ksettings(struct net_device *nd,
 				       struct ethtool_link_ksettings *ks)
 {
-	struct kite_eth *eth = netdev_priv(nd);
-
 	ethtool_link_ksettings_zero_link_mode(ks, supported);
 	ethtool_link_ksettings_zero_link_mode(ks, advertising);
 	ks->base.port = PORT_OTHER;
 	ks->base.autoneg = AUTONEG_DISABLE;
 	if (netif_carrier_ok(nd)) {
-		ks->base.speed = eth->speed;
+		ks->base.speed = KITE_PORT_RATE_MBPS;
 		ks->base.duplex = DUPLEX_FULL;
 	} else {
 		ks->base.speed = SPEED_UNKNOWN;
@@ -716,57 +770,9 @@ void kite_eth_link_change(struct kite_dev *kdev, bool up)
 
 static void kite_eth_read_perm_mac(struct kite_dev *kdev, u8 *mac)
 {
-	u32 lo = kite_rd32(kdev, KITE_REG_PERM_MAC_LO);
-	u32 hi = kite_rd32(kdev, KITE_REG_PERM_MAC_HI);
-
-	mac[0] = lo & 0xff;
-	mac[1] = (lo >> 8) & 0xff;
-	mac[2] = (lo >> 16) & 0xff;
-	mac[3] = lo >> 24;
-	mac[4] = hi & 0xff;
-	mac[5] = (hi >> 8) & 0xff;
-}
-
-/**
- * kite_eth_speed() - Ethernet speed of the port's fixed IB rate
- * @width: IB link width (enum ib_port_width)
- * @speed: IB lane speed (enum ib_port_speed)
- *
- * Return: Mb/s; 25000 (1X EDR, the model's rate) for unknown values.
- */
-static u32 kite_eth_speed(u8 width, u8 speed)
-{
-	int lanes = ib_width_enum_to_int(width);
-	u32 lane;
-
-	switch (speed) {
-	case IB_SPEED_SDR:
-		lane = SPEED_2500;
-		break;
-	case IB_SPEED_DDR:
-		lane = SPEED_5000;
-		break;
-	case IB_SPEED_QDR:
-	case IB_SPEED_FDR10:
-		lane = SPEED_10000;
-		break;
-	case IB_SPEED_FDR:
-		lane = SPEED_14000;
-		break;
-	case IB_SPEED_EDR:
-		lane = SPEED_25000;
-		break;
-	case IB_SPEED_HDR:
-		lane = SPEED_50000;
-		break;
-	case IB_SPEED_NDR:
-		lane = SPEED_100000;
-		break;
-	default:
-		lane = 0;
-		break;
-	}
-	return lanes > 0 && lane ? lanes * lane : SPEED_25000;
+	/* Byte 0 of the address is the low byte of PERM_MAC_LO. */
+	put_unaligned_le32(kite_rd32(kdev, KITE_REG_PERM_MAC_LO), mac);
+	put_unaligned_le16(kite_rd32(kdev, KITE_REG_PERM_MAC_HI), mac + 4);
 }
 
 /**
@@ -778,7 +784,6 @@ static u32 kite_eth_speed(u8 width, u8 speed)
 int kite_eth_probe(struct kite_dev *kdev)
 {
 	struct net_device *nd;
-	struct kite_port_info port;
 	struct kite_eth *eth;
 	unsigned long flags;
 	u8 mac[ETH_ALEN];
@@ -804,11 +809,6 @@ int kite_eth_probe(struct kite_dev *kdev)
 	nd->max_mtu = KITE_ETH_MAX_MTU;
 	/* SET_PORT changes the MAC at any time. */
 	nd->priv_flags |= IFF_LIVE_ADDR_CHANGE;
-
-	err = kite_cmd_query_port(&kdev->admin, KITE_IB_PORT, &port);
-	if (err)
-		goto err_free;
-	eth->speed = kite_eth_speed(port.link_width, port.link_speed);
 
 	kite_eth_read_perm_mac(kdev, mac);
 	if (is_valid_ether_addr(mac)) {

@@ -13,6 +13,10 @@
 #include "kite.h"
 #include "kite_verbs.h"
 
+/* kite_hw.h gives the port's link in IB encodings. */
+static_assert(KITE_PORT_LINK_WIDTH_1X == IB_WIDTH_1X);
+static_assert(KITE_PORT_LINK_SPEED_EDR == IB_SPEED_EDR);
+
 static int kite_query_device(struct ib_device *ibdev,
 			     struct ib_device_attr *attr,
 			     struct ib_udata *udata)
@@ -71,7 +75,11 @@ static int kite_query_port(struct ib_device *ibdev, u32 port,
 	if (err)
 		return err;
 
-	/* The netdev outlives the ib_device registration. */
+	/*
+	 * ib_core derives the active MTU from the netdev MTU; so does the
+	 * device (QUERY_PORT's active_mtu, checked by the kite_device KUnit
+	 * suite). The netdev outlives the ib_device registration.
+	 */
 	nd = READ_ONCE(kdev->netdev);
 	eth_mtu = nd ? READ_ONCE(nd->mtu) : info.eth_mtu;
 
@@ -87,11 +95,11 @@ static int kite_query_port(struct ib_device *ibdev, u32 port,
 			       kite_ib_mtu(kite_mtu_from_eth(eth_mtu)));
 	attr->gid_tbl_len = info.gid_tbl_len;
 	attr->port_cap_flags = IB_PORT_CM_SUP;
-	attr->max_msg_sz = 1U << 31;
+	attr->max_msg_sz = KITE_MAX_MSG_SIZE;
 	attr->pkey_tbl_len = 1;
-	/* Fixed rate: the device reports it in IB encoding (10 Gb/s: 1X FDR10). */
-	attr->active_width = info.link_width ?: IB_WIDTH_1X;
-	attr->active_speed = info.link_speed ?: IB_SPEED_FDR10;
+	/* One fixed rate: 1X EDR, KITE_PORT_RATE_MBPS (also ethtool's speed). */
+	attr->active_width = KITE_PORT_LINK_WIDTH_1X;
+	attr->active_speed = KITE_PORT_LINK_SPEED_EDR;
 	attr->ip_gids = true;
 	return 0;
 }
@@ -132,11 +140,8 @@ static int kite_gid_cmd(const struct ib_gid_attr *attr, u8 opcode)
 		return -EINVAL;
 	type = rdma_gid_attr_network_type(attr) == RDMA_NETWORK_IPV4 ?
 	       KITE_GID_ROCE_V2_IPV4 : KITE_GID_ROCE_V2_IPV6;
-	if (opcode == KITE_CMD_ADD_GID)
-		return kite_cmd_add_gid(&kdev->admin, attr->gid.raw,
-					attr->index, type, attr->port_num);
-	return kite_cmd_del_gid(&kdev->admin, attr->gid.raw, attr->index,
-				type, attr->port_num);
+	return kite_cmd_gid(&kdev->admin, opcode, attr->gid.raw, attr->index,
+			    type, attr->port_num);
 }
 
 static int kite_add_gid(const struct ib_gid_attr *attr, void **context)
@@ -151,10 +156,7 @@ static int kite_del_gid(const struct ib_gid_attr *attr, void **context)
 
 static void kite_get_dev_fw_str(struct ib_device *ibdev, char *str)
 {
-	u32 fw = to_kdev(ibdev)->caps.fw_version;
-
-	snprintf(str, IB_FW_VERSION_NAME_MAX, "%u.%u.%u", fw >> 16,
-		 (fw >> 8) & 0xff, fw & 0xff);
+	kite_fw_version_str(to_kdev(ibdev), str, IB_FW_VERSION_NAME_MAX);
 }
 
 /* Port counters, read from the device with QUERY_STATS. */
@@ -169,6 +171,11 @@ static const struct rdma_stat_desc kite_port_stats[] = {
 	KITE_IB_STAT(eth_rx_packets),
 	KITE_IB_STAT(eth_rx_dropped),
 	KITE_IB_STAT(eth_tx_errors),
+	KITE_IB_STAT(eq_events_dropped),
+	KITE_IB_STAT(db_rejected),
+	KITE_IB_STAT(num_cq),
+	KITE_IB_STAT(num_qp),
+	KITE_IB_STAT(num_mr),
 };
 
 static struct rdma_hw_stats *kite_alloc_hw_port_stats(struct ib_device *ibdev,
@@ -234,7 +241,7 @@ void kite_ib_port_event(struct kite_dev *kdev, enum ib_event_type type)
 	struct ib_event ev = {
 		.device = &kdev->ibdev,
 		.event = type,
-		.element.port_num = KITE_IB_PORT,
+		.element.port_num = KITE_PORT_NUM,
 	};
 
 	ib_dispatch_event(&ev);
@@ -253,14 +260,14 @@ int kite_ib_register(struct kite_dev *kdev)
 	int err;
 
 	ibdev->node_type = RDMA_NODE_IB_CA;
-	ibdev->phys_port_cnt = 1;
+	ibdev->phys_port_cnt = KITE_PORT_NUM;	/* ports 1..KITE_PORT_NUM */
 	ibdev->num_comp_vectors = kdev->num_comp_eqs;
 	ibdev->dev.parent = &kdev->pdev->dev;
 	addrconf_addr_eui48((u8 *)&ibdev->node_guid, kdev->netdev->dev_addr);
 	strscpy(ibdev->node_desc, "Kite RoCEv2 NIC", sizeof(ibdev->node_desc));
 	ib_set_device_ops(ibdev, &kite_dev_ops);
 
-	err = ib_device_set_netdev(ibdev, kdev->netdev, KITE_IB_PORT);
+	err = ib_device_set_netdev(ibdev, kdev->netdev, KITE_PORT_NUM);
 	if (err) {
 		dev_err(&kdev->pdev->dev, "ib_device_set_netdev failed: %d\n",
 			err);
@@ -275,12 +282,19 @@ int kite_ib_register(struct kite_dev *kdev)
 		 * reference until ib_dealloc_device(); drop it now so that the
 		 * netdev can be unregistered first.
 		 */
-		ib_device_set_netdev(ibdev, NULL, KITE_IB_PORT);
+		ib_device_set_netdev(ibdev, NULL, KITE_PORT_NUM);
 		return err;
 	}
 
+	/*
+	 * Link events that came before ib_active was set were not dispatched:
+	 * report the state the link has now. A later event is dispatched by
+	 * the event handler after this, under the same lock.
+	 */
 	spin_lock_irqsave(&kdev->event_lock, flags);
 	kdev->ib_active = true;
+	kite_ib_port_event(kdev, kite_link_up(kdev) ? IB_EVENT_PORT_ACTIVE :
+						      IB_EVENT_PORT_ERR);
 	spin_unlock_irqrestore(&kdev->event_lock, flags);
 	return 0;
 }

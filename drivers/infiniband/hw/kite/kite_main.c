@@ -5,6 +5,7 @@
  *
  * Copyright (c) 2026 The Kite authors
  */
+#include <linux/ethtool.h>
 #include <linux/iopoll.h>
 #include <linux/module.h>
 
@@ -19,8 +20,6 @@ static const struct pci_device_id kite_pci_tbl[] = {
 	{ }
 };
 MODULE_DEVICE_TABLE(pci, kite_pci_tbl);
-
-static struct pci_driver kite_pci_driver;
 
 static void kite_port_change(struct kite_dev *kdev, bool up)
 {
@@ -66,7 +65,7 @@ void kite_async_event(struct kite_dev *kdev, const struct kite_eqe *eqe)
 	switch (eqe->type) {
 	case KITE_EVT_PORT_ACTIVE:
 	case KITE_EVT_PORT_ERR:
-		if (data != KITE_IB_PORT) {
+		if (data != KITE_PORT_NUM) {
 			dev_warn_ratelimited(&kdev->pdev->dev,
 					     "port event for unknown port %u\n",
 					     data);
@@ -148,7 +147,7 @@ static int kite_check_hw(struct kite_dev *kdev)
 	struct pci_dev *pdev = kdev->pdev;
 	u32 version = kite_rd32(kdev, KITE_REG_VERSION);
 
-	if (version == U32_MAX || version >> 16 != KITE_ABI_MAJOR) {
+	if (version == U32_MAX || KITE_ABI_VER_MAJOR(version) != KITE_ABI_MAJOR) {
 		dev_err(&pdev->dev, "unsupported device ABI version 0x%x\n",
 			version);
 		return -ENODEV;
@@ -211,21 +210,51 @@ static void kite_unmap_bars(struct kite_dev *kdev)
 	pci_iounmap(kdev->pdev, kdev->regs);
 }
 
-/* Stop the device and free what it may access; the reverse of probe's
- * hardware part.
+/*
+ * Stop the device and free what it may access; the reverse of probe's
+ * hardware part. A device that does not confirm the reset may still write
+ * to its rings: it loses bus mastering and the rings are leaked rather
+ * than handed back to the allocator.
  */
 static void kite_hw_teardown(struct kite_dev *kdev)
 {
+	int err;
+
 	WRITE_ONCE(kdev->aeq_ready, false);
-	kite_reset(kdev);
-	kite_comp_eqs_free(kdev);
+	err = kite_reset(kdev);
 	free_irq(pci_irq_vector(kdev->pdev, KITE_MSIX_ADMIN), kdev);
+	if (err) {
+		pci_clear_master(kdev->pdev);
+		dev_err(&kdev->pdev->dev,
+			"device did not reset: bus mastering disabled, its DMA rings are leaked\n");
+		return;
+	}
+	kite_comp_eqs_free(kdev);
 	kite_eq_free_ring(kdev, &kdev->aeq);
 	kite_admin_destroy(&kdev->admin);
 }
 
+/**
+ * kite_fw_version_str() - the firmware version as text
+ * @kdev: device
+ * @buf: where to write it
+ * @len: size of @buf
+ *
+ * The device reports the firmware version as major << 16 | minor, like
+ * its ABI version; every interface (ib_core, ethtool, the log) prints it
+ * as "major.minor".
+ */
+void kite_fw_version_str(const struct kite_dev *kdev, char *buf, size_t len)
+{
+	u32 fw = kdev->caps.fw_version;
+
+	snprintf(buf, len, "%u.%u", KITE_ABI_VER_MAJOR(fw),
+		 KITE_ABI_VER_MINOR(fw));
+}
+
 static int kite_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
+	char fw[ETHTOOL_FWVERS_LEN];
 	struct kite_dev *kdev;
 	u8 aq_log;
 	int err;
@@ -287,7 +316,7 @@ static int kite_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		dev_err(&pdev->dev, "QUERY_DEVICE failed: %d\n", err);
 		goto err_hw_teardown;
 	}
-	if (kdev->caps.abi_version >> 16 != KITE_ABI_MAJOR) {
+	if (KITE_ABI_VER_MAJOR(kdev->caps.abi_version) != KITE_ABI_MAJOR) {
 		dev_err(&pdev->dev, "QUERY_DEVICE: unsupported ABI 0x%x\n",
 			kdev->caps.abi_version);
 		err = -ENODEV;
@@ -300,16 +329,21 @@ static int kite_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		goto err_hw_teardown;
 	}
 	err = kite_eth_probe(kdev);
-	if (err)
+	if (err) {
+		dev_err(&pdev->dev, "cannot create the Ethernet port: %d\n",
+			err);
 		goto err_destroy_eqs;
+	}
 	err = kite_ib_register(kdev);
 	if (err)
 		goto err_eth_remove;
 
+	kite_fw_version_str(kdev, fw, sizeof(fw));
 	dev_info(&pdev->dev,
-		 "Kite NIC ABI %u.%u, fw 0x%x, %d MSI-X vectors, %d completion EQs, %s on %s\n",
-		 kdev->caps.abi_version >> 16, kdev->caps.abi_version & 0xffff,
-		 kdev->caps.fw_version, kdev->num_vectors, kdev->num_comp_eqs,
+		 "Kite NIC ABI %u.%u, fw %s, %d MSI-X vectors, %d completion EQs, %s on %s\n",
+		 KITE_ABI_VER_MAJOR(kdev->caps.abi_version),
+		 KITE_ABI_VER_MINOR(kdev->caps.abi_version),
+		 fw, kdev->num_vectors, kdev->num_comp_eqs,
 		 dev_name(&kdev->ibdev.dev), netdev_name(kdev->netdev));
 	return 0;
 
@@ -356,12 +390,30 @@ static void kite_remove(struct pci_dev *pdev)
 	ib_dealloc_device(&kdev->ibdev);
 }
 
+/*
+ * Reboot or kexec: stop the device so that it no longer writes to memory
+ * the next kernel owns. Nothing is freed; the system is going away.
+ */
+static void kite_shutdown(struct pci_dev *pdev)
+{
+	struct kite_dev *kdev = pci_get_drvdata(pdev);
+
+	if (!kdev)
+		return;
+	kite_admin_mark_dead(&kdev->admin);
+	kite_reset(kdev);
+	pci_clear_master(pdev);
+}
+
 static struct pci_driver kite_pci_driver = {
 	.name = KITE_DRV_NAME,
 	.id_table = kite_pci_tbl,
 	.probe = kite_probe,
 	.remove = kite_remove,
+	.shutdown = kite_shutdown,
 };
+
+#if IS_ENABLED(CONFIG_INFINIBAND_KITE_KUNIT_TEST)
 
 /**
  * kite_dev_get_any() - find a probed Kite device (for the KUnit suites)
@@ -396,5 +448,6 @@ void kite_dev_put(struct kite_dev *kdev)
 	device_unlock(&pdev->dev);
 	pci_dev_put(pdev);
 }
+#endif /* CONFIG_INFINIBAND_KITE_KUNIT_TEST */
 
 module_pci_driver(kite_pci_driver);

@@ -12,6 +12,10 @@
 #include "kite.h"
 #include "kite_verbs.h"
 
+/* The udata layouts are ABI with the provider: their sizes never change. */
+static_assert(sizeof(struct kite_alloc_ucontext_resp) == 64);
+static_assert(sizeof(struct kite_alloc_pd_resp) == 8);
+
 /* Unknown request data must be zero: it may mean something later. */
 static bool kite_udata_in_ok(struct ib_udata *udata)
 {
@@ -45,9 +49,8 @@ int kite_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 	struct kite_user_mmap_entry *entry;
 	int err;
 
-	/* One device doorbell page must be exactly one CPU page. */
-	if (PAGE_SIZE != KITE_DB_PAGE_SIZE)
-		return -EOPNOTSUPP;
+	/* One device doorbell page is exactly one CPU page (Kconfig). */
+	BUILD_BUG_ON(PAGE_SIZE != KITE_DB_PAGE_SIZE);
 	if (!kite_udata_in_ok(udata))
 		return -EINVAL;
 
