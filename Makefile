@@ -2,7 +2,8 @@
 #
 # Kite top-level build. See README.md.
 #
-#   make / make all   dependencies, kite.ko, QEMU, guest kernel + initramfs
+#   make / make all   dependencies, kite.ko, QEMU, rdma-core with the kite
+#                     provider (out/rdma-core), guest kernel + initramfs
 #   make check        all of the above, then every test suite; last line of
 #                     output is "N passed, N failed" (SUITES="vm host" picks)
 #   make demo         two guests linked by a socket netdev: rdma link, ip, ping
@@ -17,9 +18,9 @@ KO := drivers/infiniband/hw/kite/kite.ko
 OUT := out
 SUITES ?=
 
-.PHONY: all deps module qemu initramfs check demo clean
+.PHONY: all deps module qemu rdma-core initramfs check demo clean
 
-all: deps module qemu initramfs
+all: deps module qemu rdma-core initramfs
 
 deps:
 	@bash scripts/install-deps.sh
@@ -35,7 +36,10 @@ module: | deps
 qemu: | deps
 	@bash scripts/build-qemu.sh
 
-initramfs: module
+rdma-core: | deps
+	@bash scripts/build-rdma-core.sh
+
+initramfs: module rdma-core
 	@bash scripts/mkinitramfs.sh
 
 check:

@@ -13,6 +13,7 @@ PKGS=(
 	seabios qemu-system-data ipxe-qemu
 	busybox-static iproute2 ethtool iputils-ping netcat-openbsd
 	libcmocka-dev dpkg-dev
+	cmake libnl-3-dev libnl-route-3-dev libudev-dev
 )
 
 log=$(mktemp /tmp/kite-deps.XXXXXX)

@@ -5,7 +5,12 @@
 #   out/guest/vmlinuz            Debian's kernel (/boot/vmlinuz-6.1.0-*-amd64)
 #   out/guest/initramfs.cpio.gz  busybox userland, iproute2 (ip, rdma, bridge),
 #                                ethtool, netcat, the RDMA core modules and
-#                                out/kite.ko, and an /init that runs /test.sh
+#                                out/kite.ko, rdma-core from out/rdma-core
+#                                (libibverbs with its providers, kite among
+#                                them, librdmacm, ibv_devices, ibv_devinfo,
+#                                ibv_rc_pingpong, rping), the test program
+#                                tests/vm/kite-verbs.c built against it, and
+#                                an /init that runs /test.sh
 #
 # The per-run test script is not in this image: scripts/vm.sh appends a small
 # second cpio archive holding /test.sh (the kernel unpacks concatenated
@@ -14,6 +19,8 @@
 # Options:
 #   --no-kite   build without out/kite.ko (to try the image before the driver
 #               exists); by default a missing out/kite.ko is an error.
+#   --no-rdma-core  build without out/rdma-core (scripts/build-rdma-core.sh);
+#               by default a missing out/rdma-core is an error.
 #   --force     rebuild even if the inputs have not changed.
 # The build is skipped when a hash of all inputs matches the previous build.
 set -euo pipefail
@@ -22,12 +29,15 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 out=$top/out/guest
 kite_ko=$top/out/kite.ko
 want_kite=1
+rc=$top/out/rdma-core
+want_rc=1
 force=0
 for a in "$@"; do
 	case $a in
 	--no-kite) want_kite=0 ;;
+	--no-rdma-core) want_rc=0 ;;
 	--force) force=1 ;;
-	*) echo "usage: $0 [--no-kite] [--force]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--no-kite] [--no-rdma-core] [--force]" >&2; exit 2 ;;
 	esac
 done
 
@@ -41,6 +51,15 @@ if [ "$want_kite" = 1 ] && [ ! -f "$kite_ko" ]; then
 	exit 1
 fi
 [ "$want_kite" = 1 ] || kite_ko=
+if [ "$want_rc" = 1 ] && [ ! -f "$rc/.hash" ]; then
+	echo "mkinitramfs: $rc missing (run 'make rdma-core' first, or pass --no-rdma-core)" >&2
+	exit 1
+fi
+[ "$want_rc" = 1 ] || rc=
+rclib=${rc:+$rc/usr/lib/x86_64-linux-gnu}
+# rdma-core tools for the guest, and the test program built against it.
+rc_tools=(ibv_devices ibv_devinfo ibv_rc_pingpong rping)
+verbs_test=$top/tests/vm/kite-verbs.c
 
 # Host binaries copied into the guest with their libraries. iproute2's ip is
 # installed as /usr/bin/ip; scripts must call it by that path because busybox
@@ -61,6 +80,11 @@ inputs_hash() {
 		dpkg-query -W -f='${Package} ${Version}\n' libc6 iproute2 ethtool netcat-openbsd busybox-static \
 			"linux-image-$kver" 2>/dev/null
 		echo "mods=${mods[*]}"
+		if [ -n "$rc" ]; then
+			echo "rdma-core=$(cat "$rc/.hash") tools=${rc_tools[*]}"
+			sha256sum "$verbs_test" "$top/include/kite/kite_hw.h"
+			dpkg-query -W -f='${Package} ${Version}\n' gcc libnl-3-200 libnl-route-3-200 2>/dev/null
+		fi
 	} | sha256sum | cut -c1-16
 }
 hash=$(inputs_hash)
@@ -110,6 +134,40 @@ for applet in $(/bin/busybox --list); do
 	[ -e "$stage/usr/bin/$applet" ] || [ -e "$stage/usr/sbin/$applet" ] ||
 		ln -s busybox "$stage/usr/bin/$applet"
 done
+
+# --- rdma-core (scripts/build-rdma-core.sh) ----------------------------------
+# copy_host_deps FILE: the host libraries FILE needs; rdma-core's own come
+# from out/rdma-core as a whole below.
+copy_host_deps() {
+	local lib out
+	out=$(LD_LIBRARY_PATH=$rclib ldd "$1" 2>&1) || true
+	if echo "$out" | grep -q 'not found'; then
+		echo "mkinitramfs: $1: $(echo "$out" | grep 'not found')" >&2
+		exit 1
+	fi
+	for lib in $(echo "$out" | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }'); do
+		case $lib in "$rc"/*) continue ;; esac
+		[ -e "$stage$lib" ] || install -D -m 755 "$(readlink -f "$lib")" "$stage$lib"
+	done
+}
+if [ -n "$rc" ]; then
+	# Every rdma-core library (some providers link their own lib*.so.1),
+	# the providers and their list: libibverbs loads what the list names.
+	mkdir -p "$stage/usr/lib/x86_64-linux-gnu"
+	cp -a "$rclib"/lib*.so.* "$rclib/libibverbs" "$stage/usr/lib/x86_64-linux-gnu/"
+	cp -a "$rc/etc/libibverbs.d" "$stage/etc/"
+	for f in "$stage"/usr/lib/x86_64-linux-gnu/libibverbs/*.so "$stage"/usr/lib/x86_64-linux-gnu/lib*.so.*; do
+		copy_host_deps "$f"
+	done
+	for t in "${rc_tools[@]}"; do
+		install -D -m 755 "$rc/usr/bin/$t" "$stage/usr/bin/$t"
+		copy_host_deps "$stage/usr/bin/$t"
+	done
+	cc -O2 -Wall -Wextra -Werror -I"$top/include" -I"$rc/usr/include" \
+		-o "$stage/usr/bin/kite-verbs" "$verbs_test" \
+		-L"$rclib" -Wl,-rpath-link,"$rclib" -libverbs
+	copy_host_deps "$stage/usr/bin/kite-verbs"
+fi
 
 # --- kernel modules ---------------------------------------------------------
 mdir=/lib/modules/$kver
@@ -176,4 +234,4 @@ mv "$out/initramfs.cpio.gz.tmp" "$out/initramfs.cpio.gz"
 cp "$vmlinuz" "$out/vmlinuz"
 echo "$kver" >"$out/kver"
 echo "$hash" >"$out/.hash"
-echo "mkinitramfs: $out/initramfs.cpio.gz ($(du -h "$out/initramfs.cpio.gz" | cut -f1), kernel $kver${kite_ko:+, with kite.ko})"
+echo "mkinitramfs: $out/initramfs.cpio.gz ($(du -h "$out/initramfs.cpio.gz" | cut -f1), kernel $kver${kite_ko:+, with kite.ko}${rc:+, with rdma-core})"

@@ -4,7 +4,9 @@
 # checks against guest "b" (pair-b.sh): ping, an 8 MiB TCP transfer with
 # sha256 comparison, and link down/up driven by the host hook pair.hook
 # (carrier, port state, and the IB_EVENT_PORT_ERR/ACTIVE the driver raises,
-# seen by a kprobe on ib_core's ib_dispatch_event()).
+# seen by a kprobe on ib_core's ib_dispatch_event()). Issue 3: rdma-core
+# with the kite provider: ibv_devices, ibv_devinfo -v (limits compared with
+# kite_hw.h, port state, link layer, GID) and the C test kite-verbs.c.
 . /kite/lib.sh
 
 ME=198.18.0.1
@@ -63,6 +65,55 @@ if wait_until 10 gid_index $GID_ME; then
 else
 	fail gid-add "$GID_ME not in the GID table: $(cat "$IBSYS"/ports/1/gids/* 2>/dev/null | sort -u | grep -v '^0000:0000:0000:0000:0000:0000:0000:0000$')"
 fi
+
+# ---- rdma-core: libibverbs with the kite provider (issue 3) -----------------
+# Limits as kite_hw.h defines them (the test program prints them: compiled
+# against the header when the image was built).
+eval "$(kite-verbs limits)"
+check modprobe-ib_uverbs modprobe ib_uverbs
+if wait_until 10 sh -c 'ls /dev/infiniband/uverbs* >/dev/null 2>&1'; then ok uverbs-dev; else
+	fail uverbs-dev "no /dev/infiniband/uverbs* after modprobe ib_uverbs: $(ls /dev/infiniband 2>&1)"
+fi
+# ibv_devices lists kite_0 with the node GUID that sysfs shows.
+out=$(ibv_devices 2>&1)
+want=$(tr -d : <"$IBSYS/node_guid")
+if echo "$out" | grep -Eq "^[[:space:]]+$IBDEV[[:space:]]+$want\$"; then ok ibv-devices; else
+	fail ibv-devices "want '$IBDEV $want' in: $out"
+fi
+# devinfo_val KEY: value of "KEY:" in the saved ibv_devinfo -v output.
+devinfo_val() {
+	awk -v k="$1:" '{ sub(/^[ \t]+/, "") } index($0, k) == 1 {
+		sub(/^[^:]*:[ \t]*/, ""); print; exit }' /tmp/devinfo
+}
+if ibv_devinfo -v -d $IBDEV >/tmp/devinfo 2>&1; then ok ibv-devinfo; else
+	fail ibv-devinfo "ibv_devinfo -v -d $IBDEV: $(tail -n 3 /tmp/devinfo)"
+fi
+bad=
+for kv in max_qp=$KITE_DEF_MAX_QP max_cq=$KITE_DEF_MAX_CQ max_mr=$KITE_DEF_MAX_MR \
+	max_pd=$KITE_DEF_MAX_PD vendor_id=$KITE_PCI_VENDOR_ID \
+	vendor_part_id=$((KITE_PCI_DEVICE_ID)) fw_ver=$(cat "$IBSYS/fw_ver") \
+	phys_port_cnt=1 hca_id=$IBDEV; do
+	got=$(devinfo_val "${kv%%=*}")
+	[ "$got" = "${kv#*=}" ] || bad="$bad ${kv%%=*}='$got' (want ${kv#*=})"
+done
+[ -z "$bad" ] && ok ibv-devinfo-caps || fail ibv-devinfo-caps "$bad"
+got=$(devinfo_val state)
+[ "$got" = "PORT_ACTIVE (4)" ] && ok ibv-devinfo-port-active || fail ibv-devinfo-port-active "state: '$got'"
+got=$(devinfo_val link_layer)
+[ "$got" = Ethernet ] && ok ibv-devinfo-link-layer || fail ibv-devinfo-link-layer "link_layer: '$got'"
+if grep -Eq "GID\[ *[0-9]+\]:[[:space:]]+::ffff:$ME, RoCE v2\$" /tmp/devinfo; then ok ibv-devinfo-gid; else
+	fail ibv-devinfo-gid "no '::ffff:$ME, RoCE v2' GID: $(grep 'GID\[' /tmp/devinfo)"
+fi
+# The C test (tests/vm/kite-verbs.c): device, port, GID, doorbell mapping,
+# 100 PDs, unsupported verbs fail with EOPNOTSUPP, context open/close cycles.
+# It prints its own ok/FAIL lines; count its failures here, and its crash.
+out=$(kite-verbs basic $IBDEV ::ffff:$ME 2>&1)
+rc=$?
+echo "$out"
+n=$(echo "$out" | grep -c '^FAIL ')
+failures=$((failures + n))
+if [ $rc -ne 0 ] && [ "$n" -eq 0 ]; then fail verbs-exit "kite-verbs exited $rc without a FAIL line"; fi
+rm -f /tmp/devinfo
 
 # ---- network to guest b ------------------------------------------------------
 ping_check ping $PEER

@@ -5,7 +5,9 @@
 # few groups, so that one boot runs many checks:
 #   pair   two guests a/b linked by a socket netdev: device and sysfs, GID
 #          table, ping, 8 MiB TCP + sha256, link down/up (host hook), 20
-#          load/unload cycles and leak checks (pair-a.sh, pair-b.sh, pair.hook)
+#          load/unload cycles and leak checks (pair-a.sh, pair-b.sh, pair.hook);
+#          rdma-core with the kite provider: ibv_devices, ibv_devinfo, and
+#          the verbs test program kite-verbs.c (built into the image)
 #   fault  two unlinked guests: fault-opcode=1 (QUERY_DEVICE fails) and
 #          fault-hang-opcode=1 (device stops answering)
 #

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Kite provider: the uverbs commands that carry driver data, built from the
+ * kernel's rdma/kite-abi.h.
+ *
+ * Copyright (c) 2026 The Kite authors
+ */
+#ifndef __KITE_ABI_H__
+#define __KITE_ABI_H__
+
+#include <assert.h>
+
+#include <infiniband/kern-abi.h>
+#include <rdma/kite-abi.h>
+#include <kernel-abi/kite-abi.h>
+
+DECLARE_DRV_CMD(kite_uverbs_alloc_context, IB_USER_VERBS_CMD_GET_CONTEXT,
+		empty, kite_alloc_ucontext_resp);
+DECLARE_DRV_CMD(kite_uverbs_alloc_pd, IB_USER_VERBS_CMD_ALLOC_PD,
+		empty, kite_alloc_pd_resp);
+
+/* The driver data follows the core response with no padding in between. */
+static_assert(sizeof(struct kite_uverbs_alloc_context_resp) ==
+		      sizeof(struct ib_uverbs_get_context_resp) +
+		      sizeof(struct kite_alloc_ucontext_resp),
+	      "kite ucontext response layout");
+static_assert(sizeof(struct kite_uverbs_alloc_pd_resp) ==
+		      sizeof(struct ib_uverbs_alloc_pd_resp) +
+		      sizeof(struct kite_alloc_pd_resp),
+	      "kite PD response layout");
+
+#endif /* __KITE_ABI_H__ */

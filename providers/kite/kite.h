@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Kite provider: device, context and object structures.
+ *
+ * Copyright (c) 2026 The Kite authors
+ */
+#ifndef __KITE_H__
+#define __KITE_H__
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <infiniband/driver.h>
+#include <util/util.h>
+
+#include "kite_hw.h"
+
+struct kite_device {
+	struct verbs_device ibv_dev;
+};
+
+struct kite_context {
+	struct verbs_context ibv_ctx;
+	uint32_t uctx;		/* device context number = doorbell page */
+	void *db;		/* this context's doorbell page (BAR2) */
+	size_t db_size;
+	uint32_t dev_abi_version;
+	uint32_t max_qp;
+	uint32_t max_cq;
+	uint32_t max_cqe;
+	uint32_t max_qp_wr;
+	uint32_t max_sge;
+	uint32_t max_inline;
+	uint32_t max_rd_atom;
+	uint32_t cap_flags;	/* KITE_DEV_CAP_* */
+};
+
+struct kite_pd {
+	struct ibv_pd ibv_pd;
+	uint32_t pdn;
+};
+
+static inline struct kite_device *to_kite_dev(struct ibv_device *ibdev)
+{
+	return container_of(ibdev, struct kite_device, ibv_dev.device);
+}
+
+static inline struct kite_context *to_kite_ctx(struct ibv_context *ibctx)
+{
+	return container_of(ibctx, struct kite_context, ibv_ctx.context);
+}
+
+static inline struct kite_pd *to_kite_pd(struct ibv_pd *ibpd)
+{
+	return container_of(ibpd, struct kite_pd, ibv_pd);
+}
+
+int kite_query_device_ex(struct ibv_context *context,
+			 const struct ibv_query_device_ex_input *input,
+			 struct ibv_device_attr_ex *attr, size_t attr_size);
+int kite_query_port(struct ibv_context *context, uint8_t port,
+		    struct ibv_port_attr *attr);
+struct ibv_pd *kite_alloc_pd(struct ibv_context *context);
+int kite_dealloc_pd(struct ibv_pd *pd);
+
+#endif /* __KITE_H__ */
