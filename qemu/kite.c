@@ -331,13 +331,10 @@ static void kite_db_write(void *opaque, hwaddr addr, uint64_t val,
         return;
     case KITE_DB_SQ:
     case KITE_DB_RQ:
+        kite_qp_doorbell(s, page, off, val);
+        return;
     case KITE_DB_CQ:
-        /* No QP or CQ exists before issue 3: nothing can be owned. */
-        trace_kite_doorbell_rejected(page, off, kite_db_num(val));
-        qemu_log_mask(LOG_GUEST_ERROR, "kite: doorbell 0x%" HWADDR_PRIx
-                      " on page %u names unknown object %u\n", off, page,
-                      kite_db_num(val));
-        s->cnt.db_rejected++;
+        kite_cq_doorbell(s, page, val);
         return;
     }
     qemu_log_mask(LOG_GUEST_ERROR, "kite: write to unknown doorbell 0x%"
@@ -369,6 +366,12 @@ static void kite_realize(PCIDevice *pci, Error **errp)
     if (s->fault_status == KITE_STS_OK) {
         error_setg(errp, "fault-status must be an error status, not %u (OK)",
                    KITE_STS_OK);
+        return;
+    }
+
+    if (s->debug_mr_map_opcode && s->debug_mr_map_opcode <= KITE_CMD_MAX) {
+        error_setg(errp, "x-debug-mr-map-opcode must be above 0x%x",
+                   KITE_CMD_MAX);
         return;
     }
 
@@ -428,6 +431,8 @@ static Property kite_properties[] = {
     DEFINE_PROP_UINT8("fault-status", KiteState, fault_status,
                       KITE_STS_INTERNAL),
     DEFINE_PROP_UINT8("fault-hang-opcode", KiteState, fault_hang_opcode, 0),
+    DEFINE_PROP_UINT8("x-debug-mr-map-opcode", KiteState,
+                      debug_mr_map_opcode, 0),
     DEFINE_PROP_END_OF_LIST(),
 };
 

@@ -6,6 +6,9 @@
  * kite_admin.c  admin queue and command engine, object tables
  * kite_eq.c     async and completion event queues
  * kite_eth.c    Ethernet port: netdev, TX/RX rings, link, interrupt
+ * kite_mr.c     page buffer lists, MR table, key lookup and translation
+ * kite_cq.c     completion queues and the CQ doorbell
+ * kite_qp.c     queue pairs and the QP state machine
  *
  * The device ABI (registers, rings, commands) is include/kite/kite_hw.h of
  * the Kite repository.
@@ -26,8 +29,9 @@ OBJECT_DECLARE_SIMPLE_TYPE(KiteState, KITE)
 /* Firmware version reported by QUERY_DEVICE: major << 16 | minor. */
 #define KITE_MODEL_FW_VERSION   0x00010000u
 /*
- * KITE_DEV_CAP_* the model implements. Nothing RDMA yet: QPs come with
- * issues 3/4, which set the transport bits here.
+ * KITE_DEV_CAP_* the model implements. RC/UC/UD QPs can be created and
+ * moved through their states, but nothing is transmitted until the RoCEv2
+ * engine (issue 4), which sets the transport bits here.
  */
 #define KITE_MODEL_CAP_FLAGS    0u
 /* Default Ethernet MTU after reset. */
@@ -54,6 +58,7 @@ typedef struct KiteEq {
     uint32_t ci;                /* last consumer index the driver reported */
     bool armed;
     uint64_t dropped;           /* events lost because the EQ was full */
+    uint32_t cq_refs;           /* CQs that report to this EQ */
 } KiteEq;
 
 /* A protection domain. */
@@ -68,6 +73,74 @@ typedef struct KiteUctx {
     bool valid;
     uint32_t refs;              /* objects owned by it */
 } KiteUctx;
+
+/*
+ * A validated page buffer list (struct kite_pbl_desc in host order). Only
+ * the descriptor is kept: level 1/2 entries are read from guest memory with
+ * pci_dma_read() whenever an address is translated.
+ */
+typedef struct KitePbl {
+    uint64_t addr;
+    uint32_t npages;
+    uint8_t page_shift;
+    uint8_t level;
+} KitePbl;
+
+/*
+ * PDs are numbered 1..KITE_DEF_MAX_PD, CQs 1..KITE_DEF_MAX_CQ and MR key
+ * indexes 1..KITE_DEF_MAX_MR: 0 is never a valid handle or key.
+ */
+#define KITE_PD_FIRST   1
+#define KITE_CQ_FIRST   1
+#define KITE_MR_FIRST   1
+/* QP numbers: 0 unused, 1 the GSI QP, others 2..KITE_QPN_MAX cyclically. */
+#define KITE_QPN_GSI    1
+#define KITE_QPN_FIRST  2
+#define KITE_QPN_MAX    KITE_DB_NUM_MASK
+
+typedef struct KiteCq {
+    bool valid;
+    uint32_t owner;             /* acting context that created it */
+    uint32_t refs;              /* QP queues that complete into it */
+    uint16_t eqn;
+    uint8_t log_depth;
+    KitePbl ring;
+    uint32_t pi;                /* CQEs written */
+    uint32_t ci;                /* last consumer index of the doorbell */
+    uint8_t arm;                /* KITE_DB_CQ_ARM_* of the pending arm */
+} KiteCq;
+
+typedef struct KiteQp {
+    bool valid;
+    uint32_t qpn;
+    uint32_t owner;
+    uint8_t type;               /* enum kite_qp_type */
+    uint8_t flags;              /* KITE_QP_FLAG_* */
+    uint8_t sq_log_depth, sq_log_stride;
+    uint8_t rq_log_depth, rq_log_stride;
+    uint32_t pdn, send_cqn, recv_cqn;
+    KitePbl sq, rq;
+    uint32_t sq_pi, rq_pi;      /* last doorbells (issue 4 consumes them) */
+    struct kite_qp_attr attr;   /* little-endian, as QUERY_QP returns it */
+} KiteQp;
+
+typedef struct KiteMr {
+    bool valid;
+    bool dma_all;               /* KITE_MR_DMA_ALL: identity, whole space */
+    uint32_t key;
+    uint32_t owner;
+    uint32_t pdn;
+    uint32_t access;            /* KITE_ACCESS_* */
+    uint64_t iova;
+    uint64_t length;
+    KitePbl pbl;
+} KiteMr;
+
+/* One physically contiguous piece of an MR access. */
+typedef struct KiteDmaRange {
+    uint64_t addr;
+    uint64_t len;
+} KiteDmaRange;
 
 typedef struct KiteGid {
     bool valid;
@@ -104,6 +177,11 @@ struct KiteState {
     uint8_t fault_opcode;
     uint8_t fault_status;
     uint8_t fault_hang_opcode;
+    /*
+     * Test-only: admin opcode (above KITE_CMD_MAX) that runs kite_mr_map()
+     * for the qtests; 0 = off.
+     */
+    uint8_t debug_mr_map_opcode;
 
     /* Device control. */
     uint32_t ctrl;
@@ -128,7 +206,11 @@ struct KiteState {
     /* Object tables, sized by the capability registers. */
     KiteUctx uctx[KITE_MAX_UCTX + 1];   /* index 0 unused (kernel) */
     KitePd *pd;                         /* KITE_DEF_MAX_PD entries */
-    uint32_t num_uctx, num_pd;
+    KiteCq *cq;                         /* KITE_DEF_MAX_CQ entries */
+    KiteQp *qp;                         /* KITE_DEF_MAX_QP entries */
+    KiteMr *mr;                         /* KITE_DEF_MAX_MR entries */
+    uint32_t num_uctx, num_pd, num_cq, num_qp, num_mr;
+    uint32_t next_qpn;                  /* cyclic QPN allocation cursor */
     KiteGid gid[KITE_DEF_MAX_GID];
 
     /* Port. */
@@ -153,7 +235,21 @@ void kite_irq(KiteState *s, unsigned vector);
 bool kite_running(KiteState *s);
 uint32_t kite_cap(hwaddr reg);
 
+/* Result of one admin command: the completion's out[] and syndrome. */
+typedef struct KiteCmdResult {
+    uint32_t out[ARRAY_SIZE(((struct kite_aq_cqe *)NULL)->out)];
+    uint32_t syndrome;
+} KiteCmdResult;
+
+typedef uint8_t (*KiteCmdFn)(KiteState *s, const struct kite_aq_cmd *cmd,
+                             KiteCmdResult *res);
+
 /* kite_admin.c */
+uint8_t kite_out_write(KiteState *s, const struct kite_aq_out_buf *ob,
+                       const void *data, uint32_t len, KiteCmdResult *res);
+KitePd *kite_pd_get(KiteState *s, uint32_t pdn, uint32_t actor,
+                    uint8_t *status);
+uint8_t kite_bad_param(const char *what, uint64_t val);
 void kite_admin_init(KiteState *s);
 void kite_admin_cleanup(KiteState *s);
 void kite_admin_reset(KiteState *s);
@@ -169,6 +265,47 @@ void kite_eq_destroy(KiteState *s, uint32_t eqn);
 void kite_eq_post(KiteState *s, uint32_t eqn, uint8_t type,
                   uint32_t data, uint32_t data2);
 void kite_eq_doorbell(KiteState *s, uint32_t page, uint64_t val);
+
+/* kite_mr.c */
+uint8_t kite_pbl_load(KiteState *s, const struct kite_pbl_desc *d,
+                      uint64_t min_bytes, uint64_t max_bytes, KitePbl *pbl);
+bool kite_pbl_translate(KiteState *s, const KitePbl *pbl, uint64_t off,
+                        uint64_t *dma, uint64_t *contig);
+uint8_t kite_mr_map(KiteState *s, uint32_t key, uint32_t pdn,
+                    uint32_t access, uint64_t addr, uint64_t len,
+                    KiteDmaRange *ranges, unsigned max_ranges,
+                    unsigned *nranges);
+uint8_t kite_cmd_reg_mr(KiteState *s, const struct kite_aq_cmd *cmd,
+                        KiteCmdResult *res);
+uint8_t kite_cmd_dereg_mr(KiteState *s, const struct kite_aq_cmd *cmd,
+                          KiteCmdResult *res);
+uint8_t kite_cmd_debug_mr_map(KiteState *s, const struct kite_aq_cmd *cmd,
+                              KiteCmdResult *res);
+
+/* kite_cq.c */
+KiteCq *kite_cq_get(KiteState *s, uint32_t cqn, uint32_t actor,
+                    uint8_t *status);
+void kite_cq_doorbell(KiteState *s, uint32_t page, uint64_t val);
+uint8_t kite_cmd_create_cq(KiteState *s, const struct kite_aq_cmd *cmd,
+                           KiteCmdResult *res);
+uint8_t kite_cmd_modify_cq(KiteState *s, const struct kite_aq_cmd *cmd,
+                           KiteCmdResult *res);
+uint8_t kite_cmd_query_cq(KiteState *s, const struct kite_aq_cmd *cmd,
+                          KiteCmdResult *res);
+uint8_t kite_cmd_destroy_cq(KiteState *s, const struct kite_aq_cmd *cmd,
+                            KiteCmdResult *res);
+
+/* kite_qp.c */
+KiteQp *kite_qp_find(KiteState *s, uint32_t qpn);
+void kite_qp_doorbell(KiteState *s, uint32_t page, hwaddr off, uint64_t val);
+uint8_t kite_cmd_create_qp(KiteState *s, const struct kite_aq_cmd *cmd,
+                           KiteCmdResult *res);
+uint8_t kite_cmd_modify_qp(KiteState *s, const struct kite_aq_cmd *cmd,
+                           KiteCmdResult *res);
+uint8_t kite_cmd_query_qp(KiteState *s, const struct kite_aq_cmd *cmd,
+                          KiteCmdResult *res);
+uint8_t kite_cmd_destroy_qp(KiteState *s, const struct kite_aq_cmd *cmd,
+                            KiteCmdResult *res);
 
 /* kite_eth.c */
 extern NetClientInfo kite_net_info;

@@ -17,17 +17,6 @@
 #include "kite.h"
 #include "trace.h"
 
-/* PDs are numbered 1..KITE_DEF_MAX_PD; 0 is never a valid handle. */
-#define KITE_PD_FIRST   1
-
-typedef struct KiteCmdResult {
-    uint32_t out[ARRAY_SIZE(((struct kite_aq_cqe *)NULL)->out)];
-    uint32_t syndrome;
-} KiteCmdResult;
-
-typedef uint8_t (*KiteCmdFn)(KiteState *s, const struct kite_aq_cmd *cmd,
-                             KiteCmdResult *res);
-
 typedef struct KiteCmdDesc {
     const char *name;
     KiteCmdFn fn;           /* NULL: defined by the ABI, not implemented */
@@ -36,12 +25,21 @@ typedef struct KiteCmdDesc {
 void kite_admin_init(KiteState *s)
 {
     s->pd = g_new0(KitePd, KITE_DEF_MAX_PD);
+    s->cq = g_new0(KiteCq, KITE_DEF_MAX_CQ);
+    s->qp = g_new0(KiteQp, KITE_DEF_MAX_QP);
+    s->mr = g_new0(KiteMr, KITE_DEF_MAX_MR);
 }
 
 void kite_admin_cleanup(KiteState *s)
 {
     g_free(s->pd);
     s->pd = NULL;
+    g_free(s->cq);
+    s->cq = NULL;
+    g_free(s->qp);
+    s->qp = NULL;
+    g_free(s->mr);
+    s->mr = NULL;
 }
 
 void kite_admin_reset(KiteState *s)
@@ -52,8 +50,13 @@ void kite_admin_reset(KiteState *s)
     s->aq_hung = false;
     memset(s->uctx, 0, sizeof(s->uctx));
     memset(s->pd, 0, sizeof(*s->pd) * KITE_DEF_MAX_PD);
+    memset(s->cq, 0, sizeof(*s->cq) * KITE_DEF_MAX_CQ);
+    memset(s->qp, 0, sizeof(*s->qp) * KITE_DEF_MAX_QP);
+    memset(s->mr, 0, sizeof(*s->mr) * KITE_DEF_MAX_MR);
     memset(s->gid, 0, sizeof(s->gid));
     s->num_uctx = s->num_pd = 0;
+    s->num_cq = s->num_qp = s->num_mr = 0;
+    s->next_qpn = KITE_QPN_FIRST;
 }
 
 /* ENABLE: validates and latches the AQ, ACQ and async EQ registers. */
@@ -127,9 +130,8 @@ static bool kite_ctx_valid(KiteState *s, uint32_t uctx)
  * Writes a result of @len (> 0) bytes to the command's out buffer;
  * out[0] = bytes written.
  */
-static uint8_t kite_out_write(KiteState *s, const struct kite_aq_out_buf *ob,
-                              const void *data, uint32_t len,
-                              KiteCmdResult *res)
+uint8_t kite_out_write(KiteState *s, const struct kite_aq_out_buf *ob,
+                       const void *data, uint32_t len, KiteCmdResult *res)
 {
     uint64_t addr = le64_to_cpu(ob->addr);
     uint32_t buf_len = le32_to_cpu(ob->len);
@@ -152,6 +154,38 @@ static uint8_t kite_out_write(KiteState *s, const struct kite_aq_out_buf *ob,
     }
     res->out[0] = len;
     return KITE_STS_OK;
+}
+
+/* Logs a rejected command field; returns KITE_STS_BAD_PARAM. */
+uint8_t kite_bad_param(const char *what, uint64_t val)
+{
+    qemu_log_mask(LOG_GUEST_ERROR, "kite: bad %s 0x%" PRIx64 "\n", what, val);
+    return KITE_STS_BAD_PARAM;
+}
+
+/*
+ * The PD @pdn, to be used by context @actor: NULL with *status
+ * BAD_HANDLE (not allocated) or PERMISSION (owned by another context).
+ */
+KitePd *kite_pd_get(KiteState *s, uint32_t pdn, uint32_t actor,
+                    uint8_t *status)
+{
+    KitePd *pd;
+
+    if (pdn < KITE_PD_FIRST || pdn - KITE_PD_FIRST >= KITE_DEF_MAX_PD ||
+        !s->pd[pdn - KITE_PD_FIRST].valid) {
+        qemu_log_mask(LOG_GUEST_ERROR, "kite: unknown PD %u\n", pdn);
+        *status = KITE_STS_BAD_HANDLE;
+        return NULL;
+    }
+    pd = &s->pd[pdn - KITE_PD_FIRST];
+    if (pd->owner != actor) {
+        qemu_log_mask(LOG_GUEST_ERROR, "kite: PD %u of context %u used by "
+                      "context %u\n", pdn, pd->owner, actor);
+        *status = KITE_STS_PERMISSION;
+        return NULL;
+    }
+    return pd;
 }
 
 /* A 64-bit capability held in the register pair @lo, @hi. */
@@ -314,7 +348,9 @@ static uint8_t kite_cmd_destroy_eq(KiteState *s,
         /* EQ 0 is the async EQ: it lives until reset. */
         return KITE_STS_BAD_HANDLE;
     }
-    /* CQs that report to an EQ keep it busy (issue 3). */
+    if (s->eq[eqn].cq_refs) {
+        return KITE_STS_BUSY;
+    }
     kite_eq_destroy(s, eqn);
     return KITE_STS_OK;
 }
@@ -485,6 +521,9 @@ static uint8_t kite_cmd_query_stats(KiteState *s,
     memset(&st, 0, sizeof(st));
     st.num_uctx = cpu_to_le32(s->num_uctx);
     st.num_pd = cpu_to_le32(s->num_pd);
+    st.num_cq = cpu_to_le32(s->num_cq);
+    st.num_qp = cpu_to_le32(s->num_qp);
+    st.num_mr = cpu_to_le32(s->num_mr);
     for (i = 0, n = 0; i < KITE_DEF_MAX_EQ; i++) {
         n += s->eq[i].valid;
     }
@@ -514,16 +553,16 @@ static const KiteCmdDesc kite_cmds[KITE_CMD_MAX + 1] = {
     [KITE_CMD_DEALLOC_UCTX] = { "DEALLOC_UCTX", kite_cmd_dealloc_uctx },
     [KITE_CMD_ALLOC_PD] = { "ALLOC_PD", kite_cmd_alloc_pd },
     [KITE_CMD_DEALLOC_PD] = { "DEALLOC_PD", kite_cmd_dealloc_pd },
-    [KITE_CMD_CREATE_CQ] = { "CREATE_CQ", NULL },
-    [KITE_CMD_MODIFY_CQ] = { "MODIFY_CQ", NULL },
-    [KITE_CMD_QUERY_CQ] = { "QUERY_CQ", NULL },
-    [KITE_CMD_DESTROY_CQ] = { "DESTROY_CQ", NULL },
-    [KITE_CMD_CREATE_QP] = { "CREATE_QP", NULL },
-    [KITE_CMD_MODIFY_QP] = { "MODIFY_QP", NULL },
-    [KITE_CMD_QUERY_QP] = { "QUERY_QP", NULL },
-    [KITE_CMD_DESTROY_QP] = { "DESTROY_QP", NULL },
-    [KITE_CMD_REG_MR] = { "REG_MR", NULL },
-    [KITE_CMD_DEREG_MR] = { "DEREG_MR", NULL },
+    [KITE_CMD_CREATE_CQ] = { "CREATE_CQ", kite_cmd_create_cq },
+    [KITE_CMD_MODIFY_CQ] = { "MODIFY_CQ", kite_cmd_modify_cq },
+    [KITE_CMD_QUERY_CQ] = { "QUERY_CQ", kite_cmd_query_cq },
+    [KITE_CMD_DESTROY_CQ] = { "DESTROY_CQ", kite_cmd_destroy_cq },
+    [KITE_CMD_CREATE_QP] = { "CREATE_QP", kite_cmd_create_qp },
+    [KITE_CMD_MODIFY_QP] = { "MODIFY_QP", kite_cmd_modify_qp },
+    [KITE_CMD_QUERY_QP] = { "QUERY_QP", kite_cmd_query_qp },
+    [KITE_CMD_DESTROY_QP] = { "DESTROY_QP", kite_cmd_destroy_qp },
+    [KITE_CMD_REG_MR] = { "REG_MR", kite_cmd_reg_mr },
+    [KITE_CMD_DEREG_MR] = { "DEREG_MR", kite_cmd_dereg_mr },
     [KITE_CMD_ADD_GID] = { "ADD_GID", kite_cmd_add_gid },
     [KITE_CMD_DEL_GID] = { "DEL_GID", kite_cmd_del_gid },
     [KITE_CMD_QUERY_STATS] = { "QUERY_STATS", kite_cmd_query_stats },
@@ -536,6 +575,9 @@ static uint8_t kite_cmd_execute(KiteState *s, const struct kite_aq_cmd *cmd,
     const KiteCmdDesc *d = op <= KITE_CMD_MAX ? &kite_cmds[op] : NULL;
     uint8_t status;
 
+    if (s->debug_mr_map_opcode && op == s->debug_mr_map_opcode) {
+        return kite_cmd_debug_mr_map(s, cmd, res);
+    }
     if (!d || !d->name) {
         qemu_log_mask(LOG_GUEST_ERROR, "kite: unknown admin opcode 0x%x\n",
                       op);

@@ -523,6 +523,8 @@ def test(env):
 
 
 MAC_A = "52:54:00:4b:54:01"
+# Test-only admin opcode of kite k0 that runs the device's MR lookup.
+DEBUG_MR_MAP = 0xfe
 MAC_B = "52:54:00:4b:54:02"
 MAC_C = "52:54:00:4b:54:03"
 
@@ -536,7 +538,8 @@ ENVS = {
     # without a netdev.
     "main": (["-netdev", "hubport,id=h0,hubid=0",
               "-netdev", "hubport,id=h1,hubid=0",
-              "-device", "kite,id=k0,netdev=h0,mac=%s,addr=04.0" % MAC_A,
+              "-device", "kite,id=k0,netdev=h0,mac=%s,addr=04.0,"
+              "x-debug-mr-map-opcode=%d" % (MAC_A, DEBUG_MR_MAP),
               "-device", "kite,id=k1,netdev=h1,mac=%s,addr=05.0" % MAC_B,
               "-device", "kite,id=k2,mac=%s,addr=06.0" % MAC_C],
              [4, 5, 6]),
@@ -905,11 +908,14 @@ def test_opcodes(env):
     for op in (0x00, 0x0a, 0x17, 0x2f, 0x31, C.KITE_CMD_MAX, 0x40, 0xff):
         st, _ = d.exec(op)
         check_eq(st, C.KITE_STS_BAD_OPCODE, "opcode 0x%x" % op)
+    # Every opcode of the ABI is implemented: an all-zero payload is
+    # refused for its content, never as unsupported.
     for name in ("CREATE_CQ", "MODIFY_CQ", "QUERY_CQ", "DESTROY_CQ",
                  "CREATE_QP", "MODIFY_QP", "QUERY_QP", "DESTROY_QP",
                  "REG_MR", "DEREG_MR"):
         st, _ = d.exec(K["KITE_CMD_" + name])
-        check_eq(st, C.KITE_STS_NOT_SUPPORTED, name)
+        check(st in (C.KITE_STS_BAD_PARAM, C.KITE_STS_BAD_HANDLE),
+              "%s with a zero payload: status 0x%x" % (name, st))
     st, _ = d.exec(C.KITE_CMD_ALLOC_PD, flags=1)
     check_eq(st, C.KITE_STS_BAD_PARAM, "reserved header flags")
     check(d.status() & C.KITE_STATUS_READY, "device no longer READY")
@@ -1384,7 +1390,7 @@ def test_doorbell_bar(env):
     check(d.status() & C.KITE_STATUS_READY, "not READY after doorbells")
     d.exec_ok(C.KITE_CMD_QUERY_DEVICE, struct.pack("<QII", d.outbuf, 128, 0))
     log = env.q.guest_errors()
-    check("names unknown object" in log, "doorbell not logged as guest error")
+    check("does not own" in log, "doorbell not logged as guest error")
     # 3 unknown objects, one 4-byte write, one EQ doorbell on a user page.
     check_eq(stats(d)["db_rejected"], 5, "db_rejected")
 
@@ -1746,6 +1752,886 @@ def test_fault_status_ok_rejected(env):
     check(r.returncode != 0, "QEMU exit status 0 with fault-status=0")
     check("fault-status must be an error status" in out,
           "no error message: %r" % out[-300:])
+
+
+# --------------------------------------------------------------------------
+# CQs, QPs, MRs and page buffer lists
+# --------------------------------------------------------------------------
+
+PAGE = 4096
+QP_ATTR_SIZE = 72
+
+
+def pbl(addr, npages, shift=12, level=0):
+    return struct.pack("<QIBBH", addr, npages, shift, level, 0)
+
+
+def cq_payload(ring, log_depth, eqn):
+    return ring + struct.pack("<BBHI", log_depth, 0, eqn, 0)
+
+
+def modify_cq_payload(cqn, ring, log_depth):
+    return struct.pack("<II", cqn, 0) + ring + struct.pack("<B7x", log_depth)
+
+
+def query_obj(handle, addr=0, length=0):
+    return struct.pack("<IIQII", handle, 0, addr, length, 0)
+
+
+def qp_payload(pdn, scq, rcq, sq, rq, qp_type=0, flags=0, sq_log=4,
+               sq_stride=6, rq_log=4, rq_stride=4):
+    return struct.pack("<BBBBBBHIIII", qp_type, flags, sq_log, sq_stride,
+                       rq_log, rq_stride, 0, pdn, scq, rcq, 0) + sq + rq
+
+
+def av_bytes(dgid, dmac=b"\x52\x54\x00\x00\x00\x09", sgid_index=0,
+             net_type=0, hop_limit=64, tclass=0, sl=0, flow_label=0):
+    return dgid + dmac + struct.pack("<BBBBBBI", sgid_index, net_type,
+                                     hop_limit, tclass, sl, 0, flow_label)
+
+
+ATTR_FIELDS = ["attr_mask", "state", "cur_state", "path_mtu", "timeout",
+               "retry_cnt", "rnr_retry", "min_rnr_timer", "max_rd_atomic",
+               "max_dest_rd_atomic", "port", "pkey_index", "access_flags",
+               "qkey", "sq_psn", "rq_psn", "dest_qpn", "reserved"]
+ATTR_FMT = "<IBBBBBBBBBBHIIIIII"
+# attribute name -> mask bit
+ATTR_BIT = {
+    "state": "STATE", "cur_state": "CUR_STATE",
+    "access_flags": "ACCESS_FLAGS", "pkey_index": "PKEY_INDEX",
+    "port": "PORT", "qkey": "QKEY", "av": "AV", "path_mtu": "PATH_MTU",
+    "timeout": "TIMEOUT", "retry_cnt": "RETRY_CNT", "rnr_retry": "RNR_RETRY",
+    "rq_psn": "RQ_PSN", "max_rd_atomic": "MAX_QP_RD_ATOMIC",
+    "min_rnr_timer": "MIN_RNR_TIMER", "sq_psn": "SQ_PSN",
+    "max_dest_rd_atomic": "MAX_DEST_RD_ATOMIC", "dest_qpn": "DEST_QPN",
+}
+
+
+def attr_bytes(mask=None, extra_mask=0, **f):
+    """struct kite_qp_attr with fields f; the mask covers them by default."""
+    if mask is None:
+        mask = 0
+        for name in f:
+            mask |= K["KITE_QP_ATTR_" + ATTR_BIT[name]]
+    mask |= extra_mask
+    vals = dict((n, 0) for n in ATTR_FIELDS)
+    vals.update((k, v) for k, v in f.items() if k != "av")
+    vals["attr_mask"] = mask
+    raw = struct.pack(ATTR_FMT, *[vals[n] for n in ATTR_FIELDS])
+    return raw + f.get("av", bytes(32))
+
+
+def parse_attr(raw):
+    a = dict(zip(ATTR_FIELDS, struct.unpack_from(ATTR_FMT, raw)))
+    a["av"] = raw[40:72]
+    return a
+
+
+V4_GID = bytes(10) + b"\xff\xff" + bytes([198, 18, 0, 1])
+V4_DGID = bytes(10) + b"\xff\xff" + bytes([198, 18, 0, 2])
+V6_GID = bytes([0x20, 0x01, 0x0d, 0xb8]) + bytes(11) + b"\x01"
+V6_DGID = bytes([0x20, 0x01, 0x0d, 0xb8]) + bytes(11) + b"\x02"
+
+
+class Rdma:
+    """Guest memory for RDMA objects and helpers, on one device."""
+
+    def __init__(self, d, eq=True, gids=True):
+        self.d = d
+        d.bring_up(aq_log=6, acq_log=6)
+        self.cq_ring = d.ram + 0x100000       # 64 KiB of CQ rings
+        self.sq_ring = d.ram + 0x110000       # 64 KiB
+        self.rq_ring = d.ram + 0x120000       # 64 KiB
+        self.lists = d.ram + 0x200000         # page lists, 1 MiB
+        self.pages = d.ram + 0x400000         # data pages
+        self.eqn = 0
+        if eq:
+            self.eqn = d.exec_ok(C.KITE_CMD_CREATE_EQ, eq_payload(
+                d.eq_rings, 1, 12, 8, C.KITE_MSIX_COMP_BASE))[0]
+        if gids:
+            d.exec_ok(C.KITE_CMD_ADD_GID, gid_payload(V4_GID, 0))
+            d.exec_ok(C.KITE_CMD_ADD_GID, gid_payload(V6_GID, 1, 1))
+
+    def cq(self, uctx=0, log_depth=4):
+        return self.d.exec_ok(C.KITE_CMD_CREATE_CQ, cq_payload(
+            pbl(self.cq_ring, 1), log_depth, self.eqn), uctx=uctx)[0]
+
+    def qp_payload(self, pdn, scq, rcq, **kw):
+        return qp_payload(pdn, scq, rcq, pbl(self.sq_ring, 1),
+                          pbl(self.rq_ring, 1), **kw)
+
+    def qp(self, pdn, cqn, uctx=0, **kw):
+        return self.d.exec_ok(C.KITE_CMD_CREATE_QP, self.qp_payload(
+            pdn, cqn, cqn, **kw), uctx=uctx)[0]
+
+    def modify(self, qpn, uctx=0, **f):
+        st, _ = self.d.exec(C.KITE_CMD_MODIFY_QP,
+                            struct.pack("<II", qpn, 0) + attr_bytes(**f),
+                            uctx=uctx)
+        return st
+
+    def modify_ok(self, qpn, what, **f):
+        check_eq(self.modify(qpn, **f), C.KITE_STS_OK, what)
+
+    def query_qp(self, qpn, uctx=0):
+        d = self.d
+        d.q.memset(d.outbuf, 0x100, 0xee)
+        out = d.exec_ok(C.KITE_CMD_QUERY_QP,
+                        query_obj(qpn, d.outbuf, QP_ATTR_SIZE), uctx=uctx)
+        check_eq(out[0], QP_ATTR_SIZE, "QUERY_QP out[0]")
+        return parse_attr(d.q.read(d.outbuf, QP_ATTR_SIZE))
+
+    def level1(self, addr, entries):
+        self.d.q.write(addr, struct.pack("<%dQ" % len(entries), *entries))
+        return addr
+
+
+def obj_counts(d):
+    st, _, raw = d.query(C.KITE_CMD_QUERY_STATS, STATS_SIZE)
+    check_eq(st, C.KITE_STS_OK, "QUERY_STATS")
+    n = struct.unpack_from("<8I", raw)
+    return {"uctx": n[0], "pd": n[1], "cq": n[2], "qp": n[3], "mr": n[4]}
+
+
+def batch(d, cmds):
+    """Runs [(opcode, payload, uctx)] in AQ-sized batches; [(st, out)]."""
+    res = []
+    depth = 1 << d.aq_log
+    for i in range(0, len(cmds), depth):
+        part = cmds[i:i + depth]
+        for op, payload, uctx in part:
+            d.submit(op, payload, uctx=uctx, ring=False)
+        d.wr(C.KITE_REG_AQ_DB, d.aq_pi)
+        for _ in part:
+            _, st, _, out = d.wait_cqe()
+            res.append((st, out))
+    return res
+
+
+def cq_doorbell(d, page, cqn, ci, flags=0):
+    d.q.writeq(d.db + page * C.KITE_DB_PAGE_SIZE + C.KITE_DB_CQ,
+               (ci << C.KITE_DB_INDEX_SHIFT) |
+               (flags << C.KITE_DB_FLAGS_SHIFT) | cqn)
+
+
+@test("main")
+def test_cq_lifecycle(env):
+    d = env.dev[0]
+    r = Rdma(d, gids=False)
+    cqn = r.cq(log_depth=7)         # 128 x 32 B = one 4 KiB page
+    check(cqn >= 1, "cqn %d" % cqn)
+    out = d.exec_ok(C.KITE_CMD_QUERY_CQ, query_obj(cqn))
+    check_eq(list(out[:4]), [7, r.eqn, 0, 0], "QUERY_CQ depth/eqn/arm/pi")
+    check_eq(obj_counts(d)["cq"], 1, "num_cq")
+    # Arming through the kernel doorbell page; QUERY_CQ shows it.
+    rej = stats(d)["db_rejected"]
+    cq_doorbell(d, 0, cqn, 0, C.KITE_DB_CQ_ARM_NEXT)
+    out = d.exec_ok(C.KITE_CMD_QUERY_CQ, query_obj(cqn))
+    check_eq(out[2], C.KITE_CQ_FLAG_ARMED, "armed after the CQ doorbell")
+    # Foreign page, unknown CQ, consumer index ahead of the producer.
+    u = d.exec_ok(C.KITE_CMD_ALLOC_UCTX)[0]
+    cq_doorbell(d, u, cqn, 0, C.KITE_DB_CQ_ARM_NEXT)
+    cq_doorbell(d, 0, cqn + 100, 0, C.KITE_DB_CQ_ARM_NEXT)
+    cq_doorbell(d, 0, cqn, 1, 0)
+    check_eq(stats(d)["db_rejected"] - rej, 3, "CQ doorbells rejected")
+    # Resize: out[0] = old producer index; the arm is kept.
+    out = d.exec_ok(C.KITE_CMD_MODIFY_CQ, modify_cq_payload(
+        cqn, pbl(r.cq_ring + 0x2000, 2), 8))
+    check_eq(out[0], 0, "MODIFY_CQ old producer index")
+    out = d.exec_ok(C.KITE_CMD_QUERY_CQ, query_obj(cqn))
+    check_eq(list(out[:4]), [8, r.eqn, C.KITE_CQ_FLAG_ARMED, 0],
+             "QUERY_CQ after resize")
+    bad_modify = [
+        ("ring smaller than the depth", modify_cq_payload(
+            cqn, pbl(r.cq_ring, 1), 8), C.KITE_STS_BAD_PARAM),
+        ("depth too big", modify_cq_payload(
+            cqn, pbl(r.cq_ring, 512), 17), C.KITE_STS_BAD_PARAM),
+        ("unknown CQ", modify_cq_payload(
+            cqn + 1, pbl(r.cq_ring, 1), 4), C.KITE_STS_BAD_HANDLE),
+    ]
+    for name, payload, want in bad_modify:
+        st, _ = d.exec(C.KITE_CMD_MODIFY_CQ, payload)
+        check_eq(st, want, "MODIFY_CQ " + name)
+    bad = [
+        ("depth 1", cq_payload(pbl(r.cq_ring, 1), 1, r.eqn),
+         C.KITE_STS_BAD_PARAM),
+        ("depth above max_cqe", cq_payload(pbl(r.cq_ring, 512), 17, r.eqn),
+         C.KITE_STS_BAD_PARAM),
+        ("eqn 0 (async EQ)", cq_payload(pbl(r.cq_ring, 1), 4, 0),
+         C.KITE_STS_BAD_PARAM),
+        ("EQ not created", cq_payload(pbl(r.cq_ring, 1), 4, r.eqn + 1),
+         C.KITE_STS_BAD_HANDLE),
+        ("EQ beyond max_eq", cq_payload(pbl(r.cq_ring, 1), 4, 0xffff),
+         C.KITE_STS_BAD_HANDLE),
+        ("ring too small", cq_payload(pbl(r.cq_ring, 1), 8, r.eqn),
+         C.KITE_STS_BAD_PARAM),
+        ("ring pages beyond max_cqe", cq_payload(pbl(r.cq_ring, 513), 4,
+                                                 r.eqn),
+         C.KITE_STS_BAD_PARAM),
+    ]
+    for name, payload, want in bad:
+        st, _ = d.exec(C.KITE_CMD_CREATE_CQ, payload)
+        check_eq(st, want, "CREATE_CQ " + name)
+    # Ownership: a context's CQ and the kernel's.
+    ucq = r.cq(uctx=u)
+    for op, payload in ((C.KITE_CMD_QUERY_CQ, query_obj(cqn)),
+                        (C.KITE_CMD_DESTROY_CQ, destroy_payload(cqn)),
+                        (C.KITE_CMD_MODIFY_CQ, modify_cq_payload(
+                            cqn, pbl(r.cq_ring, 1), 4))):
+        st, _ = d.exec(op, payload, uctx=u)
+        check_eq(st, C.KITE_STS_PERMISSION, "opcode 0x%x on the kernel's CQ"
+                 % op)
+    st, _ = d.exec(C.KITE_CMD_DESTROY_CQ, destroy_payload(ucq))
+    check_eq(st, C.KITE_STS_PERMISSION, "kernel destroys a context's CQ")
+    st, _ = d.exec(C.KITE_CMD_DEALLOC_UCTX, destroy_payload(u))
+    check_eq(st, C.KITE_STS_BUSY, "DEALLOC_UCTX with a CQ")
+    st, _ = d.exec(C.KITE_CMD_DESTROY_EQ, destroy_payload(r.eqn))
+    check_eq(st, C.KITE_STS_BUSY, "DESTROY_EQ named by CQs")
+    d.exec_ok(C.KITE_CMD_DESTROY_CQ, destroy_payload(ucq), uctx=u)
+    d.exec_ok(C.KITE_CMD_DEALLOC_UCTX, destroy_payload(u))
+    d.exec_ok(C.KITE_CMD_DESTROY_CQ, destroy_payload(cqn))
+    st, _ = d.exec(C.KITE_CMD_DESTROY_CQ, destroy_payload(cqn))
+    check_eq(st, C.KITE_STS_BAD_HANDLE, "DESTROY_CQ twice")
+    st, _ = d.exec(C.KITE_CMD_QUERY_CQ, query_obj(cqn))
+    check_eq(st, C.KITE_STS_BAD_HANDLE, "QUERY_CQ of a destroyed CQ")
+    check_eq(obj_counts(d)["cq"], 0, "num_cq")
+    d.exec_ok(C.KITE_CMD_DESTROY_EQ, destroy_payload(r.eqn))
+
+
+@test("main")
+def test_cq_exhaustion(env):
+    d = env.dev[0]
+    r = Rdma(d, gids=False)
+    max_cq = d.rd(C.KITE_REG_CAP_MAX_CQ)
+    payload = cq_payload(pbl(r.cq_ring, 1), 4, r.eqn)
+    res = batch(d, [(C.KITE_CMD_CREATE_CQ, payload, 0)] * max_cq)
+    check(all(st == C.KITE_STS_OK for st, _ in res), "CREATE_CQ failed")
+    cqns = [out[0] for _, out in res]
+    check_eq(len(set(cqns)), max_cq, "distinct cqns")
+    st, _ = d.exec(C.KITE_CMD_CREATE_CQ, payload)
+    check_eq(st, C.KITE_STS_NO_RESOURCES, "CREATE_CQ beyond max_cq")
+    check_eq(obj_counts(d)["cq"], max_cq, "num_cq")
+    res = batch(d, [(C.KITE_CMD_DESTROY_CQ, destroy_payload(c), 0)
+                    for c in cqns])
+    check(all(st == C.KITE_STS_OK for st, _ in res), "DESTROY_CQ failed")
+    check_eq(obj_counts(d)["cq"], 0, "num_cq after destroying all")
+
+
+@test("main")
+def test_pbl_levels(env):
+    d = env.dev[0]
+    r = Rdma(d, gids=False)
+    pages = [r.pages + i * PAGE for i in range(4)]
+    # Level 1: four scattered pages for a 512-entry CQ (16 KiB).
+    l1 = r.level1(r.lists, [pages[2], pages[0], pages[3], pages[1]])
+    c1 = d.exec_ok(C.KITE_CMD_CREATE_CQ,
+                   cq_payload(pbl(l1, 4, 12, 1), 9, r.eqn))[0]
+    # Level 2: 600 pages (two chunks, the second used in part) for an MR.
+    pd = d.exec_ok(C.KITE_CMD_ALLOC_PD)[0]
+    chunk0, chunk1, top = r.lists + 0x1000, r.lists + 0x2000, r.lists + 0x3000
+    far = 1 << 40
+    entries = [far + i * PAGE for i in range(600)]
+    r.level1(chunk0, entries[:512])
+    r.level1(chunk1, entries[512:])
+    r.level1(top, [chunk0, chunk1])
+    key = d.exec_ok(C.KITE_CMD_REG_MR, reg_mr_payload(
+        pd, 0, 0x10000, 600 * PAGE, pbl(top, 600, 12, 2), 7))[0]
+    check_eq(key & 0xff, 7, "level-2 MR key variant")
+    # A CQ ring at level 2 too.
+    r.level1(r.lists + 0x4000, [r.lists + 0x5000])
+    r.level1(r.lists + 0x5000, pages[:2])
+    c2 = d.exec_ok(C.KITE_CMD_CREATE_CQ, cq_payload(
+        pbl(r.lists + 0x4000, 2, 12, 2), 8, r.eqn))[0]
+    # Bad descriptors and entries.
+    bad_l1 = r.level1(r.lists + 0x6000, [pages[0], 0, pages[2], pages[3]])
+    mis_l1 = r.level1(r.lists + 0x7000, [pages[0], pages[1] + 8])
+    bad_top = r.level1(r.lists + 0x8000, [chunk0 + 8])
+    zero_top = r.level1(r.lists + 0x9000, [0])
+    big_l1 = r.level1(r.lists + 0xa000, [pages[1]])
+    bad = [
+        ("level 3", pbl(r.cq_ring, 1, 12, 3), C.KITE_STS_BAD_PARAM),
+        ("page shift 13", pbl(r.cq_ring, 1, 13), C.KITE_STS_BAD_PARAM),
+        ("page shift 64", pbl(r.cq_ring, 1, 64), C.KITE_STS_BAD_PARAM),
+        ("no pages", pbl(r.cq_ring, 0), C.KITE_STS_BAD_PARAM),
+        ("address 0", pbl(0, 1), C.KITE_STS_BAD_PARAM),
+        ("level 0 misaligned", pbl(r.cq_ring + 0x800, 1),
+         C.KITE_STS_BAD_PARAM),
+        ("level 0 2 MiB page misaligned", pbl(r.cq_ring, 1, 21),
+         C.KITE_STS_BAD_PARAM),
+        ("level 0 wraps", pbl((1 << 64) - PAGE, 2), C.KITE_STS_BAD_PARAM),
+        ("level 1 zero entry", pbl(bad_l1, 4, 12, 1), C.KITE_STS_BAD_PARAM),
+        ("level 1 misaligned entry", pbl(mis_l1, 2, 12, 1),
+         C.KITE_STS_BAD_PARAM),
+        ("level 1 entry misaligned for 2 MiB pages", pbl(big_l1, 1, 21, 1),
+         C.KITE_STS_BAD_PARAM),
+        ("level 1 array misaligned", pbl(l1 + 4, 4, 12, 1),
+         C.KITE_STS_BAD_PARAM),
+        ("level 1 array unreadable", pbl(1 << 50, 4, 12, 1),
+         C.KITE_STS_DMA_ERROR),
+        ("level 2 chunk misaligned", pbl(bad_top, 4, 12, 2),
+         C.KITE_STS_BAD_PARAM),
+        ("level 2 chunk zero", pbl(zero_top, 4, 12, 2), C.KITE_STS_BAD_PARAM),
+        ("level 2 array unreadable", pbl(1 << 50, 4, 12, 2),
+         C.KITE_STS_DMA_ERROR),
+    ]
+    for name, ring, want in bad:
+        st, _ = d.exec(C.KITE_CMD_CREATE_CQ, cq_payload(ring, 4, r.eqn))
+        check_eq(st, want, "CQ ring: " + name)
+        st, _ = d.exec(C.KITE_CMD_CREATE_QP, qp_payload(
+            pd, c1, c1, ring, pbl(r.rq_ring, 1)))
+        check_eq(st, want, "SQ ring: " + name)
+    # A level-2 list whose second chunk holds a zero entry.
+    r.level1(chunk1, entries[512:599] + [0])
+    st, _ = d.exec(C.KITE_CMD_REG_MR, reg_mr_payload(
+        pd, 0, 0, 600 * PAGE, pbl(top, 600, 12, 2), 0))
+    check_eq(st, C.KITE_STS_BAD_PARAM, "MR level-2 zero entry in chunk 1")
+    check("page list entry" in env.q.guest_errors(), "bad entry not logged")
+    d.exec_ok(C.KITE_CMD_DEREG_MR, destroy_payload(key))
+    d.exec_ok(C.KITE_CMD_DEALLOC_PD, destroy_payload(pd))
+    d.exec_ok(C.KITE_CMD_DESTROY_CQ, destroy_payload(c1))
+    d.exec_ok(C.KITE_CMD_DESTROY_CQ, destroy_payload(c2))
+
+
+def reg_mr_payload(pdn, access, iova, length, desc, variant):
+    return struct.pack("<IIQQ", pdn, access, iova, length) + desc + \
+        struct.pack("<II", variant, 0)
+
+
+@test("main")
+def test_qp_create_destroy(env):
+    d = env.dev[0]
+    r = Rdma(d, gids=False)
+    pd = d.exec_ok(C.KITE_CMD_ALLOC_PD)[0]
+    cq = r.cq()
+    a = r.qp(pd, cq)
+    b = r.qp(pd, cq, qp_type=C.KITE_QPT_UD)
+    check(a >= 2 and b == a + 1, "QPNs %d, %d" % (a, b))
+    d.exec_ok(C.KITE_CMD_DESTROY_QP, destroy_payload(a))
+    c = r.qp(pd, cq, qp_type=C.KITE_QPT_UC)
+    check_eq(c, b + 1, "QPN after destroying %d (no immediate reuse)" % a)
+    check_eq(r.query_qp(c)["state"], C.KITE_QPS_RESET, "new QP state")
+    gsi = r.qp(pd, cq, qp_type=C.KITE_QPT_GSI)
+    check_eq(gsi, 1, "GSI QPN")
+    st, _ = d.exec(C.KITE_CMD_CREATE_QP, r.qp_payload(
+        pd, cq, cq, qp_type=C.KITE_QPT_GSI))
+    check_eq(st, C.KITE_STS_BUSY, "second GSI QP")
+    check_eq(obj_counts(d)["qp"], 3, "num_qp")
+    # Ownership.
+    u = d.exec_ok(C.KITE_CMD_ALLOC_UCTX)[0]
+    upd = d.exec_ok(C.KITE_CMD_ALLOC_PD, uctx=u)[0]
+    ucq = r.cq(uctx=u)
+    st, _ = d.exec(C.KITE_CMD_CREATE_QP, r.qp_payload(
+        upd, ucq, ucq, qp_type=C.KITE_QPT_GSI), uctx=u)
+    check_eq(st, C.KITE_STS_PERMISSION, "GSI QP from a user context")
+    for name, args in (("kernel PD", (pd, ucq, ucq)),
+                       ("kernel send CQ", (upd, cq, ucq)),
+                       ("kernel recv CQ", (upd, ucq, cq))):
+        st, _ = d.exec(C.KITE_CMD_CREATE_QP, r.qp_payload(*args), uctx=u)
+        check_eq(st, C.KITE_STS_PERMISSION, "QP with the " + name)
+    uqp = r.qp(upd, ucq, uctx=u)
+    for op, payload in ((C.KITE_CMD_DESTROY_QP, destroy_payload(uqp)),
+                        (C.KITE_CMD_QUERY_QP, query_obj(uqp, d.outbuf, 72)),
+                        (C.KITE_CMD_MODIFY_QP, struct.pack("<II", uqp, 0) +
+                         attr_bytes(state=C.KITE_QPS_ERR))):
+        st, _ = d.exec(op, payload)
+        check_eq(st, C.KITE_STS_PERMISSION, "kernel opcode 0x%x on a "
+                 "context's QP" % op)
+    # BUSY while referenced.
+    for op, h, uctx, what in ((C.KITE_CMD_DESTROY_CQ, ucq, u, "CQ"),
+                              (C.KITE_CMD_DEALLOC_PD, upd, u, "PD"),
+                              (C.KITE_CMD_DEALLOC_UCTX, u, 0, "context")):
+        st, _ = d.exec(op, destroy_payload(h), uctx=uctx)
+        check_eq(st, C.KITE_STS_BUSY, what + " used by a QP")
+    d.exec_ok(C.KITE_CMD_DESTROY_QP, destroy_payload(uqp), uctx=u)
+    d.exec_ok(C.KITE_CMD_DESTROY_CQ, destroy_payload(ucq), uctx=u)
+    d.exec_ok(C.KITE_CMD_DEALLOC_PD, destroy_payload(upd), uctx=u)
+    d.exec_ok(C.KITE_CMD_DEALLOC_UCTX, destroy_payload(u))
+    # Bad parameters.
+    sq, rq = pbl(r.sq_ring, 1), pbl(r.rq_ring, 1)
+    bad = [
+        ("type 4", dict(qp_type=4), C.KITE_STS_BAD_PARAM),
+        ("flags", dict(flags=2), C.KITE_STS_BAD_PARAM),
+        ("SQ depth 1", dict(sq_log=1), C.KITE_STS_BAD_PARAM),
+        ("SQ depth above max_qp_wr", dict(sq_log=15), C.KITE_STS_BAD_PARAM),
+        ("RQ depth above max_qp_wr", dict(rq_log=15), C.KITE_STS_BAD_PARAM),
+        ("SQ stride 5", dict(sq_stride=5), C.KITE_STS_BAD_PARAM),
+        ("SQ stride 10", dict(sq_stride=10), C.KITE_STS_BAD_PARAM),
+        ("RQ stride 3", dict(rq_stride=3), C.KITE_STS_BAD_PARAM),
+        ("RQ stride 9", dict(rq_stride=9), C.KITE_STS_BAD_PARAM),
+        ("SQ ring too small", dict(sq_log=7), C.KITE_STS_BAD_PARAM),
+        ("RQ ring too small", dict(rq_log=9), C.KITE_STS_BAD_PARAM),
+    ]
+    for name, kw, want in bad:
+        st, _ = d.exec(C.KITE_CMD_CREATE_QP, qp_payload(pd, cq, cq, sq, rq,
+                                                        **kw))
+        check_eq(st, want, "CREATE_QP " + name)
+    for name, args, want in (("unknown PD", (pd + 50, cq, cq),
+                              C.KITE_STS_BAD_HANDLE),
+                             ("unknown send CQ", (pd, cq + 50, cq),
+                              C.KITE_STS_BAD_HANDLE),
+                             ("unknown recv CQ", (pd, cq, 0),
+                              C.KITE_STS_BAD_HANDLE)):
+        st, _ = d.exec(C.KITE_CMD_CREATE_QP, qp_payload(*args, sq, rq))
+        check_eq(st, want, "CREATE_QP " + name)
+    # Rings of the largest depth and stride fit exactly.
+    big_sq, big_rq = pbl(r.pages, 4, 21), pbl(r.pages, 2, 21)
+    big = d.exec_ok(C.KITE_CMD_CREATE_QP, qp_payload(
+        pd, cq, cq, big_sq, big_rq, sq_log=14, sq_stride=9, rq_log=14,
+        rq_stride=8))[0]
+    d.exec_ok(C.KITE_CMD_DESTROY_QP, destroy_payload(big))
+    st, _ = d.exec(C.KITE_CMD_CREATE_QP, qp_payload(
+        pd, cq, cq, pbl(r.pages, 5, 21), big_rq, sq_log=14, sq_stride=9,
+        rq_log=14, rq_stride=8))
+    check_eq(st, C.KITE_STS_BAD_PARAM, "SQ ring pages beyond the largest SQ")
+    for q in (b, c, gsi):
+        d.exec_ok(C.KITE_CMD_DESTROY_QP, destroy_payload(q))
+    st, _ = d.exec(C.KITE_CMD_DESTROY_QP, destroy_payload(b))
+    check_eq(st, C.KITE_STS_BAD_HANDLE, "DESTROY_QP twice")
+    d.exec_ok(C.KITE_CMD_DESTROY_CQ, destroy_payload(cq))
+    d.exec_ok(C.KITE_CMD_DEALLOC_PD, destroy_payload(pd))
+    check_eq(obj_counts(d), {"uctx": 0, "pd": 0, "cq": 0, "qp": 0, "mr": 0},
+             "objects left")
+
+
+def rc_rtr_attrs(av):
+    return dict(state=C.KITE_QPS_RTR, av=av, path_mtu=C.KITE_MTU_1024,
+                dest_qpn=0x123456, rq_psn=0xabcdef, max_dest_rd_atomic=4,
+                min_rnr_timer=12)
+
+
+def walk_states(r, qpn, qp_type):
+    """RESET -> INIT -> RTR -> RTS -> ERR -> RESET, checked by QUERY_QP."""
+    av = av_bytes(V4_DGID, sgid_index=0, net_type=C.KITE_NET_IPV4,
+                  hop_limit=17, tclass=0x28, sl=3)
+    acc = C.KITE_ACCESS_REMOTE_WRITE | C.KITE_ACCESS_REMOTE_READ
+    if qp_type == C.KITE_QPT_UD:
+        init = dict(state=C.KITE_QPS_INIT, pkey_index=0, port=1,
+                    qkey=0x11111111)
+        rtr = dict(state=C.KITE_QPS_RTR)
+        rts = dict(state=C.KITE_QPS_RTS, sq_psn=0x654321, qkey=0x22222222)
+    elif qp_type == C.KITE_QPT_UC:
+        init = dict(state=C.KITE_QPS_INIT, pkey_index=0, port=1,
+                    access_flags=C.KITE_ACCESS_REMOTE_WRITE)
+        rtr = dict(state=C.KITE_QPS_RTR, av=av, path_mtu=C.KITE_MTU_4096,
+                   dest_qpn=0x42, rq_psn=0x777)
+        rts = dict(state=C.KITE_QPS_RTS, sq_psn=0x888, access_flags=acc)
+    else:
+        init = dict(state=C.KITE_QPS_INIT, pkey_index=0, port=1,
+                    access_flags=acc | C.KITE_ACCESS_REMOTE_ATOMIC)
+        rtr = rc_rtr_attrs(av)
+        rts = dict(state=C.KITE_QPS_RTS, sq_psn=0x654321, timeout=14,
+                   retry_cnt=7, rnr_retry=7, max_rd_atomic=16,
+                   min_rnr_timer=20)
+    want = {}
+    for step in (init, rtr, rts):
+        r.modify_ok(qpn, "type %d to state %d" % (qp_type, step["state"]),
+                    **step)
+        want.update(step)
+        got = r.query_qp(qpn)
+        for k, v in want.items():
+            check_eq(got[k], v, "type %d state %d: QUERY_QP %s" %
+                     (qp_type, step["state"], k))
+        check_eq(got["cur_state"], step["state"], "cur_state")
+        check_eq(got["attr_mask"], 0, "QUERY_QP attr_mask")
+    # RTS -> RTS with cur_state, then ERR and back to RESET.
+    r.modify_ok(qpn, "RTS -> RTS", state=C.KITE_QPS_RTS,
+                cur_state=C.KITE_QPS_RTS)
+    r.modify_ok(qpn, "RTS -> ERR", state=C.KITE_QPS_ERR)
+    check_eq(r.query_qp(qpn)["state"], C.KITE_QPS_ERR, "state ERR")
+    r.modify_ok(qpn, "ERR -> RESET", state=C.KITE_QPS_RESET)
+    got = r.query_qp(qpn)
+    check_eq(got["state"], C.KITE_QPS_RESET, "state RESET")
+    check_eq(got["dest_qpn"], 0, "RESET clears the attributes")
+
+
+@test("main")
+def test_qp_state_machine(env):
+    d = env.dev[0]
+    r = Rdma(d)
+    pd = d.exec_ok(C.KITE_CMD_ALLOC_PD)[0]
+    cq = r.cq()
+    for t in (C.KITE_QPT_RC, C.KITE_QPT_UC, C.KITE_QPT_UD):
+        qpn = r.qp(pd, cq, qp_type=t)
+        walk_states(r, qpn, t)
+        walk_states(r, qpn, t)      # again from RESET
+        d.exec_ok(C.KITE_CMD_DESTROY_QP, destroy_payload(qpn))
+    # INIT -> ERR, ERR -> ERR, RESET -> RESET, RTR -> RESET on an RC QP.
+    qpn = r.qp(pd, cq)
+    init = dict(state=C.KITE_QPS_INIT, pkey_index=0, port=1, access_flags=0)
+    r.modify_ok(qpn, "RESET -> RESET", state=C.KITE_QPS_RESET)
+    r.modify_ok(qpn, "RESET -> INIT", **init)
+    r.modify_ok(qpn, "INIT -> ERR", state=C.KITE_QPS_ERR)
+    r.modify_ok(qpn, "ERR -> ERR", state=C.KITE_QPS_ERR)
+    r.modify_ok(qpn, "ERR -> RESET", state=C.KITE_QPS_RESET)
+    r.modify_ok(qpn, "RESET -> INIT", **init)
+    r.modify_ok(qpn, "INIT -> RTR", **rc_rtr_attrs(av_bytes(V4_DGID)))
+    r.modify_ok(qpn, "RTR -> RESET", state=C.KITE_QPS_RESET)
+    d.exec_ok(C.KITE_CMD_DESTROY_QP, destroy_payload(qpn))
+    # GSI: RESET -> INIT needs only the Q_Key.
+    gsi = r.qp(pd, cq, qp_type=C.KITE_QPT_GSI)
+    r.modify_ok(gsi, "GSI to INIT", state=C.KITE_QPS_INIT, qkey=0x80010000)
+    r.modify_ok(gsi, "GSI to RTR", state=C.KITE_QPS_RTR)
+    r.modify_ok(gsi, "GSI to RTS", state=C.KITE_QPS_RTS, sq_psn=1)
+    # SQD and back.
+    r.modify_ok(gsi, "RTS -> SQD", state=C.KITE_QPS_SQD)
+    r.modify_ok(gsi, "SQD -> RTS", state=C.KITE_QPS_RTS)
+    d.exec_ok(C.KITE_CMD_DESTROY_QP, destroy_payload(gsi))
+    # Illegal transitions and masks on an RC QP.
+    qpn = r.qp(pd, cq)
+    av = av_bytes(V4_DGID)
+    init = dict(state=C.KITE_QPS_INIT, pkey_index=0, port=1, access_flags=0)
+    illegal = [
+        ("RESET -> RTS", dict(state=C.KITE_QPS_RTS, sq_psn=1, timeout=1,
+                              retry_cnt=1, rnr_retry=1, max_rd_atomic=1),
+         C.KITE_STS_BAD_STATE),
+        ("RESET -> RTR", rc_rtr_attrs(av), C.KITE_STS_BAD_STATE),
+        ("RESET -> SQD", dict(state=C.KITE_QPS_SQD), C.KITE_STS_BAD_STATE),
+        ("RESET -> SQE", dict(state=C.KITE_QPS_SQE), C.KITE_STS_BAD_STATE),
+        ("state 7", dict(state=7), C.KITE_STS_BAD_PARAM),
+        ("RESET -> INIT without ACCESS_FLAGS",
+         dict(state=C.KITE_QPS_INIT, pkey_index=0, port=1),
+         C.KITE_STS_BAD_PARAM),
+        ("RESET -> INIT with QKEY on RC", dict(init, qkey=1),
+         C.KITE_STS_BAD_PARAM),
+        ("cur_state mismatch", dict(init, cur_state=C.KITE_QPS_INIT),
+         C.KITE_STS_BAD_STATE),
+        ("cur_state 9", dict(init, cur_state=9), C.KITE_STS_BAD_PARAM),
+    ]
+    for bit in (2, 14, 18, 19, 21, 31):
+        illegal.append(("mask bit %d" % bit, dict(init, extra_mask=1 << bit),
+                        C.KITE_STS_BAD_PARAM))
+    for name, f, want in illegal:
+        check_eq(r.modify(qpn, **f), want, name)
+    check_eq(r.query_qp(qpn)["state"], C.KITE_QPS_RESET, "still RESET")
+    r.modify_ok(qpn, "RESET -> INIT", cur_state=C.KITE_QPS_RESET, **init)
+    r.modify_ok(qpn, "INIT -> INIT", state=C.KITE_QPS_INIT,
+                access_flags=C.KITE_ACCESS_REMOTE_READ)
+    check_eq(r.modify(qpn, state=C.KITE_QPS_RTS, sq_psn=1, timeout=1,
+                      retry_cnt=1, rnr_retry=1, max_rd_atomic=1),
+             C.KITE_STS_BAD_STATE, "INIT -> RTS")
+    rtr = rc_rtr_attrs(av)
+    for missing in ("av", "path_mtu", "dest_qpn", "rq_psn",
+                    "max_dest_rd_atomic", "min_rnr_timer"):
+        f = dict((k, v) for k, v in rtr.items() if k != missing)
+        check_eq(r.modify(qpn, **f), C.KITE_STS_BAD_PARAM,
+                 "INIT -> RTR without " + missing)
+    # Bad values, each alone in an otherwise valid INIT -> RTR.
+    bad_values = [
+        ("path_mtu 0", dict(path_mtu=0)),
+        ("path_mtu 6", dict(path_mtu=6)),
+        ("rq_psn 2^24", dict(rq_psn=1 << 24)),
+        ("dest_qpn 2^24", dict(dest_qpn=1 << 24)),
+        ("max_dest_rd_atomic 17", dict(max_dest_rd_atomic=17)),
+        ("min_rnr_timer 32", dict(min_rnr_timer=32)),
+        ("access 0x10", dict(access_flags=0x10)),
+        ("pkey_index 1", dict(pkey_index=1)),
+        ("sgid_index 16", dict(av=av_bytes(V4_DGID, sgid_index=16))),
+        ("sgid_index empty", dict(av=av_bytes(V4_DGID, sgid_index=5))),
+        ("net_type 2", dict(av=av_bytes(V4_DGID, net_type=2))),
+        ("IPv6 AV on an IPv4 GID", dict(av=av_bytes(V6_DGID, net_type=1))),
+        ("IPv4 AV with an IPv6 dgid", dict(av=av_bytes(V6_DGID))),
+        ("flow_label 2^20", dict(av=av_bytes(V6_DGID, sgid_index=1,
+                                             net_type=1,
+                                             flow_label=1 << 20))),
+    ]
+    for name, f in bad_values:
+        check_eq(r.modify(qpn, **dict(rtr, **f)), C.KITE_STS_BAD_PARAM,
+                 "INIT -> RTR with " + name)
+    check_eq(r.query_qp(qpn)["state"], C.KITE_QPS_INIT, "still INIT")
+    r.modify_ok(qpn, "INIT -> RTR over IPv6", **dict(rtr, av=av_bytes(
+        V6_DGID, sgid_index=1, net_type=1, flow_label=0xfffff)))
+    rts = dict(state=C.KITE_QPS_RTS, sq_psn=5, timeout=31, retry_cnt=7,
+               rnr_retry=7, max_rd_atomic=16)
+    for name, f in (("timeout 32", dict(timeout=32)),
+                    ("retry_cnt 8", dict(retry_cnt=8)),
+                    ("rnr_retry 8", dict(rnr_retry=8)),
+                    ("max_rd_atomic 17", dict(max_rd_atomic=17)),
+                    ("sq_psn 2^24", dict(sq_psn=1 << 24)),
+                    ("port (not allowed in RTR -> RTS)", dict(port=1))):
+        check_eq(r.modify(qpn, **dict(rts, **f)), C.KITE_STS_BAD_PARAM,
+                 "RTR -> RTS with " + name)
+    r.modify_ok(qpn, "RTR -> RTS", **rts)
+    check_eq(r.modify(qpn, state=C.KITE_QPS_INIT, pkey_index=0, port=1,
+                      access_flags=0), C.KITE_STS_BAD_STATE, "RTS -> INIT")
+    check_eq(r.modify(qpn, state=C.KITE_QPS_SQE), C.KITE_STS_BAD_STATE,
+             "RTS -> SQE")
+    r.modify_ok(qpn, "RTS -> ERR", state=C.KITE_QPS_ERR)
+    check_eq(r.modify(qpn, state=C.KITE_QPS_RTS), C.KITE_STS_BAD_STATE,
+             "ERR -> RTS")
+    # UD takes no AV and no path MTU at RTR.
+    ud = r.qp(pd, cq, qp_type=C.KITE_QPT_UD)
+    r.modify_ok(ud, "UD to INIT", state=C.KITE_QPS_INIT, pkey_index=0,
+                port=1, qkey=7)
+    check_eq(r.modify(ud, state=C.KITE_QPS_RTR, av=av), C.KITE_STS_BAD_PARAM,
+             "UD INIT -> RTR with an AV")
+    check_eq(r.modify(ud, state=C.KITE_QPS_RTR, path_mtu=3),
+             C.KITE_STS_BAD_PARAM, "UD INIT -> RTR with a path MTU")
+    check_eq(r.modify(ud + 1000, state=C.KITE_QPS_ERR),
+             C.KITE_STS_BAD_HANDLE, "MODIFY_QP of an unknown QP")
+    st, _ = d.exec(C.KITE_CMD_QUERY_QP, query_obj(ud, d.outbuf, 71))
+    check_eq(st, C.KITE_STS_BAD_PARAM, "QUERY_QP short buffer")
+    for q in (qpn, ud):
+        d.exec_ok(C.KITE_CMD_DESTROY_QP, destroy_payload(q))
+
+
+@test("main")
+def test_qp_exhaustion(env):
+    d = env.dev[0]
+    r = Rdma(d, gids=False)
+    pd = d.exec_ok(C.KITE_CMD_ALLOC_PD)[0]
+    cq = r.cq()
+    max_qp = d.rd(C.KITE_REG_CAP_MAX_QP)
+    payload = r.qp_payload(pd, cq, cq)
+    res = batch(d, [(C.KITE_CMD_CREATE_QP, payload, 0)] * max_qp)
+    check(all(st == C.KITE_STS_OK for st, _ in res), "CREATE_QP failed")
+    qpns = [out[0] for _, out in res]
+    check_eq(qpns, list(range(2, 2 + max_qp)), "cyclic QPNs")
+    st, _ = d.exec(C.KITE_CMD_CREATE_QP, payload)
+    check_eq(st, C.KITE_STS_NO_RESOURCES, "CREATE_QP beyond max_qp")
+    check_eq(obj_counts(d)["qp"], max_qp, "num_qp")
+    d.exec_ok(C.KITE_CMD_DESTROY_QP, destroy_payload(5))
+    check_eq(r.qp(pd, cq), 2 + max_qp, "next QPN after the last one")
+    d.exec_ok(C.KITE_CMD_DESTROY_QP, destroy_payload(2 + max_qp))
+    check_eq(r.qp(pd, cq), 3 + max_qp, "next QPN again")
+    qpns = [q for q in qpns if q != 5] + [3 + max_qp]
+    res = batch(d, [(C.KITE_CMD_DESTROY_QP, destroy_payload(q), 0)
+                    for q in qpns])
+    check(all(st == C.KITE_STS_OK for st, _ in res), "DESTROY_QP failed")
+    check_eq(obj_counts(d)["qp"], 0, "num_qp after destroying all")
+    d.exec_ok(C.KITE_CMD_DESTROY_CQ, destroy_payload(cq))
+    d.exec_ok(C.KITE_CMD_DEALLOC_PD, destroy_payload(pd))
+
+
+@test("main")
+def test_mr(env):
+    d = env.dev[0]
+    r = Rdma(d, eq=False, gids=False)
+    pd = d.exec_ok(C.KITE_CMD_ALLOC_PD)[0]
+    lw = C.KITE_ACCESS_LOCAL_WRITE
+    rw = C.KITE_ACCESS_REMOTE_WRITE
+    rr = C.KITE_ACCESS_REMOTE_READ
+    ra = C.KITE_ACCESS_REMOTE_ATOMIC
+    # 3 pages: iova 0x...800 + 8 KiB touches three 4 KiB pages.
+    desc = pbl(r.pages, 3)
+    k1 = d.exec_ok(C.KITE_CMD_REG_MR, reg_mr_payload(
+        pd, lw | rw | rr | ra, 0x7000800, 0x2000, desc, 0x5a))[0]
+    check_eq(k1 & 0xff, 0x5a, "key variant")
+    check(k1 >> 8 >= 1, "key index %d" % (k1 >> 8))
+    check_eq(obj_counts(d)["mr"], 1, "num_mr")
+    st, _ = d.exec(C.KITE_CMD_DEALLOC_PD, destroy_payload(pd))
+    check_eq(st, C.KITE_STS_BUSY, "DEALLOC_PD with an MR")
+    st, _ = d.exec(C.KITE_CMD_DEREG_MR, destroy_payload(k1 ^ 1))
+    check_eq(st, C.KITE_STS_BAD_HANDLE, "DEREG_MR with the wrong variant")
+    d.exec_ok(C.KITE_CMD_DEREG_MR, destroy_payload(k1))
+    # The same index registered again with a new variant: the old key is
+    # stale.
+    k2 = d.exec_ok(C.KITE_CMD_REG_MR, reg_mr_payload(
+        pd, 0, 0x7000800, 0x2000, desc, 0x5b))[0]
+    check_eq(k2 >> 8, k1 >> 8, "index reused")
+    st, _ = d.exec(C.KITE_CMD_DEREG_MR, destroy_payload(k1))
+    check_eq(st, C.KITE_STS_BAD_HANDLE, "DEREG_MR of a stale key")
+    for h in (0, 0xff, 0xffffffff, (C.KITE_DEF_MAX_MR + 1) << 8):
+        st, _ = d.exec(C.KITE_CMD_DEREG_MR, destroy_payload(h))
+        check_eq(st, C.KITE_STS_BAD_HANDLE, "DEREG_MR 0x%x" % h)
+    # DMA MR: kernel only, local access only, all-zero page list.
+    dma = d.exec_ok(C.KITE_CMD_REG_MR, reg_mr_payload(
+        pd, lw, 0, 0, bytes(16), C.KITE_MR_DMA_ALL | 3))[0]
+    check_eq(dma & 0xff, 3, "DMA MR variant")
+    u = d.exec_ok(C.KITE_CMD_ALLOC_UCTX)[0]
+    upd = d.exec_ok(C.KITE_CMD_ALLOC_PD, uctx=u)[0]
+    st, _ = d.exec(C.KITE_CMD_REG_MR, reg_mr_payload(
+        upd, lw, 0, 0, bytes(16), C.KITE_MR_DMA_ALL), uctx=u)
+    check_eq(st, C.KITE_STS_PERMISSION, "DMA MR from a user context")
+    max_size = C.KITE_DEF_MAX_MR_SIZE
+    bad = [
+        ("REMOTE_WRITE without LOCAL_WRITE", (pd, rw, 0, PAGE, pbl(
+            r.pages, 1), 0)),
+        ("REMOTE_ATOMIC without LOCAL_WRITE", (pd, ra | rr, 0, PAGE, pbl(
+            r.pages, 1), 0)),
+        ("unknown access bit", (pd, 0x10, 0, PAGE, pbl(r.pages, 1), 0)),
+        ("length 0", (pd, 0, 0, 0, pbl(r.pages, 1), 0)),
+        ("length above max_mr_size", (pd, 0, 0, max_size + 1, pbl(
+            r.pages, (max_size >> 30) + 1, 30), 0)),
+        ("iova + length wraps", (pd, 0, (1 << 64) - PAGE, 2 * PAGE, pbl(
+            r.pages, 2), 0)),
+        ("too few pages", (pd, 0, 0x800, PAGE, pbl(r.pages, 1), 0)),
+        ("too many pages", (pd, 0, 0, PAGE, pbl(r.pages, 2), 0)),
+        ("level 0 without pages", (pd, 0, 0, PAGE, pbl(r.pages, 0), 0)),
+        ("key_variant bits 30:8", (pd, 0, 0, PAGE, pbl(r.pages, 1), 0x100)),
+        ("DMA MR with remote read", (pd, lw | rr, 0, 0, bytes(16),
+                                     C.KITE_MR_DMA_ALL)),
+        ("DMA MR with a page list", (pd, lw, 0, 0, pbl(r.pages, 1),
+                                     C.KITE_MR_DMA_ALL)),
+    ]
+    for name, args in bad:
+        st, _ = d.exec(C.KITE_CMD_REG_MR, reg_mr_payload(*args))
+        check_eq(st, C.KITE_STS_BAD_PARAM, "REG_MR " + name)
+    st, _ = d.exec(C.KITE_CMD_REG_MR, reg_mr_payload(
+        upd, 0, 0, PAGE, pbl(r.pages, 1), 0))
+    check_eq(st, C.KITE_STS_PERMISSION, "REG_MR on a context's PD")
+    st, _ = d.exec(C.KITE_CMD_REG_MR, reg_mr_payload(
+        pd + 100, 0, 0, PAGE, pbl(r.pages, 1), 0))
+    check_eq(st, C.KITE_STS_BAD_HANDLE, "REG_MR on an unknown PD")
+    # A 1 GiB MR in one 1 GiB page (not backed: the device reads no data);
+    # 2 MiB pages at level 1.
+    big = d.exec_ok(C.KITE_CMD_REG_MR, reg_mr_payload(
+        pd, lw, 0x40000000, 1 << 30, pbl(1 << 40, 1, 30), 1))[0]
+    # iova 0x1000 + 6 MiB touches four 2 MiB pages.
+    l1 = r.level1(r.lists, [(1 << 40) + i * (1 << 21) for i in range(4)])
+    st, _ = d.exec(C.KITE_CMD_REG_MR, reg_mr_payload(
+        pd, lw | rr, 0x1000, 3 << 21, pbl(l1, 3, 21, 1), 2))
+    check_eq(st, C.KITE_STS_BAD_PARAM, "3 pages for 4 pages of data")
+    huge = d.exec_ok(C.KITE_CMD_REG_MR, reg_mr_payload(
+        pd, lw | rr, 0x1000, 3 << 21, pbl(l1, 4, 21, 1), 2))
+    umr = d.exec_ok(C.KITE_CMD_REG_MR, reg_mr_payload(
+        upd, lw | rw, 0, PAGE, pbl(r.pages, 1), 9), uctx=u)[0]
+    st, _ = d.exec(C.KITE_CMD_DEREG_MR, destroy_payload(umr))
+    check_eq(st, C.KITE_STS_PERMISSION, "kernel deregisters a context's MR")
+    st, _ = d.exec(C.KITE_CMD_DEALLOC_UCTX, destroy_payload(u))
+    check_eq(st, C.KITE_STS_BUSY, "DEALLOC_UCTX with an MR")
+    d.exec_ok(C.KITE_CMD_DEREG_MR, destroy_payload(umr), uctx=u)
+    d.exec_ok(C.KITE_CMD_DEALLOC_PD, destroy_payload(upd), uctx=u)
+    d.exec_ok(C.KITE_CMD_DEALLOC_UCTX, destroy_payload(u))
+    for k in (k2, dma, big, huge[0]):
+        d.exec_ok(C.KITE_CMD_DEREG_MR, destroy_payload(k))
+    d.exec_ok(C.KITE_CMD_DEALLOC_PD, destroy_payload(pd))
+    check_eq(obj_counts(d)["mr"], 0, "num_mr")
+
+
+@test("main")
+def test_reset_clears_rdma_objects(env):
+    d = env.dev[0]
+    r = Rdma(d, gids=False)
+    pd = d.exec_ok(C.KITE_CMD_ALLOC_PD)[0]
+    cq = r.cq()
+    qp = r.qp(pd, cq)
+    key = d.exec_ok(C.KITE_CMD_REG_MR, reg_mr_payload(
+        pd, 0, 0, PAGE, pbl(r.pages, 1), 0))[0]
+    r = Rdma(d, gids=False)         # reset + enable
+    check_eq(obj_counts(d), {"uctx": 0, "pd": 0, "cq": 0, "qp": 0, "mr": 0},
+             "objects after reset")
+    for op, h in ((C.KITE_CMD_DESTROY_QP, qp), (C.KITE_CMD_DESTROY_CQ, cq),
+                  (C.KITE_CMD_DEREG_MR, key)):
+        st, _ = d.exec(op, destroy_payload(h))
+        check_eq(st, C.KITE_STS_BAD_HANDLE, "opcode 0x%x after reset" % op)
+    pd = d.exec_ok(C.KITE_CMD_ALLOC_PD)[0]
+    check_eq(r.qp(pd, r.cq()), 2, "QPNs start again at 2 after reset")
+
+
+def mr_map(d, key, pdn, access, addr, length, max_ranges=16):
+    """The device's MR lookup: (CQE status, [(dma, len)])."""
+    d.q.memset(d.outbuf, 0x100, 0)
+    out = d.exec_ok(DEBUG_MR_MAP, struct.pack(
+        "<IIIIQQQII", key, pdn, access, max_ranges, addr, length,
+        d.outbuf, 0x100, 0))
+    n = out[1]
+    raw = d.q.read(d.outbuf, 16 * n) if n else b""
+    pairs = struct.unpack("<%dQ" % (2 * n), raw) if n else ()
+    return out[0], list(zip(pairs[0::2], pairs[1::2]))
+
+
+@test("main")
+def test_mr_map(env):
+    """Key, PD, bounds and access checks and the page walk of kite_mr_map."""
+    d = env.dev[0]
+    r = Rdma(d, eq=False, gids=False)
+    ok, prot, acc = (C.KITE_CQE_SUCCESS, C.KITE_CQE_LOC_PROT_ERR,
+                     C.KITE_CQE_LOC_ACCESS_ERR)
+    lw, rw, rr = (C.KITE_ACCESS_LOCAL_WRITE, C.KITE_ACCESS_REMOTE_WRITE,
+                  C.KITE_ACCESS_REMOTE_READ)
+    pd = d.exec_ok(C.KITE_CMD_ALLOC_PD)[0]
+    pd2 = d.exec_ok(C.KITE_CMD_ALLOC_PD)[0]
+    p = [r.pages + i * PAGE for i in range(8)]
+    # Level 0: iova ...800 + 8 KiB over three contiguous pages.
+    iova = 0x7000800
+    k0 = d.exec_ok(C.KITE_CMD_REG_MR, reg_mr_payload(
+        pd, lw | rr, iova, 0x2000, pbl(p[0], 3), 0x11))[0]
+    check_eq(mr_map(d, k0, pd, 0, iova, 0x2000),
+             (ok, [(p[0] + 0x800, 0x2000)]), "level 0 whole MR")
+    check_eq(mr_map(d, k0, pd, lw | rr, iova + 0x1000, 0x10),
+             (ok, [(p[1] + 0x800, 0x10)]), "level 0 inside")
+    check_eq(mr_map(d, k0, pd, 0, iova, 0), (ok, []), "zero length")
+    for name, args, want in (
+            ("below iova", (k0, pd, 0, iova - 1, 2), prot),
+            ("beyond the end", (k0, pd, 0, iova + 0x1fff, 2), prot),
+            ("wrapping", (k0, pd, 0, (1 << 64) - 1, 2), prot),
+            ("another PD", (k0, pd2, 0, iova, 1), prot),
+            ("stale variant", (k0 ^ 1, pd, 0, iova, 1), prot),
+            ("unknown index", (k0 + 0x100, pd, 0, iova, 1), prot),
+            ("key 0", (0, pd, 0, iova, 1), prot),
+            ("remote write not granted", (k0, pd, rw, iova, 1), acc)):
+        check_eq(mr_map(d, *args)[0], want, "map " + name)
+    # Level 1: four scattered pages, iova offset 0x100 in the first one.
+    lst = r.level1(r.lists, [p[2], p[0], p[3], p[1]])
+    iova = 0x10100
+    k1 = d.exec_ok(C.KITE_CMD_REG_MR, reg_mr_payload(
+        pd, lw | rw, iova, 0x3000, pbl(lst, 4, 12, 1), 0x22))[0]
+    check_eq(mr_map(d, k1, pd, rw, iova, 0x3000),
+             (ok, [(p[2] + 0x100, 0xf00), (p[0], 0x1000), (p[3], 0x1000),
+                   (p[1], 0x100)]), "level 1 whole MR")
+    check_eq(mr_map(d, k1, pd, 0, iova, 0x3000, max_ranges=3)[0], prot,
+             "more pieces than ranges")
+    # The list is read at use time: a changed entry is seen at once, an
+    # invalid one fails the access.
+    d.q.write(lst + 8, struct.pack("<Q", p[5]))
+    check_eq(mr_map(d, k1, pd, 0, iova + 0xf00, 0x1000),
+             (ok, [(p[5], 0x1000)]), "level 1 entry changed")
+    d.q.write(lst + 8, struct.pack("<Q", 0))
+    check_eq(mr_map(d, k1, pd, 0, iova + 0xf00, 0x1000)[0], prot,
+             "level 1 entry zeroed")
+    check_eq(mr_map(d, k1, pd, 0, iova, 0xf00),
+             (ok, [(p[2] + 0x100, 0xf00)]), "other pages still map")
+    # Level 2: 600 contiguous pages merge into one range; a discontinuity
+    # at the chunk boundary splits it.
+    far = 1 << 40
+    chunk0, chunk1, top = r.lists + 0x1000, r.lists + 0x2000, r.lists + 0x3000
+    entries = [far + i * PAGE for i in range(600)]
+    r.level1(chunk0, entries[:512])
+    r.level1(chunk1, entries[512:])
+    r.level1(top, [chunk0, chunk1])
+    k2 = d.exec_ok(C.KITE_CMD_REG_MR, reg_mr_payload(
+        pd, lw, 0, 600 * PAGE, pbl(top, 600, 12, 2), 0x33))[0]
+    check_eq(mr_map(d, k2, pd, 0, 0, 600 * PAGE),
+             (ok, [(far, 600 * PAGE)]), "level 2 whole MR")
+    r.level1(chunk1, [far + (1 << 30)])
+    check_eq(mr_map(d, k2, pd, lw, 511 * PAGE + 16, PAGE),
+             (ok, [(far + 511 * PAGE + 16, PAGE - 16),
+                   (far + (1 << 30), 16)]), "level 2 across chunks")
+    check_eq(mr_map(d, k2, pd, 0, 599 * PAGE, PAGE + 1)[0], prot,
+             "level 2 beyond the end")
+    # DMA MR: identity, local access only.
+    kd = d.exec_ok(C.KITE_CMD_REG_MR, reg_mr_payload(
+        pd, lw, 0, 0, bytes(16), C.KITE_MR_DMA_ALL | 0x44))[0]
+    check_eq(mr_map(d, kd, pd, lw, 0x123456, 100),
+             (ok, [(0x123456, 100)]), "DMA MR")
+    check_eq(mr_map(d, kd, pd, rr, 0x123456, 100)[0], acc,
+             "DMA MR remote read")
+    # Deregistered keys no longer map.
+    for k in (k0, k1, k2, kd):
+        d.exec_ok(C.KITE_CMD_DEREG_MR, destroy_payload(k))
+    check_eq(mr_map(d, k0, pd, 0, 0x7000800, 1)[0], prot,
+             "deregistered key")
+    st, _ = d.exec(DEBUG_MR_MAP, bytes(120))
+    check_eq(st, C.KITE_STS_BAD_PARAM, "debug command without ranges")
+    # Without the property the opcode is unknown, as any above KITE_CMD_MAX.
+    k1 = env.dev[1]
+    k1.bring_up()
+    check_eq(k1.exec(DEBUG_MR_MAP)[0], C.KITE_STS_BAD_OPCODE,
+             "debug opcode on a device without it")
+    # The property cannot shadow an ABI opcode.
+    cmd = [env.qemu_bin, "-machine", "q35", "-accel", "qtest", "-nodefaults",
+           "-display", "none", "-L", "/usr/share/seabios",
+           "-L", "/usr/share/qemu", "-device",
+           "kite,x-debug-mr-map-opcode=%d" % C.KITE_CMD_REG_MR]
+    try:
+        res = subprocess.run(cmd, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             timeout=CMD_TIMEOUT * 3)
+    except subprocess.TimeoutExpired:
+        raise TestFailure("QEMU started with a debug opcode of the ABI")
+    check(res.returncode != 0 and b"must be above" in res.stdout,
+          "debug opcode 0x%x accepted: %r" % (C.KITE_CMD_REG_MR,
+                                              res.stdout[-200:]))
 
 
 # --------------------------------------------------------------------------

@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Kite RoCEv2 NIC device model: completion queues.
+ *
+ * CREATE/MODIFY/QUERY/DESTROY_CQ and the KITE_DB_CQ doorbell (consumer
+ * index and one-shot arming). A CQ belongs to the context that created it,
+ * reports to a completion EQ and is kept busy by the QPs completing into
+ * it. CQEs are written by the RoCEv2 engine (issue 4).
+ *
+ * Copyright (c) 2026 The Kite authors
+ */
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "hw/pci/pci.h"
+#include "kite.h"
+#include "trace.h"
+
+#define KITE_CQE_SIZE           sizeof(struct kite_cqe)
+#define KITE_CQ_MAX_LOG_DEPTH   16      /* log2(KITE_DEF_MAX_CQE) */
+
+QEMU_BUILD_BUG_ON((1u << KITE_CQ_MAX_LOG_DEPTH) != KITE_DEF_MAX_CQE);
+
+/*
+ * The CQ @cqn, to be used by context @actor: NULL with *status BAD_HANDLE
+ * or PERMISSION.
+ */
+KiteCq *kite_cq_get(KiteState *s, uint32_t cqn, uint32_t actor,
+                    uint8_t *status)
+{
+    KiteCq *cq;
+
+    if (cqn < KITE_CQ_FIRST || cqn - KITE_CQ_FIRST >= KITE_DEF_MAX_CQ ||
+        !s->cq[cqn - KITE_CQ_FIRST].valid) {
+        qemu_log_mask(LOG_GUEST_ERROR, "kite: unknown CQ %u\n", cqn);
+        *status = KITE_STS_BAD_HANDLE;
+        return NULL;
+    }
+    cq = &s->cq[cqn - KITE_CQ_FIRST];
+    if (cq->owner != actor) {
+        qemu_log_mask(LOG_GUEST_ERROR, "kite: CQ %u of context %u used by "
+                      "context %u\n", cqn, cq->owner, actor);
+        *status = KITE_STS_PERMISSION;
+        return NULL;
+    }
+    return cq;
+}
+
+/* Validates a CQ ring of 2^@log_depth CQEs and loads its page list. */
+static uint8_t kite_cq_ring(KiteState *s, const struct kite_pbl_desc *d,
+                            uint8_t log_depth, KitePbl *pbl)
+{
+    if (!kite_log_depth_valid(log_depth, KITE_CQ_MAX_LOG_DEPTH)) {
+        return kite_bad_param("CQ log depth", log_depth);
+    }
+    return kite_pbl_load(s, d, (uint64_t)KITE_CQE_SIZE << log_depth,
+                         (uint64_t)KITE_CQE_SIZE * KITE_DEF_MAX_CQE, pbl);
+}
+
+uint8_t kite_cmd_create_cq(KiteState *s, const struct kite_aq_cmd *cmd,
+                           KiteCmdResult *res)
+{
+    const struct kite_cmd_create_cq *c = &cmd->create_cq;
+    uint32_t actor = le32_to_cpu(cmd->hdr.uctx);
+    uint16_t eqn = le16_to_cpu(c->eqn);
+    KitePbl ring;
+    KiteCq *cq;
+    uint32_t i;
+    uint8_t st;
+
+    if (!kite_log_depth_valid(c->log_depth, KITE_CQ_MAX_LOG_DEPTH)) {
+        return kite_bad_param("CQ log depth", c->log_depth);
+    }
+    /* EQ 0 is the async EQ: completions go to completion EQs only. */
+    if (!eqn) {
+        return kite_bad_param("CQ eqn", eqn);
+    }
+    if (eqn >= KITE_DEF_MAX_EQ || !s->eq[eqn].valid) {
+        qemu_log_mask(LOG_GUEST_ERROR, "kite: CQ for unknown EQ %u\n", eqn);
+        return KITE_STS_BAD_HANDLE;
+    }
+    for (i = 0; i < KITE_DEF_MAX_CQ; i++) {
+        if (!s->cq[i].valid) {
+            break;
+        }
+    }
+    if (i == KITE_DEF_MAX_CQ) {
+        return KITE_STS_NO_RESOURCES;
+    }
+    st = kite_cq_ring(s, &c->ring, c->log_depth, &ring);
+    if (st != KITE_STS_OK) {
+        return st;
+    }
+    cq = &s->cq[i];
+    memset(cq, 0, sizeof(*cq));
+    cq->valid = true;
+    cq->owner = actor;
+    cq->eqn = eqn;
+    cq->log_depth = c->log_depth;
+    cq->ring = ring;
+    s->eq[eqn].cq_refs++;
+    if (actor) {
+        s->uctx[actor].refs++;
+    }
+    s->num_cq++;
+    res->out[0] = i + KITE_CQ_FIRST;
+    trace_kite_cq_create(i + KITE_CQ_FIRST, actor, eqn, c->log_depth,
+                         ring.level, ring.npages);
+    return KITE_STS_OK;
+}
+
+uint8_t kite_cmd_modify_cq(KiteState *s, const struct kite_aq_cmd *cmd,
+                           KiteCmdResult *res)
+{
+    const struct kite_cmd_modify_cq *c = &cmd->modify_cq;
+    uint32_t cqn = le32_to_cpu(c->cqn);
+    KitePbl ring;
+    KiteCq *cq;
+    uint8_t st;
+
+    cq = kite_cq_get(s, cqn, le32_to_cpu(cmd->hdr.uctx), &st);
+    if (!cq) {
+        return st;
+    }
+    st = kite_cq_ring(s, &c->ring, c->log_depth, &ring);
+    if (st != KITE_STS_OK) {
+        return st;
+    }
+    /* The new ring must hold the CQEs the consumer has not polled yet. */
+    if (kite_ring_used(cq->pi, cq->ci) > (1u << c->log_depth)) {
+        return kite_bad_param("CQ depth below outstanding CQEs",
+                              kite_ring_used(cq->pi, cq->ci));
+    }
+    res->out[0] = cq->pi;
+    trace_kite_cq_modify(cqn, cq->pi, c->log_depth, ring.level, ring.npages);
+    /* The next CQE goes to index 0 of the new ring; the arm is kept. */
+    cq->ring = ring;
+    cq->log_depth = c->log_depth;
+    cq->pi = cq->ci = 0;
+    return KITE_STS_OK;
+}
+
+uint8_t kite_cmd_query_cq(KiteState *s, const struct kite_aq_cmd *cmd,
+                          KiteCmdResult *res)
+{
+    uint32_t cqn = le32_to_cpu(cmd->query_obj.handle);
+    KiteCq *cq;
+    uint8_t st;
+
+    cq = kite_cq_get(s, cqn, le32_to_cpu(cmd->hdr.uctx), &st);
+    if (!cq) {
+        return st;
+    }
+    res->out[0] = cq->log_depth;
+    res->out[1] = cq->eqn;
+    res->out[2] = cq->arm ? KITE_CQ_FLAG_ARMED : 0;
+    res->out[3] = cq->pi;
+    trace_kite_cq_query(cqn, cq->pi, cq->ci, cq->arm);
+    return KITE_STS_OK;
+}
+
+uint8_t kite_cmd_destroy_cq(KiteState *s, const struct kite_aq_cmd *cmd,
+                            KiteCmdResult *res)
+{
+    uint32_t cqn = le32_to_cpu(cmd->destroy.handle);
+    uint32_t actor = le32_to_cpu(cmd->hdr.uctx);
+    KiteCq *cq;
+    uint8_t st;
+
+    cq = kite_cq_get(s, cqn, actor, &st);
+    if (!cq) {
+        return st;
+    }
+    if (cq->refs) {
+        return KITE_STS_BUSY;
+    }
+    s->eq[cq->eqn].cq_refs--;
+    if (actor) {
+        s->uctx[actor].refs--;
+    }
+    cq->valid = false;
+    s->num_cq--;
+    trace_kite_cq_destroy(cqn);
+    return KITE_STS_OK;
+}
+
+/*
+ * KITE_DB_CQ on doorbell page @page: records the consumer index and arms.
+ * Only the owner's page is accepted; a consumer index ahead of the
+ * producer is ignored and counted. Arming while CQEs beyond the consumer
+ * index exist posts the completion event at once.
+ */
+void kite_cq_doorbell(KiteState *s, uint32_t page, uint64_t val)
+{
+    uint32_t cqn = kite_db_num(val);
+    uint32_t ci = kite_db_index(val);
+    uint8_t flags = kite_db_flags(val);
+    KiteCq *cq;
+
+    trace_kite_cq_doorbell(page, cqn, ci, flags);
+    if (cqn < KITE_CQ_FIRST || cqn - KITE_CQ_FIRST >= KITE_DEF_MAX_CQ ||
+        !s->cq[cqn - KITE_CQ_FIRST].valid ||
+        s->cq[cqn - KITE_CQ_FIRST].owner != page) {
+        qemu_log_mask(LOG_GUEST_ERROR, "kite: CQ doorbell on page %u for "
+                      "CQ %u it does not own\n", page, cqn);
+        s->cnt.db_rejected++;
+        return;
+    }
+    cq = &s->cq[cqn - KITE_CQ_FIRST];
+    if (kite_ring_used(cq->pi, ci) > (1u << cq->log_depth)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "kite: CQ %u consumer index %u "
+                      "beyond producer %u\n", cqn, ci, cq->pi);
+        s->cnt.db_rejected++;
+        return;
+    }
+    cq->ci = ci;
+    if (flags & KITE_DB_CQ_ARM_NEXT) {
+        cq->arm = KITE_DB_CQ_ARM_NEXT;
+    } else if (flags & KITE_DB_CQ_ARM_SOLICITED) {
+        cq->arm = KITE_DB_CQ_ARM_SOLICITED;
+    }
+    if (cq->arm && cq->pi != cq->ci) {
+        cq->arm = 0;
+        kite_eq_post(s, cq->eqn, KITE_EVT_COMPLETION, cqn, 0);
+    }
+}

@@ -1,0 +1,479 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Kite RoCEv2 NIC device model: page buffer lists and memory regions.
+ *
+ * A struct kite_pbl_desc describes every ring created by command and every
+ * MR: level 0 (one contiguous buffer), level 1 (an array of page addresses)
+ * or level 2 (an array of addresses of 4 KiB level-1 chunks). The device
+ * validates the descriptor and every page entry when the command executes,
+ * keeps only the descriptor, and reads the entries again with pci_dma_read()
+ * whenever it translates an address: no host pointer into guest memory is
+ * ever kept.
+ *
+ * Copyright (c) 2026 The Kite authors
+ */
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qemu/host-utils.h"
+#include "hw/pci/pci.h"
+#include "kite.h"
+#include "trace.h"
+
+#define KITE_PBL_ENTRY_SIZE     8
+#define KITE_ACCESS_ALL         (KITE_ACCESS_LOCAL_WRITE | \
+                                 KITE_ACCESS_REMOTE_WRITE | \
+                                 KITE_ACCESS_REMOTE_READ | \
+                                 KITE_ACCESS_REMOTE_ATOMIC)
+#define KITE_ACCESS_REMOTE      (KITE_ACCESS_REMOTE_WRITE | \
+                                 KITE_ACCESS_REMOTE_READ | \
+                                 KITE_ACCESS_REMOTE_ATOMIC)
+
+/* [addr, addr + len) does not wrap past 2^64; len > 0. */
+static bool kite_range_ok(uint64_t addr, uint64_t len)
+{
+    return addr + (len - 1) >= addr;
+}
+
+/* A page entry: non-zero, aligned to the page size, not wrapping. */
+static bool kite_pbl_entry_ok(uint64_t e, uint8_t shift)
+{
+    return e && QEMU_IS_ALIGNED(e, 1ull << shift) &&
+           kite_range_ok(e, 1ull << shift);
+}
+
+/*
+ * Reads and validates @n entries starting at @addr (an array of u64 page
+ * addresses); @chunk: the entries are level-1 chunk addresses.
+ */
+static uint8_t kite_pbl_check_array(KiteState *s, uint64_t addr, uint64_t n,
+                                    uint8_t shift, bool chunk)
+{
+    uint64_t buf[KITE_PBL_ENTRIES_PER_CHUNK];
+    uint64_t done, i, cnt;
+
+    for (done = 0; done < n; done += cnt) {
+        cnt = MIN(n - done, KITE_PBL_ENTRIES_PER_CHUNK);
+        if (pci_dma_read(PCI_DEVICE(s), addr + done * KITE_PBL_ENTRY_SIZE,
+                         buf, cnt * KITE_PBL_ENTRY_SIZE) != MEMTX_OK) {
+            qemu_log_mask(LOG_GUEST_ERROR, "kite: page list at 0x%" PRIx64
+                          " not readable\n", addr);
+            return KITE_STS_DMA_ERROR;
+        }
+        for (i = 0; i < cnt; i++) {
+            uint64_t e = le64_to_cpu(buf[i]);
+
+            if (chunk ? !e || !QEMU_IS_ALIGNED(e, KITE_PBL_CHUNK_SIZE) :
+                !kite_pbl_entry_ok(e, shift)) {
+                return kite_bad_param(chunk ? "level-2 chunk address" :
+                                      "page list entry", e);
+            }
+        }
+    }
+    return KITE_STS_OK;
+}
+
+/*
+ * Validates descriptor @d for an object of at least @min_bytes (rings;
+ * 0 for MRs, checked by the caller) and at most @max_bytes rounded up to a
+ * page, reads and checks every page entry, and fills @pbl.
+ * BAD_PARAM for a bad descriptor or entry, DMA_ERROR for an unreadable list.
+ */
+uint8_t kite_pbl_load(KiteState *s, const struct kite_pbl_desc *d,
+                      uint64_t min_bytes, uint64_t max_bytes, KitePbl *pbl)
+{
+    uint64_t addr = le64_to_cpu(d->addr);
+    uint32_t npages = le32_to_cpu(d->npages);
+    uint8_t shift = d->page_shift;
+    uint64_t size, nchunks, c;
+    uint8_t st;
+
+    if (d->level > KITE_PBL_LEVEL_2) {
+        return kite_bad_param("page list level", d->level);
+    }
+    if (shift >= 64 || !(KITE_DEF_PAGE_SIZES & (1ull << shift))) {
+        return kite_bad_param("page shift", shift);
+    }
+    /* shift <= 30: npages << shift cannot overflow. */
+    size = (uint64_t)npages << shift;
+    if (!npages || npages > DIV_ROUND_UP(max_bytes, 1ull << shift)) {
+        return kite_bad_param("number of pages", npages);
+    }
+    if (size < min_bytes) {
+        return kite_bad_param("buffer size", size);
+    }
+    if (!addr) {
+        return kite_bad_param("page list address", addr);
+    }
+    pbl->addr = addr;
+    pbl->npages = npages;
+    pbl->page_shift = shift;
+    pbl->level = d->level;
+
+    switch (d->level) {
+    case KITE_PBL_LEVEL_DIRECT:
+        if (!QEMU_IS_ALIGNED(addr, 1ull << shift) ||
+            !kite_range_ok(addr, size)) {
+            return kite_bad_param("buffer address", addr);
+        }
+        return KITE_STS_OK;
+    case KITE_PBL_LEVEL_1:
+        if (!QEMU_IS_ALIGNED(addr, KITE_PBL_ENTRY_SIZE) ||
+            !kite_range_ok(addr, (uint64_t)npages * KITE_PBL_ENTRY_SIZE)) {
+            return kite_bad_param("level-1 array address", addr);
+        }
+        return kite_pbl_check_array(s, addr, npages, shift, false);
+    default:
+        nchunks = DIV_ROUND_UP(npages, KITE_PBL_ENTRIES_PER_CHUNK);
+        if (!QEMU_IS_ALIGNED(addr, KITE_PBL_ENTRY_SIZE) ||
+            !kite_range_ok(addr, nchunks * KITE_PBL_ENTRY_SIZE)) {
+            return kite_bad_param("level-2 array address", addr);
+        }
+        st = kite_pbl_check_array(s, addr, nchunks, shift, true);
+        if (st != KITE_STS_OK) {
+            return st;
+        }
+        for (c = 0; c < nchunks; c++) {
+            uint64_t chunk, n;
+
+            if (pci_dma_read(PCI_DEVICE(s), addr + c * KITE_PBL_ENTRY_SIZE,
+                             &chunk, sizeof(chunk)) != MEMTX_OK) {
+                return KITE_STS_DMA_ERROR;
+            }
+            n = MIN(KITE_PBL_ENTRIES_PER_CHUNK,
+                    npages - c * KITE_PBL_ENTRIES_PER_CHUNK);
+            st = kite_pbl_check_array(s, le64_to_cpu(chunk), n, shift,
+                                      false);
+            if (st != KITE_STS_OK) {
+                return st;
+            }
+        }
+        return KITE_STS_OK;
+    }
+}
+
+/* Reads u64 entry @index of the array at @addr. */
+static bool kite_pbl_read_entry(KiteState *s, uint64_t addr, uint64_t index,
+                                uint64_t *e)
+{
+    uint64_t v;
+
+    if (pci_dma_read(PCI_DEVICE(s), addr + index * KITE_PBL_ENTRY_SIZE, &v,
+                     sizeof(v)) != MEMTX_OK) {
+        return false;
+    }
+    *e = le64_to_cpu(v);
+    return true;
+}
+
+/*
+ * Translates byte @off of the object described by @pbl into a DMA address,
+ * reading the level-1/level-2 entries from guest memory now. *@contig: the
+ * bytes from there to the end of the page. False when @off is beyond the
+ * pages or an entry is unreadable or invalid (it changed since the object
+ * was created).
+ */
+bool kite_pbl_translate(KiteState *s, const KitePbl *pbl, uint64_t off,
+                        uint64_t *dma, uint64_t *contig)
+{
+    uint64_t psize = 1ull << pbl->page_shift;
+    uint64_t page = off >> pbl->page_shift;
+    uint64_t in_page = off & (psize - 1);
+    uint64_t e, chunk;
+
+    if (page >= pbl->npages) {
+        return false;
+    }
+    switch (pbl->level) {
+    case KITE_PBL_LEVEL_DIRECT:
+        e = pbl->addr + (page << pbl->page_shift);
+        break;
+    case KITE_PBL_LEVEL_1:
+        if (!kite_pbl_read_entry(s, pbl->addr, page, &e)) {
+            return false;
+        }
+        break;
+    default:
+        if (!kite_pbl_read_entry(s, pbl->addr,
+                                 page / KITE_PBL_ENTRIES_PER_CHUNK, &chunk) ||
+            !chunk || !QEMU_IS_ALIGNED(chunk, KITE_PBL_CHUNK_SIZE) ||
+            !kite_pbl_read_entry(s, chunk, page % KITE_PBL_ENTRIES_PER_CHUNK,
+                                 &e)) {
+            return false;
+        }
+        break;
+    }
+    if (!kite_pbl_entry_ok(e, pbl->page_shift)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "kite: page list entry 0x%" PRIx64
+                      " changed to an invalid value\n", e);
+        return false;
+    }
+    *dma = e + in_page;
+    *contig = psize - in_page;
+    return true;
+}
+
+/* The MR at key index @index, or NULL. */
+static KiteMr *kite_mr_slot(KiteState *s, uint32_t index)
+{
+    if (index < KITE_MR_FIRST || index - KITE_MR_FIRST >= KITE_DEF_MAX_MR) {
+        return NULL;
+    }
+    return &s->mr[index - KITE_MR_FIRST];
+}
+
+/*
+ * The lookup the RoCEv2 engine uses for every SGE and remote access: the
+ * key exists and matches exactly, the MR's PD is @pdn, [@addr, @addr + @len)
+ * lies within the MR, and its access flags include @access (0 for a local
+ * read). Fills up to @max_ranges DMA ranges covering the access and returns
+ * KITE_CQE_SUCCESS, KITE_CQE_LOC_PROT_ERR (key, PD, bounds, too many
+ * pieces, or an unreadable page list) or KITE_CQE_LOC_ACCESS_ERR (flags);
+ * the responder turns the failures into a remote access error.
+ */
+uint8_t kite_mr_map(KiteState *s, uint32_t key, uint32_t pdn,
+                    uint32_t access, uint64_t addr, uint64_t len,
+                    KiteDmaRange *ranges, unsigned max_ranges,
+                    unsigned *nranges)
+{
+    KiteMr *mr = kite_mr_slot(s, kite_key_index(key));
+    uint64_t off, dma, contig;
+    unsigned n = 0;
+
+    *nranges = 0;
+    if (!mr || !mr->valid || mr->key != key || mr->pdn != pdn) {
+        return KITE_CQE_LOC_PROT_ERR;
+    }
+    if (mr->dma_all) {
+        if (len && !kite_range_ok(addr, len)) {
+            return KITE_CQE_LOC_PROT_ERR;
+        }
+    } else if (len && (addr < mr->iova || !kite_range_ok(addr, len) ||
+                       addr + len - 1 > mr->iova + mr->length - 1)) {
+        return KITE_CQE_LOC_PROT_ERR;
+    }
+    if ((mr->access & access) != access) {
+        return KITE_CQE_LOC_ACCESS_ERR;
+    }
+    if (!len) {
+        return KITE_CQE_SUCCESS;
+    }
+    if (mr->dma_all) {
+        if (!max_ranges) {
+            return KITE_CQE_LOC_PROT_ERR;
+        }
+        ranges[0].addr = addr;
+        ranges[0].len = len;
+        *nranges = 1;
+        return KITE_CQE_SUCCESS;
+    }
+    /* Byte iova + x lives at offset (iova mod page) + x of the pages. */
+    off = (mr->iova & ((1ull << mr->pbl.page_shift) - 1)) + (addr - mr->iova);
+    while (len) {
+        uint64_t piece;
+
+        if (!kite_pbl_translate(s, &mr->pbl, off, &dma, &contig)) {
+            return KITE_CQE_LOC_PROT_ERR;
+        }
+        piece = MIN(len, contig);
+        if (n && ranges[n - 1].addr + ranges[n - 1].len == dma) {
+            ranges[n - 1].len += piece;
+        } else {
+            if (n == max_ranges) {
+                return KITE_CQE_LOC_PROT_ERR;
+            }
+            ranges[n].addr = dma;
+            ranges[n].len = piece;
+            n++;
+        }
+        off += piece;
+        len -= piece;
+    }
+    *nranges = n;
+    return KITE_CQE_SUCCESS;
+}
+
+uint8_t kite_cmd_reg_mr(KiteState *s, const struct kite_aq_cmd *cmd,
+                        KiteCmdResult *res)
+{
+    const struct kite_cmd_reg_mr *c = &cmd->reg_mr;
+    uint32_t actor = le32_to_cpu(cmd->hdr.uctx);
+    uint32_t pdn = le32_to_cpu(c->pdn);
+    uint32_t access = le32_to_cpu(c->access);
+    uint32_t kv = le32_to_cpu(c->key_variant);
+    uint64_t iova = le64_to_cpu(c->iova);
+    uint64_t length = le64_to_cpu(c->length);
+    bool dma_all = kv & KITE_MR_DMA_ALL;
+    KitePbl pbl = { 0 };
+    KitePd *pd;
+    KiteMr *mr;
+    uint64_t psize, in_page;
+    uint32_t i;
+    uint8_t st;
+
+    if (kv & ~(KITE_MR_DMA_ALL | KITE_KEY_VARIANT_MASK)) {
+        return kite_bad_param("key_variant", kv);
+    }
+    if (access & ~KITE_ACCESS_ALL) {
+        return kite_bad_param("MR access flags", access);
+    }
+    /* Remote write and atomics write the memory: local write is needed. */
+    if ((access & (KITE_ACCESS_REMOTE_WRITE | KITE_ACCESS_REMOTE_ATOMIC)) &&
+        !(access & KITE_ACCESS_LOCAL_WRITE)) {
+        return kite_bad_param("MR access without LOCAL_WRITE", access);
+    }
+    pd = kite_pd_get(s, pdn, actor, &st);
+    if (!pd) {
+        return st;
+    }
+    if (dma_all) {
+        /* The MR of get_dma_mr(): kernel only, local access only. */
+        if (actor) {
+            qemu_log_mask(LOG_GUEST_ERROR, "kite: DMA MR from context %u\n",
+                          actor);
+            return KITE_STS_PERMISSION;
+        }
+        if (access & KITE_ACCESS_REMOTE) {
+            return kite_bad_param("DMA MR access flags", access);
+        }
+        if (c->pbl.addr || c->pbl.npages || c->pbl.page_shift ||
+            c->pbl.level) {
+            return kite_bad_param("DMA MR page list", c->pbl.npages);
+        }
+        iova = length = 0;
+    } else {
+        if (!length || length > KITE_DEF_MAX_MR_SIZE) {
+            return kite_bad_param("MR length", length);
+        }
+        if (!kite_range_ok(iova, length)) {
+            return kite_bad_param("MR iova + length", iova);
+        }
+        /*
+         * Exactly the pages that [iova, iova + length) touches, checked
+         * before the page list is read (kite_pbl_load() checks the shift).
+         */
+        if (c->pbl.page_shift < 64 &&
+            (KITE_DEF_PAGE_SIZES & (1ull << c->pbl.page_shift))) {
+            psize = 1ull << c->pbl.page_shift;
+            in_page = iova & (psize - 1);
+            if (le32_to_cpu(c->pbl.npages) !=
+                DIV_ROUND_UP(in_page + length, psize)) {
+                return kite_bad_param("MR npages for iova/length",
+                                      le32_to_cpu(c->pbl.npages));
+            }
+        }
+        st = kite_pbl_load(s, &c->pbl, 0, KITE_DEF_MAX_MR_SIZE +
+                           (1ull << (63 - clz64(KITE_DEF_PAGE_SIZES))), &pbl);
+        if (st != KITE_STS_OK) {
+            return st;
+        }
+    }
+    for (i = 0; i < KITE_DEF_MAX_MR; i++) {
+        if (!s->mr[i].valid) {
+            break;
+        }
+    }
+    if (i == KITE_DEF_MAX_MR) {
+        return KITE_STS_NO_RESOURCES;
+    }
+    mr = &s->mr[i];
+    memset(mr, 0, sizeof(*mr));
+    mr->valid = true;
+    mr->dma_all = dma_all;
+    mr->key = kite_key_make(i + KITE_MR_FIRST, kv & KITE_KEY_VARIANT_MASK);
+    mr->owner = actor;
+    mr->pdn = pdn;
+    mr->access = access;
+    mr->iova = iova;
+    mr->length = length;
+    mr->pbl = pbl;
+    pd->refs++;
+    if (actor) {
+        s->uctx[actor].refs++;
+    }
+    s->num_mr++;
+    res->out[0] = mr->key;
+    trace_kite_mr_reg(mr->key, pdn, actor, access, iova, length, pbl.level,
+                      pbl.npages);
+    return KITE_STS_OK;
+}
+
+uint8_t kite_cmd_dereg_mr(KiteState *s, const struct kite_aq_cmd *cmd,
+                          KiteCmdResult *res)
+{
+    uint32_t key = le32_to_cpu(cmd->destroy.handle);
+    uint32_t actor = le32_to_cpu(cmd->hdr.uctx);
+    KiteMr *mr = kite_mr_slot(s, kite_key_index(key));
+
+    /* The whole key must match: a stale variant is an unknown key. */
+    if (!mr || !mr->valid || mr->key != key) {
+        qemu_log_mask(LOG_GUEST_ERROR, "kite: DEREG_MR of unknown key 0x%x\n",
+                      key);
+        return KITE_STS_BAD_HANDLE;
+    }
+    if (mr->owner != actor) {
+        return KITE_STS_PERMISSION;
+    }
+    s->pd[mr->pdn - KITE_PD_FIRST].refs--;
+    if (actor) {
+        s->uctx[actor].refs--;
+    }
+    mr->valid = false;
+    s->num_mr--;
+    trace_kite_mr_dereg(key, actor);
+    return KITE_STS_OK;
+}
+
+/*
+ * Test-only command (opcode = the x-debug-mr-map-opcode property, above
+ * KITE_CMD_MAX): runs kite_mr_map() and writes the DMA ranges as pairs of
+ * little-endian u64 (address, length) to the out buffer; out[0] = the CQE
+ * status kite_mr_map() returned, out[1] = the number of ranges. Lets the
+ * qtests check key, PD, bounds and access checks and the page list walk
+ * before the RoCEv2 engine exists.
+ */
+typedef struct KiteDebugMrMap {
+    uint32_t key;
+    uint32_t pdn;
+    uint32_t access;
+    uint32_t max_ranges;
+    uint64_t addr;
+    uint64_t len;
+    struct kite_aq_out_buf out;
+} KiteDebugMrMap;
+
+#define KITE_DEBUG_MAX_RANGES   16
+
+/* Naturally aligned, no padding: 48 bytes of the 120-byte payload. */
+QEMU_BUILD_BUG_ON(sizeof(KiteDebugMrMap) != 48);
+
+uint8_t kite_cmd_debug_mr_map(KiteState *s, const struct kite_aq_cmd *cmd,
+                              KiteCmdResult *res)
+{
+    KiteDebugMrMap c;
+    KiteDmaRange r[KITE_DEBUG_MAX_RANGES];
+    uint64_t buf[2 * KITE_DEBUG_MAX_RANGES];
+    unsigned i, n, max;
+    uint8_t cqe_st, st;
+
+    memcpy(&c, cmd->raw, sizeof(c));
+    max = le32_to_cpu(c.max_ranges);
+    if (!max || max > KITE_DEBUG_MAX_RANGES) {
+        return kite_bad_param("debug max_ranges", max);
+    }
+    cqe_st = kite_mr_map(s, le32_to_cpu(c.key), le32_to_cpu(c.pdn),
+                         le32_to_cpu(c.access), le64_to_cpu(c.addr),
+                         le64_to_cpu(c.len), r, max, &n);
+    for (i = 0; i < n; i++) {
+        buf[2 * i] = cpu_to_le64(r[i].addr);
+        buf[2 * i + 1] = cpu_to_le64(r[i].len);
+    }
+    if (n) {
+        st = kite_out_write(s, &c.out, buf, n * 2 * sizeof(buf[0]), res);
+        if (st != KITE_STS_OK) {
+            return st;
+        }
+    }
+    res->out[0] = cqe_st;
+    res->out[1] = n;
+    return KITE_STS_OK;
+}
