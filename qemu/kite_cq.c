@@ -150,10 +150,10 @@ uint8_t kite_cmd_query_cq(KiteState *s, const struct kite_aq_cmd *cmd,
     if (!cq) {
         return st;
     }
-    res->out[0] = cq->log_depth;
-    res->out[1] = cq->eqn;
-    res->out[2] = cq->arm ? KITE_CQ_FLAG_ARMED : 0;
-    res->out[3] = cq->pi;
+    res->out[KITE_CQ_QUERY_LOG_DEPTH] = cq->log_depth;
+    res->out[KITE_CQ_QUERY_EQN] = cq->eqn;
+    res->out[KITE_CQ_QUERY_FLAGS] = cq->arm ? KITE_CQ_FLAG_ARMED : 0;
+    res->out[KITE_CQ_QUERY_PI] = cq->pi;
     trace_kite_cq_query(cqn, cq->pi, cq->ci, cq->arm);
     return KITE_STS_OK;
 }

@@ -81,6 +81,11 @@
 #define KITE_REG_DEV_STATUS		0x008	/* RO: KITE_STATUS_* */
 #define KITE_REG_FATAL_CODE		0x00c	/* RO: KITE_FATAL_* when FATAL set */
 
+/*
+ * Ring registers are latched when ENABLE is set and ignored while it stays
+ * set; clearing ENABLE resets the device, which is also the only way out of
+ * FATAL (BAD_CONFIG included).
+ */
 #define KITE_CTRL_ENABLE		(1u << 0)
 #define KITE_CTRL_RESET			(1u << 1)	/* self-clearing */
 
@@ -240,7 +245,7 @@ enum kite_aq_opcode {
 
 enum kite_aq_status {
 	KITE_STS_OK = 0x00,
-	KITE_STS_BAD_OPCODE = 0x01,	/* unknown or unsupported opcode */
+	KITE_STS_BAD_OPCODE = 0x01,	/* opcode unknown to the device */
 	KITE_STS_BAD_PARAM = 0x02,	/* a field is out of range */
 	KITE_STS_NO_RESOURCES = 0x03,	/* table or memory exhausted */
 	KITE_STS_BAD_HANDLE = 0x04,	/* object number not allocated */
@@ -277,6 +282,11 @@ struct kite_pbl_desc {
 	__u8 reserved[2];
 };
 
+/*
+ * Handles the device hands out: uctx 1..max_uctx (= doorbell page), PD, CQ
+ * and MR index from 1, EQ 1..max_eq - 1 (0 is the async EQ), QPN 1 for GSI
+ * and 2.. allocated cyclically for the rest, lowest free index otherwise.
+ */
 struct kite_aq_hdr {
 	__u8 opcode;
 	__u8 flags;		/* reserved, zero */
@@ -284,7 +294,11 @@ struct kite_aq_hdr {
 	__le32 uctx;		/* acting context: 0 = kernel */
 };
 
-/* Commands whose result does not fit the completion write it here. */
+/*
+ * Commands whose result does not fit the completion write it here; out[0] of
+ * the completion is then the number of bytes written. A buffer shorter than
+ * the result fails with BAD_PARAM and the needed length in the syndrome.
+ */
 struct kite_aq_out_buf {
 	__le64 addr;
 	__le32 len;
@@ -332,6 +346,11 @@ struct kite_cmd_alloc_pd {
 	__le32 reserved[2];
 };
 
+/* QUERY_CQ answers in out[]: log depth, eqn, KITE_CQ_FLAG_*, producer index. */
+#define KITE_CQ_QUERY_LOG_DEPTH		0
+#define KITE_CQ_QUERY_EQN		1
+#define KITE_CQ_QUERY_FLAGS		2
+#define KITE_CQ_QUERY_PI		3
 #define KITE_CQ_FLAG_ARMED		(1u << 0)
 
 struct kite_cmd_create_cq {
@@ -467,7 +486,7 @@ struct kite_cmd_reg_mr {
 	__le32 access;		/* KITE_ACCESS_* */
 	__le64 iova;
 	__le64 length;
-	struct kite_pbl_desc pbl;	/* level 0 with npages 0: DMA MR */
+	struct kite_pbl_desc pbl;	/* all zero for a KITE_MR_DMA_ALL MR */
 	__le32 key_variant;	/* low 8 bits: variant byte of the new key */
 	__le32 reserved;
 };
@@ -582,7 +601,7 @@ struct kite_stats {
 	__le64 eth_tx_bytes;
 	__le64 eth_rx_packets;
 	__le64 eth_rx_bytes;
-	__le64 eth_rx_dropped;	/* no RX descriptor posted */
+	__le64 eth_rx_dropped;	/* RX off, oversize or unwritable buffer */
 	__le64 eth_tx_errors;
 	/* RoCEv2 engine (filled from issue 4 on). */
 	__le64 roce_tx_packets;
