@@ -11,9 +11,10 @@
 #
 # Kbuild reads the top-level Kbuild file (not this Makefile) for the module.
 
-# The guest kernel is Debian's 6.1 package; never the host's running kernel.
-KVER := $(shell ls -d /lib/modules/6.1.0-*-amd64 2>/dev/null | sort -V | tail -n 1 | xargs -r basename)
-KDIR ?= /lib/modules/$(KVER)/build
+# The guest kernel is Debian's 6.1 package, never the host's running kernel.
+# scripts/kver.sh picks it; it runs inside the recipes (after `deps` has
+# installed the headers), never at parse time. KDIR=... overrides the tree.
+KDIR ?=
 KO := drivers/infiniband/hw/kite/kite.ko
 OUT := out
 SUITES ?=
@@ -26,12 +27,17 @@ deps:
 	@bash scripts/install-deps.sh
 
 module: | deps
-	@test -n "$(KVER)" || { echo "no /lib/modules/6.1.0-*-amd64: install linux-headers-amd64" >&2; exit 1; }
 	@test -f Kbuild || { echo "module: no top-level Kbuild (driver not present)" >&2; exit 1; }
-	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
-	@mkdir -p $(OUT)
-	@cmp -s $(KO) $(OUT)/kite.ko || cp $(KO) $(OUT)/kite.ko
-	@echo "module: $(OUT)/kite.ko (for $(KVER))"
+	@kdir="$(KDIR)"; \
+	if [ -z "$$kdir" ]; then \
+		kver=$$(bash scripts/kver.sh) || { echo "module: no 6.1.0-N-amd64 kernel with image, modules and headers (run 'make deps')" >&2; exit 1; }; \
+		kdir=/lib/modules/$$kver/build; \
+	fi; \
+	echo "$(MAKE) -C $$kdir M=$(CURDIR) modules"; \
+	$(MAKE) -C "$$kdir" M=$(CURDIR) modules || exit 1; \
+	mkdir -p $(OUT); \
+	cmp -s $(KO) $(OUT)/kite.ko || cp $(KO) $(OUT)/kite.ko; \
+	echo "module: $(OUT)/kite.ko (built in $$kdir)"
 
 qemu: | deps
 	@bash scripts/build-qemu.sh
@@ -49,6 +55,7 @@ demo: all
 	@bash scripts/demo.sh
 
 clean:
-	@if [ -f Kbuild ] && [ -d "$(KDIR)" ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
+	@kdir="$(KDIR)"; [ -n "$$kdir" ] || kdir=/lib/modules/$$(bash scripts/kver.sh 2>/dev/null)/build; \
+	if [ -f Kbuild ] && [ -d "$$kdir" ]; then $(MAKE) -C "$$kdir" M=$(CURDIR) clean; fi
 	@if [ -f tests/host/Makefile ]; then $(MAKE) -C tests/host clean; fi
 	rm -rf $(OUT)

@@ -38,34 +38,20 @@ CONFIGURE_ARGS=(
 )
 
 mkdir -p "$OUT" "$SRC_DIR" "$QCACHE/bin"
+# shellcheck source=scripts/lib/install.sh
+. "$REPO/scripts/lib/install.sh"
 
 fail() {
 	echo "build-qemu: $*; log: $LOG" >&2
 	exit 1
 }
 
-# One build at a time per cache (several people share it).
-exec 9> "$QCACHE/lock"
-flock 9
-: > "$LOG"
-
 find_dsc() {
 	find "$SRC_DIR" -maxdepth 1 -name "qemu_${UPSTREAM_VERSION}*.dsc" |
 		sort -V | tail -n 1
 }
 
-# ---- 1. source package ---------------------------------------------------
-dsc=$(find_dsc)
-if [ -z "$dsc" ]; then
-	(cd "$SRC_DIR" && apt-get source --download-only "qemu/$DEB_RELEASE") \
-		>> "$LOG" 2>&1 || fail "apt-get source failed"
-	dsc=$(find_dsc)
-	[ -n "$dsc" ] || fail "no QEMU $UPSTREAM_VERSION source in $SRC_DIR"
-fi
-version=$(basename "$dsc" .dsc)
-version=${version#qemu_}
-
-# ---- 2. cache key ----------------------------------------------------------
+# ---- cache key ---------------------------------------------------------------
 input_hash() {
 	{
 		echo "version $version"
@@ -75,20 +61,46 @@ input_hash() {
 			xargs -0 sha256sum)
 	} | sha256sum | cut -c1-16
 }
-hash=$(input_hash)
-cached=$QCACHE/bin/$hash/qemu-system-x86_64
 
 install_out() {
-	if ! cmp -s "$cached" "$OUT/qemu-system-x86_64"; then
-		# Rename into place: a running QEMU keeps its old inode.
-		cp "$cached" "$OUT/.qemu-system-x86_64.tmp"
-		mv -f "$OUT/.qemu-system-x86_64.tmp" "$OUT/qemu-system-x86_64"
-	fi
+	# Renamed into place (install_atomic): a running QEMU keeps its old inode.
+	cmp -s "$cached" "$OUT/qemu-system-x86_64" ||
+		install_atomic "$cached" "$OUT/qemu-system-x86_64" ||
+		fail "cannot install $OUT/qemu-system-x86_64"
 }
 
-if [ -x "$cached" ]; then
+# cache_hit: the binary for the current inputs is cached; install it.
+cache_hit() {
+	version=$(basename "$dsc" .dsc)
+	version=${version#qemu_}
+	hash=$(input_hash)
+	cached=$QCACHE/bin/$hash/qemu-system-x86_64
+	[ -x "$cached" ] || return 1
 	touch "$QCACHE/bin/$hash"
 	install_out
+}
+
+# A warm run needs no lock: cached binaries are only ever renamed into place.
+dsc=$(find_dsc)
+if [ -n "$dsc" ] && cache_hit; then
+	exit 0
+fi
+
+# One build at a time per cache (several people share it).
+exec 9> "$QCACHE/lock"
+flock -w 1800 9 || fail "cache locked: another build held $QCACHE/lock for 30 min"
+: > "$LOG"
+
+# ---- 1. source package ---------------------------------------------------
+dsc=$(find_dsc)
+if [ -z "$dsc" ]; then
+	(cd "$SRC_DIR" && apt-get source --download-only "qemu/$DEB_RELEASE") \
+		>> "$LOG" 2>&1 || fail "apt-get source failed"
+	dsc=$(find_dsc)
+	[ -n "$dsc" ] || fail "no QEMU $UPSTREAM_VERSION source in $SRC_DIR"
+fi
+# ---- 2. cache check again: another build may have finished while we waited.
+if cache_hit; then
 	exit 0
 fi
 
@@ -170,8 +182,7 @@ if [ "$(input_hash)" != "$hash" ]; then
 	exit 0
 fi
 mkdir -p "$QCACHE/bin/$hash"
-cp "$build/qemu-system-x86_64" "$cached.tmp"
-mv -f "$cached.tmp" "$cached"
+install_atomic "$build/qemu-system-x86_64" "$cached" || fail "cannot store $cached"
 install_out
 # Keep the most recently used binaries only (about 40 MB each).
 find "$QCACHE/bin" -mindepth 1 -maxdepth 1 -type d -printf '%T@ %p\n' |

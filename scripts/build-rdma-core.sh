@@ -24,7 +24,7 @@
 #   CMakeLists.txt               add_subdirectory(providers/kite)
 #
 # Cache layout under ${KITE_CACHE:-/var/cache/kite}:
-#   src/rdma-core_56.1.orig.tar.gz   the source (apt-get source --tar-only)
+#   src/rdma-core_56.1.orig.tar.gz   the source (apt-get source --tar-only rdma-core/trixie)
 #   rdma-core/tree-56.1/             unpacked, patched tree with build/ (kept,
 #                                    so a provider change rebuilds incrementally)
 #   rdma-core/inst/<hash>/           installed trees keyed by a hash of every
@@ -42,7 +42,10 @@ OUT=$REPO/out
 DEST=$OUT/rdma-core
 LOG=$OUT/rdma-core-build.log
 VERSION=56.1
-DEB_VERSION=56.1-1
+# The Debian release whose rdma-core (56.1) we build: the release, not an
+# exact Debian revision (a point update replaces it in the archive); the
+# upstream tarball name is checked below.
+DEB_RELEASE=trixie
 TARBALL=rdma-core_$VERSION.orig.tar.gz
 TREE=$RCACHE/tree-$VERSION
 BUILD=$TREE/build
@@ -69,6 +72,8 @@ CMAKE_ARGS=(
 )
 
 mkdir -p "$OUT" "$SRC_DIR" "$RCACHE/inst"
+# shellcheck source=scripts/lib/install.sh
+. "$REPO/scripts/lib/install.sh"
 
 fail() {
 	echo "build-rdma-core: $*; log: $LOG" >&2
@@ -77,12 +82,12 @@ fail() {
 
 # One build at a time per cache (several people share it).
 exec 9>"$RCACHE/lock"
-flock 9
+flock -w 1800 9 || fail "cache locked: another build held $RCACHE/lock for 30 min"
 
 # ---- cache key -------------------------------------------------------------
 input_hash() {
 	{
-		echo "rdma-core $DEB_VERSION"
+		echo "rdma-core $VERSION $DEB_RELEASE"
 		sha256sum "$REPO/scripts/build-rdma-core.sh" | cut -d' ' -f1
 		sha256sum "$REPO/include/kite/kite_hw.h" | cut -d' ' -f1
 		sha256sum "$REPO/include/uapi/rdma/kite-abi.h" | cut -d' ' -f1
@@ -97,10 +102,10 @@ inst=$RCACHE/inst/$hash
 
 install_out() {
 	[ "$(cat "$DEST/.hash" 2>/dev/null)" = "$hash" ] && return 0
-	rm -rf "$DEST"
-	cp -a "$inst" "$DEST.tmp"
-	echo "$hash" >"$DEST.tmp/.hash"
-	mv "$DEST.tmp" "$DEST"
+	rm -rf "$DEST" "$DEST.tmp"
+	install_atomic "$inst" "$DEST" || fail "cannot copy $inst to $DEST"
+	# Written last: an interrupted copy is never taken for a complete one.
+	echo "$hash" >"$DEST/.hash"
 }
 
 if [ -f "$inst/.done" ]; then
@@ -115,9 +120,9 @@ start=$(date +%s)
 # ---- 1. source -------------------------------------------------------------
 if [ ! -f "$SRC_DIR/$TARBALL" ]; then
 	# apt verifies the tarball against the signed Sources index.
-	(cd "$SRC_DIR" && apt-get source --download-only --tar-only "rdma-core=$DEB_VERSION") \
-		>>"$LOG" 2>&1 || fail "apt-get source rdma-core=$DEB_VERSION failed (deb-src for trixie? run scripts/install-deps.sh)"
-	[ -f "$SRC_DIR/$TARBALL" ] || fail "no $TARBALL after apt-get source"
+	(cd "$SRC_DIR" && apt-get source --download-only --tar-only "rdma-core/$DEB_RELEASE") \
+		>>"$LOG" 2>&1 || fail "apt-get source rdma-core/$DEB_RELEASE failed (deb-src for $DEB_RELEASE? run scripts/install-deps.sh)"
+	[ -f "$SRC_DIR/$TARBALL" ] || fail "no $TARBALL after apt-get source rdma-core/$DEB_RELEASE (not version $VERSION any more?)"
 fi
 
 # ---- 2. tree ---------------------------------------------------------------

@@ -2,6 +2,7 @@
 # Guest side of `make demo` (scripts/demo.sh): load kite, address the kite
 # netdev, show the RDMA link and the address, ping the other guest.
 . /kite/lib.sh
+plan 2	# modprobe, ping
 
 case $KITE_VM in
 a) ME=198.18.0.1 PEER=198.18.0.2 ;;

@@ -30,7 +30,8 @@
 # Environment: KITE_CACHE, KITE_LINUX_TARBALL (default
 # /usr/src/linux-source-6.1.tar.xz), KITE_KUNITCONFIG (default
 # kunit/.kunitconfig), KITE_KUNIT_TIMEOUT (seconds for the test run, default
-# 300), KITE_JOBS (default 2), KITE_KUNIT_KEEP (parked build dirs kept, default 2),
+# 300), KITE_KUNIT_LOCK_WAIT (seconds to wait for another run's lock,
+# default 1800), KITE_JOBS (default 2), KITE_KUNIT_KEEP (parked build dirs kept, default 2),
 # KITE_KUNIT_SYNC_ONLY=1 (only extract and sync the source tree),
 # KITE_KUNIT_DEVICE_SUITES (suites that fail when every case skips, because
 # the device is attached; default "kite_device").
@@ -66,7 +67,9 @@ mkdir -p "$CACHE" "$LOGDIR"
 exec 9>"$CACHE/.lock"
 if ! flock -n 9; then
 	echo "kunit.sh: waiting for another KUnit run to finish..." >&2
-	flock -w 3600 9 || die "timed out waiting for $CACHE/.lock"
+	# Never wait longer than the suite may run (check.sh passes what is left).
+	flock -w "${KITE_KUNIT_LOCK_WAIT:-1800}" 9 ||
+		die "timed out after ${KITE_KUNIT_LOCK_WAIT:-1800}s waiting for $CACHE/.lock"
 fi
 
 # --- 1. the kernel source, extracted once per tarball -----------------------

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Build the guest image used by every VM test:
-#   out/guest/vmlinuz            Debian's kernel (/boot/vmlinuz-6.1.0-*-amd64)
+#   out/guest/vmlinuz            Debian's kernel (/boot/vmlinuz-K, K from scripts/kver.sh)
 #   out/guest/initramfs.cpio.gz  busybox userland, iproute2 (ip, rdma, bridge),
 #                                ethtool, netcat, the RDMA core modules and
 #                                out/kite.ko, rdma-core from out/rdma-core
@@ -42,8 +42,9 @@ for a in "$@"; do
 done
 
 # The guest kernel is Debian's 6.1 package, never the host's running kernel.
-kver=$(cd /lib/modules && ls -d 6.1.0-*-amd64 2>/dev/null | sort -V | tail -n 1)
-[ -n "$kver" ] || { echo "mkinitramfs: no /lib/modules/6.1.0-*-amd64 (install linux-image-amd64)" >&2; exit 1; }
+# scripts/kver.sh decides which (the same one kite.ko is built against).
+kver=$(bash "$top/scripts/kver.sh") ||
+	{ echo "mkinitramfs: no 6.1.0-N-amd64 kernel with image, modules and headers (run scripts/install-deps.sh)" >&2; exit 1; }
 vmlinuz=/boot/vmlinuz-$kver
 [ -r "$vmlinuz" ] || { echo "mkinitramfs: $vmlinuz missing" >&2; exit 1; }
 if [ "$want_kite" = 1 ] && [ ! -f "$kite_ko" ]; then
@@ -209,6 +210,10 @@ exec </dev/console >/dev/console 2>&1
 export PATH=/usr/sbin:/usr/bin HOME=/root
 hostname "${KITE_VM:-kite}"
 /usr/bin/ip link set lo up
+# Kernel messages on the console could split the test's result lines: keep
+# them off it (only emergencies, e.g. a panic, still print) while the test
+# runs, and show the kernel log afterwards, each line prefixed "dmesg: ".
+dmesg -n 1
 echo "KITE-INIT $(uname -r)"
 rc=127
 if [ -f /test.sh ]; then
@@ -218,6 +223,7 @@ if [ -f /test.sh ]; then
 else
 	echo "KITE-INIT: no /test.sh in the initramfs"
 fi
+dmesg | tail -n 200 | sed 's/^/dmesg: /'
 echo "KITE-TEST-EXIT $rc"
 sync
 poweroff -f

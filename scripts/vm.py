@@ -13,6 +13,7 @@
                                   has a line matching REGEX
 
 Guest protocol (one line each on the serial console):
+  KITE-PLAN N             the script will print N results (first line)
   ok NAME                 a check passed
   FAIL NAME: DETAIL       a check failed
   skip NAME: WHY          a check was skipped
@@ -23,7 +24,11 @@ Output: one line per result, "ok TEST/VM/CHECK" or "FAIL TEST/VM/CHECK: ...
 (log: PATH)", lines starting with '#' for information, and last
 "TEST: N passed, N failed[, N skipped]". Exit status 0 when nothing failed.
 A guest that never prints its exit marker (timeout, panic, QEMU error) or
-exits non-zero without reporting a failure counts as one failure.
+exits non-zero without reporting a failure counts as one failure. Every
+planned result that never came counts as one failure ("FAIL TEST/VM/plan:
+..."); so do a missing plan and more results than planned (one each).
+The guest's /init keeps kernel messages off the console while the script
+runs (dmesg -n 1), so they cannot split result lines.
 """
 
 import argparse
@@ -40,8 +45,20 @@ import time
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULT_RE = re.compile(r"^(ok|FAIL|skip) (\S+)(?:: ?(.*))?$")
 EXIT_RE = re.compile(r"^KITE-TEST-EXIT (-?\d+)$")
+PLAN_RE = re.compile(r"^KITE-PLAN (\d+)$")
+NAME_RE = re.compile(r"^[A-Za-z0-9_-]+$")
 INIT_RE = re.compile(r"KITE-INIT ")  # firmware escapes may precede it
 BASE_PORT = 47100
+
+
+def die_with_parent():
+    """Child processes get SIGKILL if the launcher dies (PR_SET_PDEATHSIG)."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)     # 1 = PR_SET_PDEATHSIG
+    except Exception:
+        pass
 
 
 def log_path(run_dir, name):
@@ -70,6 +87,7 @@ class Guest:
         self.end_s = None
         self.exit_rc = None
         self.results = []         # (status, check, detail)
+        self.plan = None          # results the script promised (KITE-PLAN)
         self.pos = 0
         self.partial = ""
 
@@ -87,7 +105,9 @@ class Guest:
         self.partial = lines.pop()
         for line in lines:
             line = line.rstrip("\r")
+            # (--echo leaves out the kernel log /init prints at the end.)
             if echo and self.boot_s is not None and not EXIT_RE.match(line) \
+                    and not PLAN_RE.match(line) and not line.startswith("dmesg: ") \
                     and not line.endswith("reboot: Power down"):
                 print("[%s] %s" % (self.name, line), flush=True)
             m = RESULT_RE.match(line)
@@ -95,6 +115,10 @@ class Guest:
                 res = (m.group(1), m.group(2), m.group(3) or "")
                 self.results.append(res)
                 report(self, res)
+                continue
+            m = PLAN_RE.match(line)
+            if m:
+                self.plan = int(m.group(1))
                 continue
             m = EXIT_RE.match(line)
             if m:
@@ -215,7 +239,7 @@ def cmd_run(argv):
     guests = []
     for i, spec in enumerate(args.guests):
         name, sep, script = spec.partition("=")
-        if not sep or not re.match(r"^[A-Za-z0-9_-]+$", name):
+        if not sep or not NAME_RE.match(name):
             ap.error("bad guest spec %r (want NAME=SCRIPT)" % spec)
         if not os.path.isfile(script):
             ap.error("no such script: %s" % script)
@@ -228,6 +252,9 @@ def cmd_run(argv):
             print("vm.sh: missing %s (run 'make all')" % f, file=sys.stderr)
             return 2
     test = args.test or os.path.splitext(os.path.basename(guests[0].script))[0]
+    # The name becomes a directory under out/logs that is removed first.
+    if not NAME_RE.match(test):
+        ap.error("bad test name %r (want letters, digits, '_' or '-')" % test)
 
     for spec in args.props:
         name, _, props = spec.partition("=")
@@ -303,7 +330,8 @@ def cmd_run(argv):
             g.start = time.monotonic()
             qlog = open(g.qemu_log, "wb")
             g.proc = subprocess.Popen(g.cmd, stdin=subprocess.DEVNULL, stdout=qlog,
-                                      stderr=subprocess.STDOUT, start_new_session=True)
+                                      stderr=subprocess.STDOUT, start_new_session=True,
+                                      preexec_fn=die_with_parent)
             qlog.close()
 
         for g in listeners:
@@ -329,7 +357,8 @@ def cmd_run(argv):
             with open(hook_log, "wb") as hl:
                 hook = subprocess.Popen(["bash", "-c", args.hook], stdin=subprocess.DEVNULL,
                                         stdout=hl, stderr=subprocess.STDOUT, env=env,
-                                        start_new_session=True)
+                                        start_new_session=True,
+                                        preexec_fn=die_with_parent)
 
         # Watch the consoles until every QEMU has exited or time runs out.
         timed_out = False
@@ -385,6 +414,17 @@ def cmd_run(argv):
                 launcher_fail(g, "exit", "guest script exited %d" % g.exit_rc)
             elif not g.results:
                 launcher_fail(g, "exit", "guest script reported no results")
+            got = len(g.results)
+            if g.plan is None:
+                if g.exit_rc is not None:
+                    launcher_fail(g, "plan", "the script declared no plan (KITE-PLAN N)")
+            elif got < g.plan:
+                # Each missing result is a failure (the first line says so).
+                launcher_fail(g, "plan", "%d of %d planned results missing (got %d)" % (
+                    g.plan - got, g.plan, got))
+                counts["FAIL"] += g.plan - got - 1
+            elif got > g.plan:
+                launcher_fail(g, "plan", "%d results, more than the %d planned" % (got, g.plan))
             print("# %s: boot %s, script done %s, exit %s, log %s" % (
                 g.name,
                 "%.1fs" % g.boot_s if g.boot_s is not None else "-",

@@ -19,9 +19,27 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 
-if [ -z "${KITE_IN_NETNS:-}" ]; then
-	exec unshare --net -- env KITE_IN_NETNS=1 "$0" "$@"
+# Already in a private network namespace (ours, or one the caller made)?
+# Decided by comparing namespaces, not by trusting an environment flag: ours
+# must differ from init's or, where /proc/1/ns/net is not readable (no
+# CAP_SYS_PTRACE), from our caller's. When neither can be read, unshare
+# (another namespace inside a private one does no harm). KITE_VM_REEXEC
+# holds the PID of the process that ran unshare: it means "this very
+# process, after unshare" only here, where $$ is still that PID.
+self_ns=$(readlink /proc/self/ns/net)
+if [ "${KITE_VM_REEXEC:-}" = "$$" ]; then
+	if [ "$self_ns" = "${KITE_VM_OUTER_NS:-}" ]; then
+		echo "vm.sh: still in $self_ns after unshare --net" >&2
+		exit 1
+	fi
+else
+	ref_ns=$(readlink /proc/1/ns/net 2>/dev/null) ||
+		ref_ns=$(readlink "/proc/$PPID/ns/net" 2>/dev/null) || ref_ns=
+	if [ -z "$ref_ns" ] || [ "$self_ns" = "$ref_ns" ]; then
+		exec unshare --net -- env KITE_VM_REEXEC=$$ KITE_VM_OUTER_NS="$self_ns" "$0" "$@"
+	fi
 fi
+unset KITE_VM_REEXEC KITE_VM_OUTER_NS
 
 /usr/bin/ip link set lo up
 /usr/bin/ip route change local 127.0.0.0/8 dev lo proto kernel scope host src 127.0.0.1 table local quickack 1

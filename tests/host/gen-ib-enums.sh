@@ -5,21 +5,39 @@
 # match (wc status, MTU, QP state, port state, QP attribute mask) verbatim
 # from the guest kernel's include/rdma/ib_verbs.h into OUT, so that the host
 # tests compare kite_hw.h with the kernel's own numbering rather than with a
-# transcription of it. Without the kernel headers OUT says so and the
-# comparison test is skipped.
+# transcription of it. The headers are a required dependency: without them
+# OUT says so (KITE_HAVE_IB_VERBS 0) and the comparison test fails.
+#
+#   gen-ib-enums.sh OUT      generate OUT
+#   gen-ib-enums.sh --which  print the header's path (nothing if there is none)
+# KITE_IB_VERBS_H overrides the header. The kernel is the one
+# scripts/kver.sh picks (Debian's linux-headers for the guest kernel).
 set -eu
 
-out=$1
-hdr=${KITE_IB_VERBS_H:-}
-if [ -z "$hdr" ]; then
-	for f in /lib/modules/6.1.0-*-amd64/build/include/rdma/ib_verbs.h \
-		 /usr/src/linux-headers-6.1.0-*-common/include/rdma/ib_verbs.h; do
+here=$(cd "$(dirname "$0")" && pwd)
+find_hdr() {
+	if [ -n "${KITE_IB_VERBS_H:-}" ]; then
+		echo "$KITE_IB_VERBS_H"
+		return
+	fi
+	kver=$(bash "$here/../../scripts/kver.sh" 2>/dev/null) || return 0
+	# build/ has the generated headers, source/ (Debian's -common package)
+	# the rest; include/rdma/ib_verbs.h is in the latter.
+	for d in build source; do
+		f=/lib/modules/$kver/$d/include/rdma/ib_verbs.h
 		if [ -f "$f" ]; then
-			hdr=$f
-			break
+			echo "$f"
+			return
 		fi
 	done
+}
+
+if [ "${1:-}" = --which ]; then
+	find_hdr
+	exit 0
 fi
+out=$1
+hdr=$(find_hdr)
 
 tmp=$out.tmp
 {

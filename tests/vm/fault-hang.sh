@@ -4,6 +4,7 @@
 # admin timeout, say so in dmesg (timeout / device dead), fail the probe, and
 # still unload.
 . /kite/lib.sh
+plan 9
 
 pci=$(kite_pci) && ok device-present || { fail device-present "no PCI function $KITE_VENDOR:$KITE_DEVICE"; finish; }
 start=$(date +%s)

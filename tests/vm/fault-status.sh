@@ -3,6 +3,7 @@
 # with an error status. Probe must fail cleanly: a clear error in dmesg, no
 # ib device, no net_device, no IRQs left, and the module still unloads.
 . /kite/lib.sh
+plan 9
 
 pci=$(kite_pci) && ok device-present || { fail device-present "no PCI function $KITE_VENDOR:$KITE_DEVICE"; finish; }
 modprobe kite >/tmp/modprobe.out 2>&1

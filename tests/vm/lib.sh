@@ -3,10 +3,12 @@
 # variables so they never clobber a caller's). The launcher puts this
 # file into the guest as /kite/lib.sh; scripts start with ". /kite/lib.sh".
 #
-# Each check prints exactly one line on the console:
+# A script first declares how many results it will print ("plan N": the
+# line KITE-PLAN N); each check then prints exactly one line on the console:
 #   ok NAME  |  FAIL NAME: DETAIL  |  skip NAME: WHY
-# The host (scripts/vm.py) collects them. A script ends with "finish", which
-# exits non-zero when a check failed.
+# The host (scripts/vm.py) collects them and counts every planned result that
+# never came (a crash, an early exit) as a failure. A script ends with
+# "finish", which exits non-zero when a check failed.
 
 # busybox sh runs its own applets before PATH: name the real tools by path.
 IP=/usr/bin/ip
@@ -21,6 +23,9 @@ KITE_DEVICE=0x4b54
 BAD_DMESG='WARNING:|BUG:|Oops|Call Trace|general protection|UBSAN|KASAN|refcount_t:|list_add corruption|list_del corruption|kernel BUG|Unable to handle'
 
 failures=0
+
+# plan N: this script prints N results when it runs to its end.
+plan() { echo "KITE-PLAN $1"; }
 
 ok() { echo "ok $1"; }
 

@@ -8,6 +8,7 @@
 # with the kite provider: ibv_devices, ibv_devinfo -v (limits compared with
 # kite_hw.h, port state, link layer, GID) and the C test kite-verbs.c.
 . /kite/lib.sh
+plan 48
 
 ME=198.18.0.1
 PEER=198.18.0.2
@@ -69,7 +70,24 @@ fi
 # ---- rdma-core: libibverbs with the kite provider (issue 3) -----------------
 # Limits as kite_hw.h defines them (the test program prints them: compiled
 # against the header when the image was built).
-eval "$(kite-verbs limits)"
+limits=$(kite-verbs limits 2>&1)
+rc=$?
+bad=
+if [ $rc -ne 0 ]; then
+	bad="exited $rc"
+elif echo "$limits" | grep -qvE '^KITE_[A-Z0-9_]+=(0x[0-9a-f]+|[0-9]+)$'; then
+	bad="unexpected output"
+else
+	eval "$limits"
+	for v in KITE_DEF_MAX_QP KITE_DEF_MAX_CQ KITE_DEF_MAX_MR KITE_DEF_MAX_PD \
+		KITE_PCI_VENDOR_ID KITE_PCI_DEVICE_ID; do
+		eval "[ -n \"\${$v:-}\" ]" || bad="$bad no $v"
+	done
+fi
+limits_ok=
+if [ -z "$bad" ]; then ok verbs-limits; limits_ok=1; else
+	fail verbs-limits "kite-verbs limits: $bad: $(echo "$limits" | tail -n 3)"
+fi
 check modprobe-ib_uverbs modprobe ib_uverbs
 if wait_until 10 sh -c 'ls /dev/infiniband/uverbs* >/dev/null 2>&1'; then ok uverbs-dev; else
 	fail uverbs-dev "no /dev/infiniband/uverbs* after modprobe ib_uverbs: $(ls /dev/infiniband 2>&1)"
@@ -89,7 +107,8 @@ if ibv_devinfo -v -d $IBDEV >/tmp/devinfo 2>&1; then ok ibv-devinfo; else
 	fail ibv-devinfo "ibv_devinfo -v -d $IBDEV: $(tail -n 3 /tmp/devinfo)"
 fi
 bad=
-for kv in max_qp=$KITE_DEF_MAX_QP max_cq=$KITE_DEF_MAX_CQ max_mr=$KITE_DEF_MAX_MR \
+[ -n "$limits_ok" ] || bad="no limits to compare with (verbs-limits failed)"
+[ -n "$bad" ] || for kv in max_qp=$KITE_DEF_MAX_QP max_cq=$KITE_DEF_MAX_CQ max_mr=$KITE_DEF_MAX_MR \
 	max_pd=$KITE_DEF_MAX_PD vendor_id=$KITE_PCI_VENDOR_ID \
 	vendor_part_id=$((KITE_PCI_DEVICE_ID)) fw_ver=$(cat "$IBSYS/fw_ver") \
 	phys_port_cnt=1 hca_id=$IBDEV; do

@@ -2,6 +2,7 @@
 # Guest "b" (198.18.0.2) of the two-guest run: the peer of pair-a.sh. Answers
 # ping, pings back, receives 8 MiB over TCP and returns its sha256 to a.
 . /kite/lib.sh
+plan 6
 
 ME=198.18.0.2
 PEER=198.18.0.1

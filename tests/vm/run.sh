@@ -13,25 +13,40 @@
 #
 #   tests/vm/run.sh [GROUP...]      (default: all groups)
 #
+# Each guest script declares how many results it prints (plan N); the
+# launcher counts missing ones as failures. Each group is judged like a suite
+# of make check (scripts/lib/suite.sh: a missing summary, a non-zero exit
+# without a failure, or "0 passed, 0 failed" count as failures).
 # Last line: "vm: N passed, N failed[, N skipped]"; exit 1 on any failure.
 # Console logs: out/logs/<group>/<guest>.log.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 1
 t=tests/vm
+# shellcheck source=scripts/lib/suite.sh
+. scripts/lib/suite.sh
+SUITE_TMP=$(mktemp -d /tmp/kite-vmrun.XXXXXX) || exit 1
+trap 'rm -rf "$SUITE_TMP"' EXIT
+trap 'bounded_kill; exit 130' INT
+trap 'bounded_kill; exit 143' TERM
 
+# group_NAME: sets cmd (the launcher command) and secs (its own timeout; the
+# group as a whole gets 60 s more).
 group_pair() {
-	scripts/vm.sh --test pair --timeout 420 --include $t/lib.sh \
-		--link a,b --hook "bash $top/$t/pair.hook" \
-		a=$t/pair-a.sh b=$t/pair-b.sh
+	secs=420
+	# shellcheck disable=SC2054 # "a,b" is one argument
+	cmd=(scripts/vm.sh --test pair --timeout "$secs" --include "$t/lib.sh"
+		--link a,b --hook "bash $top/$t/pair.hook"
+		"a=$t/pair-a.sh" "b=$t/pair-b.sh")
 }
 
 group_fault() {
+	secs=300
 	# QUERY_DEVICE is admin opcode 1 (KITE_CMD_QUERY_DEVICE in kite_hw.h).
-	scripts/vm.sh --test fault --timeout 300 --include $t/lib.sh \
-		--no-net status --no-net hang \
-		--props status=fault-opcode=1 --props hang=fault-hang-opcode=1 \
-		status=$t/fault-status.sh hang=$t/fault-hang.sh
+	cmd=(scripts/vm.sh --test fault --timeout "$secs" --include "$t/lib.sh"
+		--no-net status --no-net hang
+		--props status=fault-opcode=1 --props hang=fault-hang-opcode=1
+		"status=$t/fault-status.sh" "hang=$t/fault-hang.sh")
 }
 
 groups=("$@")
@@ -50,25 +65,11 @@ for g in "${groups[@]}"; do
 		fail=$((fail + 1))
 		continue
 	fi
-	log=$(mktemp)
-	start=$(date +%s)
-	"group_$g" 2>&1 | tee "$log"
-	rc=${PIPESTATUS[0]}
-	last=$(tail -n 1 "$log")
-	rm -f "$log"
-	if [[ $last =~ ^$g:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed(,\ ([0-9]+)\ skipped)?$ ]]; then
-		pass=$((pass + BASH_REMATCH[1]))
-		fail=$((fail + BASH_REMATCH[2]))
-		skip=$((skip + ${BASH_REMATCH[4]:-0}))
-		if [ "$rc" -ne 0 ] && [ "${BASH_REMATCH[2]}" -eq 0 ]; then
-			echo "FAIL vm/$g: launcher exited $rc"
-			fail=$((fail + 1))
-		fi
-	else
-		echo "FAIL vm/$g: launcher gave no summary (exit $rc; logs in out/logs/$g/)"
-		fail=$((fail + 1))
-	fi
-	echo "# group $g: $(($(date +%s) - start))s"
+	"group_$g"
+	run_suite "$g" $((secs + 60)) "${cmd[@]}"
+	[ "$S_FAIL" -eq 0 ] || echo "# group $g: logs in out/logs/$g/"
+	pass=$((pass + S_PASS)) fail=$((fail + S_FAIL)) skip=$((skip + S_SKIP))
+	echo "# $S_NOTE"
 done
 
 summary="vm: $pass passed, $fail failed"

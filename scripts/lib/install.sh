@@ -1,0 +1,29 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+# Sourced by the build scripts (bash).
+
+# install_atomic SRC DST: make DST a copy of SRC (a file or a directory) such
+# that DST is never seen half-copied: copy to a temporary sibling first, then
+# rename it into place. A file is replaced by rename(2), so a running program
+# keeps its old inode; a directory's old copy is removed just before the
+# rename. Leftovers of interrupted runs (DST.tmp, DST.tmp.PID of dead
+# processes) are removed first.
+install_atomic() {
+	local src=$1 dst=$2 tmp=$2.tmp.$$ t
+	rm -rf "$dst.tmp"
+	for t in "$dst".tmp.*; do
+		[ -e "$t" ] || continue
+		kill -0 "${t##*.}" 2>/dev/null || rm -rf "$t"
+	done
+	rm -rf "$tmp"
+	cp -a "$src" "$tmp" || { rm -rf "$tmp"; return 1; }
+	if [ -d "$tmp" ]; then
+		rm -rf "$dst"
+		# -T: never move into an existing directory (a concurrent install
+		# may have put one there since); retry once after removing it.
+		mv -T "$tmp" "$dst" 2>/dev/null || { rm -rf "$dst"; mv -T "$tmp" "$dst"; } ||
+			{ rm -rf "$tmp"; return 1; }
+	else
+		mv -fT "$tmp" "$dst" || { rm -f "$tmp"; return 1; }
+	fi
+}
