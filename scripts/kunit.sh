@@ -34,7 +34,7 @@
 # default 1800), KITE_JOBS (default 2), KITE_KUNIT_KEEP (parked build dirs kept, default 2),
 # KITE_KUNIT_SYNC_ONLY=1 (only extract and sync the source tree),
 # KITE_KUNIT_DEVICE_SUITES (suites that fail when every case skips, because
-# the device is attached; default "kite_device").
+# the device is attached; default "kite_device kite_verbs").
 
 set -euo pipefail
 
@@ -263,4 +263,4 @@ fi
 
 # The device is attached, so a device suite must not skip all its cases.
 python3 "$REPO/kunit/kunit-summary.py" "$JSON" "$LOG" "$rc" "$expected" \
-	"${KITE_KUNIT_DEVICE_SUITES-kite_device}"
+	"${KITE_KUNIT_DEVICE_SUITES-kite_device kite_verbs}"

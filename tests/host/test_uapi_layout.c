@@ -31,10 +31,42 @@ LAYOUT_TEST(kite_alloc_pd_resp, 8, 4,
 	FLD(comp_mask, 0, 4),
 	FLD(pdn, 4, 4))
 
+LAYOUT_TEST(kite_create_cq_req, 24, 8,
+	FLD(comp_mask, 0, 4),
+	FLD(reserved_20, 4, 4),
+	FLD(buf_va, 8, 8),
+	FLD(buf_len, 16, 8))
+
+LAYOUT_TEST(kite_create_cq_resp, 16, 4,
+	FLD(comp_mask, 0, 4),
+	FLD(cqn, 4, 4),
+	FLD(depth, 8, 4),
+	FLD(reserved_60, 12, 4))
+
+LAYOUT_TEST(kite_create_qp_req, 40, 8,
+	FLD(comp_mask, 0, 4),
+	FLD(reserved_20, 4, 4),
+	FLD(sq_va, 8, 8),
+	FLD(sq_len, 16, 8),
+	FLD(rq_va, 24, 8),
+	FLD(rq_len, 32, 8))
+
+LAYOUT_TEST(kite_create_qp_resp, 24, 4,
+	FLD(comp_mask, 0, 4),
+	FLD(qpn, 4, 4),
+	FLD(sq_depth, 8, 4),
+	FLD(sq_stride, 12, 4),
+	FLD(rq_depth, 16, 4),
+	FLD(rq_stride, 20, 4))
+
 /* Every structure with a layout test above. */
 #define LAYOUT_LIST(X) \
 	X(kite_alloc_ucontext_resp) \
-	X(kite_alloc_pd_resp)
+	X(kite_alloc_pd_resp) \
+	X(kite_create_cq_req) \
+	X(kite_create_cq_resp) \
+	X(kite_create_qp_req) \
+	X(kite_create_qp_resp)
 
 /* Sizes are multiples of 8, so 32- and 64-bit user space agree. */
 static void test_uapi_sizes_multiple_of_8(void **state)

@@ -40,4 +40,70 @@ struct kite_alloc_pd_resp {
 	__u32 pdn;
 };
 
+/*
+ * CQ and QP rings (decision for issue 3). User CQ and QP rings live in user
+ * memory that the provider allocates (zeroed, 4 KiB aligned) and names in
+ * the create request; the driver pins it with ib_umem_get() and describes
+ * it to the device with the same page-list (PBL) path as MRs, so no
+ * kernel memory is mmapped into the process and no mmap entry has to
+ * outlive the object. Kernel CQs and QPs use dma_alloc_coherent() rings
+ * (PBL level 0).
+ *
+ * The provider computes the ring sizes with the driver's rules and the
+ * driver checks that each buffer is large enough (only the ring size is
+ * pinned; a larger buffer is allowed):
+ *   CQ depth  = roundup_pow_of_two(max(cqe, 4)), <= max_cqe;
+ *               ring bytes = depth * 32 (struct kite_cqe).
+ *   SQ depth  = roundup_pow_of_two(max(max_send_wr, 4)), <= max_qp_wr;
+ *   SQ stride = smallest power of two, 64 .. 512, that holds
+ *               16 + 40 + max(max_send_sge * 16, max_inline_data);
+ *   RQ depth  = roundup_pow_of_two(max(max_recv_wr, 4)), <= max_qp_wr;
+ *   RQ stride = smallest power of two, 16 .. 256, that holds
+ *               16 + max_recv_sge * 16;
+ *   ring bytes = depth * stride.
+ * Buffer addresses must be 4 KiB aligned. The first pass over a CQ ring is
+ * written with phase 1, so the provider zeroes the CQ ring.
+ *
+ * Size checks: a request shorter than its structure, a non-zero comp_mask
+ * or reserved field, non-zero bytes after the structure, or a response
+ * buffer shorter than the response structure → EINVAL. REG_MR and
+ * MODIFY_QP carry no driver data (any request data must be zero).
+ */
+
+/* Request of CREATE_CQ (required for user CQs). */
+struct kite_create_cq_req {
+	__u32 comp_mask;	/* zero */
+	__u32 reserved_20;
+	__aligned_u64 buf_va;	/* CQ ring */
+	__aligned_u64 buf_len;	/* bytes allocated at buf_va */
+};
+
+/* Response to CREATE_CQ. */
+struct kite_create_cq_resp {
+	__u32 comp_mask;
+	__u32 cqn;		/* for the CQ doorbell */
+	__u32 depth;		/* CQEs in the ring (power of two) */
+	__u32 reserved_60;
+};
+
+/* Request of CREATE_QP (required for user QPs). */
+struct kite_create_qp_req {
+	__u32 comp_mask;	/* zero */
+	__u32 reserved_20;
+	__aligned_u64 sq_va;	/* send ring */
+	__aligned_u64 sq_len;	/* bytes allocated at sq_va */
+	__aligned_u64 rq_va;	/* receive ring */
+	__aligned_u64 rq_len;	/* bytes allocated at rq_va */
+};
+
+/* Response to CREATE_QP. */
+struct kite_create_qp_resp {
+	__u32 comp_mask;
+	__u32 qpn;
+	__u32 sq_depth;		/* WQEs (power of two) */
+	__u32 sq_stride;	/* bytes per WQE */
+	__u32 rq_depth;
+	__u32 rq_stride;
+};
+
 #endif /* KITE_ABI_USER_H */

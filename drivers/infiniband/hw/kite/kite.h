@@ -7,6 +7,7 @@
 #ifndef KITE_H
 #define KITE_H
 
+#include <linux/atomic.h>
 #include <linux/interrupt.h>
 #include <linux/netdevice.h>
 #include <linux/pci.h>
@@ -68,6 +69,7 @@ struct kite_eq {
  * @event_lock: protects @netdev and @ib_active against the event handler
  * @ib_active: the ib_device is registered; events may be dispatched
  * @aeq_ready: @aeq is set up and may be processed
+ * @mr_variant: variant byte source of REG_MR (advances per registration)
  */
 struct kite_dev {
 	struct ib_device ibdev;
@@ -87,6 +89,7 @@ struct kite_dev {
 	spinlock_t event_lock; /* see above */
 	bool ib_active;
 	bool aeq_ready;
+	atomic_t mr_variant;
 };
 
 static inline struct kite_dev *to_kdev(struct ib_device *ibdev)

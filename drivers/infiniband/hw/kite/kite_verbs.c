@@ -17,10 +17,40 @@ static_assert(sizeof(struct kite_alloc_ucontext_resp) == 64);
 static_assert(sizeof(struct kite_alloc_pd_resp) == 8);
 
 /* Unknown request data must be zero: it may mean something later. */
-static bool kite_udata_in_ok(struct ib_udata *udata)
+bool kite_udata_in_ok(struct ib_udata *udata)
 {
 	return !udata || !udata->inlen ||
 	       ib_is_udata_cleared(udata, 0, udata->inlen);
+}
+
+/**
+ * kite_udata_get_req() - read a request structure from udata
+ * @udata: user data of the verb
+ * @req: where to copy the request
+ * @len: size of @req
+ *
+ * The request must be at least @len bytes long; bytes beyond it (a newer
+ * provider's additions) must be zero.
+ *
+ * Return: 0, -EINVAL for a short or non-zero tail, -EFAULT.
+ */
+int kite_udata_get_req(struct ib_udata *udata, void *req, size_t len)
+{
+	if (udata->inlen < len)
+		return -EINVAL;
+	if (udata->inlen > len &&
+	    !ib_is_udata_cleared(udata, len, udata->inlen - len))
+		return -EINVAL;
+	return ib_copy_from_udata(req, udata, len);
+}
+
+/* The context acting for a verb: 0 for the kernel. */
+u32 kite_udata_uctx(struct ib_udata *udata)
+{
+	struct kite_ucontext *uc =
+		rdma_udata_to_drv_context(udata, struct kite_ucontext, ibuc);
+
+	return uc ? uc->uctx : 0;
 }
 
 static int kite_copy_resp(struct ib_udata *udata, void *resp, size_t len)

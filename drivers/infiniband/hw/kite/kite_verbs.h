@@ -8,7 +8,13 @@
 #ifndef KITE_VERBS_H
 #define KITE_VERBS_H
 
+#include <linux/mutex.h>
+#include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
+
+#include <kite/kite_hw.h>
+
+struct kite_dev;
 
 struct kite_ucontext {
 	struct ib_ucontext ibuc;
@@ -20,6 +26,87 @@ struct kite_pd {
 	struct ib_pd ibpd;
 	u32 pdn;
 	u32 uctx;
+};
+
+/**
+ * struct kite_pbl - a page buffer list the device walks (kite_pbl_desc)
+ * @desc: descriptor as it goes into commands (little-endian)
+ * @chunks: level 1/2: CPU addresses of the 4 KiB chunks of page addresses
+ * @chunk_dma: DMA addresses of @chunks
+ * @nchunks: number of entries of @chunks
+ * @top: level 2: array of the chunks' DMA addresses
+ * @top_dma: DMA address of @top
+ * @top_size: bytes allocated for @top
+ */
+struct kite_pbl {
+	struct kite_pbl_desc desc;
+	__le64 **chunks;
+	dma_addr_t *chunk_dma;
+	u32 nchunks;
+	__le64 *top;
+	dma_addr_t top_dma;
+	size_t top_size;
+};
+
+/**
+ * struct kite_ring - memory of a CQ, SQ or RQ ring
+ * @buf: kernel ring: CPU address (dma_alloc_coherent)
+ * @dma: kernel ring: DMA address
+ * @size: kernel ring: bytes allocated
+ * @umem: user ring: the pinned user memory
+ * @pbl: how the device finds the ring
+ */
+struct kite_ring {
+	void *buf;
+	dma_addr_t dma;
+	size_t size;
+	struct ib_umem *umem;
+	struct kite_pbl pbl;
+};
+
+struct kite_mr {
+	struct ib_mr ibmr;
+	struct ib_umem *umem;
+	struct kite_pbl pbl;
+	u32 uctx;
+};
+
+struct kite_cq {
+	struct ib_cq ibcq;
+	struct kite_ring ring;
+	u32 cqn;
+	u32 uctx;
+	u8 log_depth;
+};
+
+/**
+ * struct kite_qp - a queue pair
+ * @ibqp: ib_core object (allocated by ib_core)
+ * @sq: send ring
+ * @rq: receive ring
+ * @lock: serializes modify_qp and protects @state
+ * @qpn: QP number from the device
+ * @uctx: owning context (0: kernel)
+ * @state: state after the last successful MODIFY_QP
+ * @sq_log_depth: log2 of the SQ depth
+ * @sq_log_stride: log2 of the SQ WQE size
+ * @rq_log_depth: log2 of the RQ depth
+ * @rq_log_stride: log2 of the RQ WQE size
+ * @sig_all: every send WQE generates a completion
+ */
+struct kite_qp {
+	struct ib_qp ibqp;
+	struct kite_ring sq;
+	struct kite_ring rq;
+	struct mutex lock; /* see above */
+	u32 qpn;
+	u32 uctx;
+	enum ib_qp_state state;
+	u8 sq_log_depth;
+	u8 sq_log_stride;
+	u8 rq_log_depth;
+	u8 rq_log_stride;
+	bool sig_all;
 };
 
 struct kite_user_mmap_entry {
@@ -37,6 +124,21 @@ static inline struct kite_pd *to_kpd(struct ib_pd *ibpd)
 	return container_of(ibpd, struct kite_pd, ibpd);
 }
 
+static inline struct kite_mr *to_kmr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct kite_mr, ibmr);
+}
+
+static inline struct kite_cq *to_kcq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct kite_cq, ibcq);
+}
+
+static inline struct kite_qp *to_kqp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct kite_qp, ibqp);
+}
+
 static inline struct kite_user_mmap_entry *
 to_kentry(struct rdma_user_mmap_entry *entry)
 {
@@ -50,5 +152,47 @@ int kite_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
 void kite_mmap_free(struct rdma_user_mmap_entry *entry);
 int kite_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int kite_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+
+bool kite_udata_in_ok(struct ib_udata *udata);
+int kite_udata_get_req(struct ib_udata *udata, void *req, size_t len);
+u32 kite_udata_uctx(struct ib_udata *udata);
+
+/* kite_pbl.c */
+int kite_pbl_from_umem(struct kite_dev *kdev, struct kite_pbl *pbl,
+		       struct ib_umem *umem, unsigned long pgsz);
+void kite_pbl_free(struct kite_dev *kdev, struct kite_pbl *pbl);
+int kite_ring_alloc_kernel(struct kite_dev *kdev, struct kite_ring *ring,
+			   size_t bytes);
+int kite_ring_get_user(struct kite_dev *kdev, struct kite_ring *ring,
+		       u64 va, u64 len, size_t bytes);
+void kite_ring_free(struct kite_dev *kdev, struct kite_ring *ring);
+
+/* kite_mr.c */
+struct ib_mr *kite_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+			       u64 virt, int access, struct ib_udata *udata);
+struct ib_mr *kite_get_dma_mr(struct ib_pd *ibpd, int access);
+int kite_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+
+/* kite_cq.c */
+int kite_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		   struct ib_udata *udata);
+int kite_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+u32 kite_cq_depth(u32 cqe);
+
+/* kite_qp.c */
+int kite_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
+		   struct ib_udata *udata);
+int kite_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_udata *udata);
+int kite_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		  struct ib_qp_init_attr *init);
+int kite_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+u8 kite_sq_log_stride(u32 max_sge, u32 max_inline);
+u8 kite_rq_log_stride(u32 max_sge);
+
+/* kite_restrack.c */
+int kite_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq);
+int kite_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
+int kite_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
 
 #endif /* KITE_VERBS_H */

@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Kite memory regions: user MRs (pinned with ib_umem_get and described by a
+ * page buffer list) and the kernel's DMA MR.
+ *
+ * Copyright (c) 2026 The Kite authors
+ */
+#include <linux/slab.h>
+#include <rdma/ib_umem.h>
+
+#include "kite.h"
+#include "kite_verbs.h"
+
+#define KITE_IB_ACCESS_REMOTE	(IB_ACCESS_REMOTE_WRITE | \
+				 IB_ACCESS_REMOTE_READ | \
+				 IB_ACCESS_REMOTE_ATOMIC)
+#define KITE_IB_ACCESS_ALL	(IB_ACCESS_LOCAL_WRITE | KITE_IB_ACCESS_REMOTE)
+
+/**
+ * kite_mr_access() - check ib_access_flags and convert them to KITE_ACCESS_*
+ * @access: ib_access_flags of the verb
+ * @out: device access bits
+ *
+ * Optional flags (IB_ACCESS_OPTIONAL: relaxed ordering) are hints the
+ * device may ignore; any other flag it lacks is refused.
+ *
+ * Return: 0, -EINVAL (remote write or atomic without local write, as
+ * ib_core's ib_check_mr_access() has it) or -EOPNOTSUPP.
+ */
+static int kite_mr_access(int access, u32 *out)
+{
+	if (access & ~(KITE_IB_ACCESS_ALL | IB_ACCESS_OPTIONAL))
+		return -EOPNOTSUPP;
+	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IB_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	*out = 0;
+	if (access & IB_ACCESS_LOCAL_WRITE)
+		*out |= KITE_ACCESS_LOCAL_WRITE;
+	if (access & IB_ACCESS_REMOTE_WRITE)
+		*out |= KITE_ACCESS_REMOTE_WRITE;
+	if (access & IB_ACCESS_REMOTE_READ)
+		*out |= KITE_ACCESS_REMOTE_READ;
+	if (access & IB_ACCESS_REMOTE_ATOMIC)
+		*out |= KITE_ACCESS_REMOTE_ATOMIC;
+	return 0;
+}
+
+/*
+ * Variant byte of the next registration. The device hands out the lowest
+ * free index, so a re-registration of an index gets a variant different
+ * from its previous one (unless a multiple of 256 registrations happened
+ * in between), and the old key is refused.
+ */
+static u32 kite_mr_next_variant(struct kite_dev *kdev)
+{
+	return (u32)atomic_inc_return(&kdev->mr_variant) & KITE_KEY_VARIANT_MASK;
+}
+
+static int kite_cmd_reg_mr(struct kite_dev *kdev, u32 uctx, u32 pdn,
+			   u32 access, u64 iova, u64 length,
+			   const struct kite_pbl_desc *pbl, u32 variant,
+			   u32 *key)
+{
+	struct kite_aq_cqe cqe;
+	struct kite_aq_cmd cmd;
+	int err;
+
+	kite_enc_hdr(&cmd, KITE_CMD_REG_MR, uctx);
+	cmd.reg_mr.pdn = cpu_to_le32(pdn);
+	cmd.reg_mr.access = cpu_to_le32(access);
+	cmd.reg_mr.iova = cpu_to_le64(iova);
+	cmd.reg_mr.length = cpu_to_le64(length);
+	if (pbl)
+		cmd.reg_mr.pbl = *pbl;
+	cmd.reg_mr.key_variant = cpu_to_le32(variant);
+	err = kite_admin_exec(&kdev->admin, &cmd, NULL, 0, &cqe);
+	if (err)
+		return err;
+	*key = le32_to_cpu(cqe.out[0]);
+	return 0;
+}
+
+/**
+ * kite_reg_user_mr() - register user memory
+ * @ibpd: protection domain
+ * @start: user address of the memory
+ * @length: bytes
+ * @virt: I/O virtual address the MR is accessed at
+ * @access: ib_access_flags
+ * @udata: no request or response data
+ *
+ * Return: the MR or an ERR_PTR.
+ */
+struct ib_mr *kite_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+			       u64 virt, int access, struct ib_udata *udata)
+{
+	struct kite_dev *kdev = to_kdev(ibpd->device);
+	struct kite_pd *pd = to_kpd(ibpd);
+	unsigned long pgsz;
+	struct kite_mr *mr;
+	u32 kaccess, key;
+	int err;
+
+	err = kite_mr_access(access, &kaccess);
+	if (err)
+		return ERR_PTR(err);
+	if (!length || length > kdev->caps.max_mr_size)
+		return ERR_PTR(-EINVAL);
+	if (!kite_udata_in_ok(udata))
+		return ERR_PTR(-EINVAL);
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->uctx = pd->uctx;
+	mr->umem = ib_umem_get(ibpd->device, start, length, access);
+	if (IS_ERR(mr->umem)) {
+		err = PTR_ERR(mr->umem);
+		goto err_free;
+	}
+	pgsz = ib_umem_find_best_pgsz(mr->umem, kdev->caps.page_size_cap,
+				      virt);
+	if (!pgsz) {
+		err = -EINVAL;
+		goto err_release;
+	}
+	err = kite_pbl_from_umem(kdev, &mr->pbl, mr->umem, pgsz);
+	if (err)
+		goto err_release;
+	err = kite_cmd_reg_mr(kdev, mr->uctx, pd->pdn, kaccess, virt, length,
+			      &mr->pbl.desc, kite_mr_next_variant(kdev), &key);
+	if (err)
+		goto err_pbl;
+
+	mr->ibmr.lkey = key;
+	mr->ibmr.rkey = key;
+	mr->ibmr.iova = virt;
+	mr->ibmr.length = length;
+	mr->ibmr.page_size = pgsz;
+	return &mr->ibmr;
+
+err_pbl:
+	kite_pbl_free(kdev, &mr->pbl);
+err_release:
+	ib_umem_release(mr->umem);
+err_free:
+	kfree(mr);
+	return ERR_PTR(err);
+}
+
+/**
+ * kite_get_dma_mr() - the kernel's MR covering every DMA address
+ * @ibpd: kernel protection domain
+ * @access: IB_ACCESS_LOCAL_WRITE or 0; remote access is not offered
+ *
+ * Return: the MR or an ERR_PTR (-EOPNOTSUPP for remote access).
+ */
+struct ib_mr *kite_get_dma_mr(struct ib_pd *ibpd, int access)
+{
+	struct kite_dev *kdev = to_kdev(ibpd->device);
+	struct kite_pd *pd = to_kpd(ibpd);
+	struct kite_mr *mr;
+	u32 kaccess, key;
+	int err;
+
+	if (access & ~IB_ACCESS_LOCAL_WRITE)
+		return ERR_PTR(-EOPNOTSUPP);
+	err = kite_mr_access(access, &kaccess);
+	if (err)
+		return ERR_PTR(err);
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->uctx = pd->uctx;
+	err = kite_cmd_reg_mr(kdev, mr->uctx, pd->pdn, kaccess, 0, 0, NULL,
+			      kite_mr_next_variant(kdev) | KITE_MR_DMA_ALL,
+			      &key);
+	if (err) {
+		kfree(mr);
+		return ERR_PTR(err);
+	}
+	mr->ibmr.lkey = key;
+	mr->ibmr.rkey = key;
+	return &mr->ibmr;
+}
+
+/**
+ * kite_dereg_mr() - deregister an MR
+ * @ibmr: MR
+ * @udata: user data (unused)
+ *
+ * Return: 0, or the device's error while it still holds the MR (ib_core
+ * keeps the MR then). A dead device holds nothing: the memory is freed.
+ */
+int kite_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct kite_dev *kdev = to_kdev(ibmr->device);
+	struct kite_mr *mr = to_kmr(ibmr);
+	int err;
+
+	err = kite_cmd_destroy(&kdev->admin, KITE_CMD_DEREG_MR, mr->uctx,
+			       ibmr->lkey);
+	if (err && !kite_admin_is_dead(&kdev->admin))
+		return err;
+	kite_pbl_free(kdev, &mr->pbl);
+	if (mr->umem)
+		ib_umem_release(mr->umem);
+	kfree(mr);
+	return 0;
+}

@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Kite page buffer lists: how the device finds the pages of an MR or of a
+ * ring. Kernel rings are one coherent allocation (level 0); pinned user
+ * memory is described page by page in 4 KiB chunks (level 1 up to one
+ * chunk, level 2 beyond).
+ *
+ * Copyright (c) 2026 The Kite authors
+ */
+#include <linux/dma-mapping.h>
+#include <linux/log2.h>
+#include <linux/slab.h>
+#include <rdma/ib_umem.h>
+#include <rdma/iter.h>
+
+#include "kite.h"
+#include "kite_verbs.h"
+
+static void kite_pbl_set(struct kite_pbl *pbl, u64 addr, u32 npages,
+			 u8 page_shift, u8 level)
+{
+	pbl->desc.addr = cpu_to_le64(addr);
+	pbl->desc.npages = cpu_to_le32(npages);
+	pbl->desc.page_shift = page_shift;
+	pbl->desc.level = level;
+}
+
+/**
+ * kite_pbl_free() - free the page arrays of a page buffer list
+ * @kdev: device
+ * @pbl: list built by kite_pbl_from_umem() (or zeroed)
+ */
+void kite_pbl_free(struct kite_dev *kdev, struct kite_pbl *pbl)
+{
+	struct device *dev = &kdev->pdev->dev;
+	u32 i;
+
+	if (pbl->chunks) {
+		for (i = 0; i < pbl->nchunks; i++)
+			if (pbl->chunks[i])
+				dma_free_coherent(dev, KITE_PBL_CHUNK_SIZE,
+						  pbl->chunks[i],
+						  pbl->chunk_dma[i]);
+	}
+	if (pbl->top)
+		dma_free_coherent(dev, pbl->top_size, pbl->top, pbl->top_dma);
+	kfree(pbl->chunks);
+	kfree(pbl->chunk_dma);
+	memset(pbl, 0, sizeof(*pbl));
+}
+
+/**
+ * kite_pbl_from_umem() - describe pinned memory to the device
+ * @kdev: device
+ * @pbl: list to build (zeroed by the caller)
+ * @umem: pinned memory whose iova was set by ib_umem_find_best_pgsz()
+ * @pgsz: page size found by ib_umem_find_best_pgsz()
+ *
+ * One page: level 0 (the page itself). Up to KITE_PBL_ENTRIES_PER_CHUNK
+ * pages: level 1 (one chunk of page addresses). More: level 2 (an array of
+ * chunk addresses). npages is ib_umem_num_dma_blocks(), which is what the
+ * device demands of an MR.
+ *
+ * Return: 0, -EINVAL or -ENOMEM.
+ */
+int kite_pbl_from_umem(struct kite_dev *kdev, struct kite_pbl *pbl,
+		       struct ib_umem *umem, unsigned long pgsz)
+{
+	struct device *dev = &kdev->pdev->dev;
+	struct ib_block_iter biter;
+	size_t nblocks;
+	u32 i = 0;
+	u8 shift;
+
+	if (!pgsz || !is_power_of_2(pgsz))
+		return -EINVAL;
+	shift = ilog2(pgsz);
+	nblocks = ib_umem_num_dma_blocks(umem, pgsz);
+	if (!nblocks || nblocks > U32_MAX)
+		return -EINVAL;
+
+	if (nblocks == 1) {
+		rdma_umem_for_each_dma_block(umem, &biter, pgsz) {
+			kite_pbl_set(pbl, rdma_block_iter_dma_address(&biter),
+				     1, shift, KITE_PBL_LEVEL_DIRECT);
+			break;
+		}
+		return 0;
+	}
+
+	pbl->nchunks = DIV_ROUND_UP(nblocks, KITE_PBL_ENTRIES_PER_CHUNK);
+	pbl->chunks = kcalloc(pbl->nchunks, sizeof(*pbl->chunks), GFP_KERNEL);
+	pbl->chunk_dma = kcalloc(pbl->nchunks, sizeof(*pbl->chunk_dma),
+				 GFP_KERNEL);
+	if (!pbl->chunks || !pbl->chunk_dma)
+		goto err_nomem;
+	for (i = 0; i < pbl->nchunks; i++) {
+		pbl->chunks[i] = dma_alloc_coherent(dev, KITE_PBL_CHUNK_SIZE,
+						    &pbl->chunk_dma[i],
+						    GFP_KERNEL);
+		if (!pbl->chunks[i])
+			goto err_nomem;
+	}
+
+	i = 0;
+	rdma_umem_for_each_dma_block(umem, &biter, pgsz) {
+		if (WARN_ON_ONCE(i >= nblocks))
+			break;
+		pbl->chunks[i / KITE_PBL_ENTRIES_PER_CHUNK]
+			   [i % KITE_PBL_ENTRIES_PER_CHUNK] =
+			cpu_to_le64(rdma_block_iter_dma_address(&biter));
+		i++;
+	}
+
+	if (pbl->nchunks == 1) {
+		kite_pbl_set(pbl, pbl->chunk_dma[0], nblocks, shift,
+			     KITE_PBL_LEVEL_1);
+		return 0;
+	}
+
+	pbl->top_size = PAGE_ALIGN(pbl->nchunks * sizeof(__le64));
+	pbl->top = dma_alloc_coherent(dev, pbl->top_size, &pbl->top_dma,
+				      GFP_KERNEL);
+	if (!pbl->top)
+		goto err_nomem;
+	for (i = 0; i < pbl->nchunks; i++)
+		pbl->top[i] = cpu_to_le64(pbl->chunk_dma[i]);
+	kite_pbl_set(pbl, pbl->top_dma, nblocks, shift, KITE_PBL_LEVEL_2);
+	return 0;
+
+err_nomem:
+	kite_pbl_free(kdev, pbl);
+	return -ENOMEM;
+}
+
+/**
+ * kite_ring_alloc_kernel() - a zeroed ring in coherent memory (level 0)
+ * @kdev: device
+ * @ring: ring to fill (zeroed by the caller)
+ * @bytes: ring size
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int kite_ring_alloc_kernel(struct kite_dev *kdev, struct kite_ring *ring,
+			   size_t bytes)
+{
+	ring->size = PAGE_ALIGN(bytes);
+	ring->buf = dma_alloc_coherent(&kdev->pdev->dev, ring->size,
+				       &ring->dma, GFP_KERNEL);
+	if (!ring->buf)
+		return -ENOMEM;
+	kite_pbl_set(&ring->pbl, ring->dma, ring->size >> PAGE_SHIFT,
+		     PAGE_SHIFT, KITE_PBL_LEVEL_DIRECT);
+	return 0;
+}
+
+/**
+ * kite_ring_get_user() - pin a ring the provider allocated
+ * @kdev: device
+ * @ring: ring to fill (zeroed by the caller)
+ * @va: user address of the ring: 4 KiB aligned
+ * @len: bytes the provider allocated: at least @bytes
+ * @bytes: ring size the driver computed from the depth and stride
+ *
+ * Only @bytes are pinned. The page size is the largest the device supports
+ * to which @va is aligned, so the ring starts at the start of its first
+ * page, where the device expects entry 0.
+ *
+ * Return: 0 or a negative errno.
+ */
+int kite_ring_get_user(struct kite_dev *kdev, struct kite_ring *ring,
+		       u64 va, u64 len, size_t bytes)
+{
+	unsigned long bitmap = kdev->caps.page_size_cap;
+	unsigned long pgsz;
+	int err;
+
+	if (!va || !IS_ALIGNED(va, KITE_RING_ALIGN) || len < bytes)
+		return -EINVAL;
+	bitmap &= GENMASK(__ffs(va), 0);
+	ring->umem = ib_umem_get(&kdev->ibdev, va, bytes,
+				 IB_ACCESS_LOCAL_WRITE);
+	if (IS_ERR(ring->umem)) {
+		err = PTR_ERR(ring->umem);
+		ring->umem = NULL;
+		return err;
+	}
+	pgsz = ib_umem_find_best_pgsz(ring->umem, bitmap, va);
+	if (!pgsz) {
+		err = -EINVAL;
+		goto err_release;
+	}
+	err = kite_pbl_from_umem(kdev, &ring->pbl, ring->umem, pgsz);
+	if (err)
+		goto err_release;
+	return 0;
+
+err_release:
+	ib_umem_release(ring->umem);
+	ring->umem = NULL;
+	return err;
+}
+
+/**
+ * kite_ring_free() - free or unpin a ring
+ * @kdev: device
+ * @ring: ring from kite_ring_alloc_kernel() or kite_ring_get_user()
+ */
+void kite_ring_free(struct kite_dev *kdev, struct kite_ring *ring)
+{
+	if (ring->umem) {
+		kite_pbl_free(kdev, &ring->pbl);
+		ib_umem_release(ring->umem);
+	} else if (ring->buf) {
+		dma_free_coherent(&kdev->pdev->dev, ring->size, ring->buf,
+				  ring->dma);
+	}
+	memset(ring, 0, sizeof(*ring));
+}

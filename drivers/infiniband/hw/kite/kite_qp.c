@@ -1,0 +1,559 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Kite queue pairs: RC, UC and UD creation with their rings, the state
+ * machine (checked here with ib_modify_qp_is_ok() and again by the device),
+ * RoCEv2 path setup, query and destruction.
+ *
+ * Copyright (c) 2026 The Kite authors
+ */
+#include <linux/etherdevice.h>
+#include <linux/log2.h>
+#include <rdma/ib_cache.h>
+#include <rdma/kite-abi.h>
+
+#include "kite.h"
+#include "kite_verbs.h"
+
+static_assert(sizeof(struct kite_create_qp_req) == 40);
+static_assert(sizeof(struct kite_create_qp_resp) == 24);
+
+/* MODIFY_QP's mask bits and states are ib_core's. */
+static_assert(KITE_QP_ATTR_STATE == IB_QP_STATE);
+static_assert(KITE_QP_ATTR_CUR_STATE == IB_QP_CUR_STATE);
+static_assert(KITE_QP_ATTR_ACCESS_FLAGS == IB_QP_ACCESS_FLAGS);
+static_assert(KITE_QP_ATTR_PKEY_INDEX == IB_QP_PKEY_INDEX);
+static_assert(KITE_QP_ATTR_PORT == IB_QP_PORT);
+static_assert(KITE_QP_ATTR_QKEY == IB_QP_QKEY);
+static_assert(KITE_QP_ATTR_AV == IB_QP_AV);
+static_assert(KITE_QP_ATTR_PATH_MTU == IB_QP_PATH_MTU);
+static_assert(KITE_QP_ATTR_TIMEOUT == IB_QP_TIMEOUT);
+static_assert(KITE_QP_ATTR_RETRY_CNT == IB_QP_RETRY_CNT);
+static_assert(KITE_QP_ATTR_RNR_RETRY == IB_QP_RNR_RETRY);
+static_assert(KITE_QP_ATTR_RQ_PSN == IB_QP_RQ_PSN);
+static_assert(KITE_QP_ATTR_MAX_QP_RD_ATOMIC == IB_QP_MAX_QP_RD_ATOMIC);
+static_assert(KITE_QP_ATTR_MIN_RNR_TIMER == IB_QP_MIN_RNR_TIMER);
+static_assert(KITE_QP_ATTR_SQ_PSN == IB_QP_SQ_PSN);
+static_assert(KITE_QP_ATTR_MAX_DEST_RD_ATOMIC == IB_QP_MAX_DEST_RD_ATOMIC);
+static_assert(KITE_QP_ATTR_DEST_QPN == IB_QP_DEST_QPN);
+static_assert(KITE_QPS_RESET == (int)IB_QPS_RESET);
+static_assert(KITE_QPS_INIT == (int)IB_QPS_INIT);
+static_assert(KITE_QPS_RTR == (int)IB_QPS_RTR);
+static_assert(KITE_QPS_RTS == (int)IB_QPS_RTS);
+static_assert(KITE_QPS_SQD == (int)IB_QPS_SQD);
+static_assert(KITE_QPS_SQE == (int)IB_QPS_SQE);
+static_assert(KITE_QPS_ERR == (int)IB_QPS_ERR);
+
+#define KITE_QP_ATTR_SUPPORTED	(KITE_QP_ATTR_STATE | KITE_QP_ATTR_CUR_STATE | \
+				 KITE_QP_ATTR_ACCESS_FLAGS | \
+				 KITE_QP_ATTR_PKEY_INDEX | KITE_QP_ATTR_PORT | \
+				 KITE_QP_ATTR_QKEY | KITE_QP_ATTR_AV | \
+				 KITE_QP_ATTR_PATH_MTU | KITE_QP_ATTR_TIMEOUT | \
+				 KITE_QP_ATTR_RETRY_CNT | \
+				 KITE_QP_ATTR_RNR_RETRY | KITE_QP_ATTR_RQ_PSN | \
+				 KITE_QP_ATTR_MAX_QP_RD_ATOMIC | \
+				 KITE_QP_ATTR_MIN_RNR_TIMER | \
+				 KITE_QP_ATTR_SQ_PSN | \
+				 KITE_QP_ATTR_MAX_DEST_RD_ATOMIC | \
+				 KITE_QP_ATTR_DEST_QPN)
+
+/* Send WQE: header, then the largest segment (UD: struct kite_wqe_ud). */
+#define KITE_SQ_WQE_FIXED	(sizeof(struct kite_sq_wqe_hdr) + \
+				 sizeof(struct kite_wqe_ud))
+#define KITE_RQ_WQE_FIXED	sizeof(struct kite_rq_wqe_hdr)
+
+/**
+ * kite_sq_log_stride() - SQ WQE size for the requested capabilities
+ * @max_sge: SGEs per send WQE
+ * @max_inline: bytes of inline data per send WQE
+ *
+ * Return: log2 of the smallest stride (at least KITE_SQ_MIN_LOG_STRIDE)
+ * that holds the header, a UD segment and max(@max_sge SGEs, @max_inline);
+ * above KITE_SQ_MAX_LOG_STRIDE when nothing fits.
+ */
+u8 kite_sq_log_stride(u32 max_sge, u32 max_inline)
+{
+	u32 need = KITE_SQ_WQE_FIXED +
+		   max_t(u32, max_sge * sizeof(struct kite_sge), max_inline);
+
+	return max_t(u32, order_base_2(need), KITE_SQ_MIN_LOG_STRIDE);
+}
+
+/**
+ * kite_rq_log_stride() - RQ WQE size for @max_sge SGEs
+ * @max_sge: SGEs per receive WQE
+ *
+ * Return: log2 of the smallest stride (at least KITE_RQ_MIN_LOG_STRIDE)
+ * that holds the header and @max_sge SGEs.
+ */
+u8 kite_rq_log_stride(u32 max_sge)
+{
+	u32 need = KITE_RQ_WQE_FIXED + max_sge * sizeof(struct kite_sge);
+
+	return max_t(u32, order_base_2(need), KITE_RQ_MIN_LOG_STRIDE);
+}
+
+static int kite_qp_type(enum ib_qp_type type, u8 *out)
+{
+	switch (type) {
+	case IB_QPT_RC:
+		*out = KITE_QPT_RC;
+		return 0;
+	case IB_QPT_UC:
+		*out = KITE_QPT_UC;
+		return 0;
+	case IB_QPT_UD:
+		*out = KITE_QPT_UD;
+		return 0;
+	default:
+		/* GSI comes with the MAD path; others are not offered. */
+		return -EOPNOTSUPP;
+	}
+}
+
+/* Check the capabilities against the device and size the rings. */
+static int kite_qp_size(struct kite_dev *kdev, struct kite_qp *qp,
+			struct ib_qp_cap *cap)
+{
+	const struct kite_caps *caps = &kdev->caps;
+	u32 sq_depth, rq_depth;
+
+	if (cap->max_send_wr > caps->max_qp_wr ||
+	    cap->max_recv_wr > caps->max_qp_wr ||
+	    cap->max_send_sge > caps->max_sge ||
+	    cap->max_recv_sge > caps->max_sge ||
+	    cap->max_inline_data > caps->max_inline)
+		return -EINVAL;
+	sq_depth = kite_cq_depth(cap->max_send_wr);
+	rq_depth = kite_cq_depth(cap->max_recv_wr);
+	if (sq_depth > caps->max_qp_wr || rq_depth > caps->max_qp_wr)
+		return -EINVAL;
+	qp->sq_log_depth = ilog2(sq_depth);
+	qp->rq_log_depth = ilog2(rq_depth);
+	qp->sq_log_stride = kite_sq_log_stride(cap->max_send_sge,
+					       cap->max_inline_data);
+	qp->rq_log_stride = kite_rq_log_stride(cap->max_recv_sge);
+	if (qp->sq_log_stride > KITE_SQ_MAX_LOG_STRIDE ||
+	    qp->rq_log_stride > KITE_RQ_MAX_LOG_STRIDE)
+		return -EINVAL;
+	return 0;
+}
+
+/* Report what the rings actually hold. */
+static void kite_qp_fill_cap(struct kite_dev *kdev, const struct kite_qp *qp,
+			     struct ib_qp_cap *cap)
+{
+	u32 sq_room = (1u << qp->sq_log_stride) - KITE_SQ_WQE_FIXED;
+	u32 rq_room = (1u << qp->rq_log_stride) - KITE_RQ_WQE_FIXED;
+
+	cap->max_send_wr = 1u << qp->sq_log_depth;
+	cap->max_recv_wr = 1u << qp->rq_log_depth;
+	cap->max_send_sge = min_t(u32, sq_room / sizeof(struct kite_sge),
+				  kdev->caps.max_sge);
+	cap->max_recv_sge = min_t(u32, rq_room / sizeof(struct kite_sge),
+				  kdev->caps.max_sge);
+	cap->max_inline_data = min_t(u32, sq_room, kdev->caps.max_inline);
+}
+
+static int kite_cmd_create_qp(struct kite_dev *kdev, struct kite_qp *qp,
+			      u8 type, u32 pdn, u32 send_cqn, u32 recv_cqn)
+{
+	struct kite_aq_cqe cqe;
+	struct kite_aq_cmd cmd;
+	int err;
+
+	kite_enc_hdr(&cmd, KITE_CMD_CREATE_QP, qp->uctx);
+	cmd.create_qp.qp_type = type;
+	cmd.create_qp.flags = qp->sig_all ? KITE_QP_FLAG_SIG_ALL : 0;
+	cmd.create_qp.sq_log_depth = qp->sq_log_depth;
+	cmd.create_qp.sq_log_stride = qp->sq_log_stride;
+	cmd.create_qp.rq_log_depth = qp->rq_log_depth;
+	cmd.create_qp.rq_log_stride = qp->rq_log_stride;
+	cmd.create_qp.pdn = cpu_to_le32(pdn);
+	cmd.create_qp.send_cqn = cpu_to_le32(send_cqn);
+	cmd.create_qp.recv_cqn = cpu_to_le32(recv_cqn);
+	cmd.create_qp.sq = qp->sq.pbl.desc;
+	cmd.create_qp.rq = qp->rq.pbl.desc;
+	err = kite_admin_exec(&kdev->admin, &cmd, NULL, 0, &cqe);
+	if (err)
+		return err;
+	qp->qpn = le32_to_cpu(cqe.out[0]);
+	return 0;
+}
+
+static int kite_qp_rings_user(struct kite_dev *kdev, struct kite_qp *qp,
+			      struct ib_udata *udata)
+{
+	struct kite_create_qp_req req = {};
+	int err;
+
+	err = kite_udata_get_req(udata, &req, sizeof(req));
+	if (err)
+		return err;
+	if (req.comp_mask || req.reserved_20 ||
+	    udata->outlen < sizeof(struct kite_create_qp_resp))
+		return -EINVAL;
+	err = kite_ring_get_user(kdev, &qp->sq, req.sq_va, req.sq_len,
+				 (size_t)1 << (qp->sq_log_depth +
+					       qp->sq_log_stride));
+	if (err)
+		return err;
+	err = kite_ring_get_user(kdev, &qp->rq, req.rq_va, req.rq_len,
+				 (size_t)1 << (qp->rq_log_depth +
+					       qp->rq_log_stride));
+	if (err)
+		kite_ring_free(kdev, &qp->sq);
+	return err;
+}
+
+static int kite_qp_rings_kernel(struct kite_dev *kdev, struct kite_qp *qp)
+{
+	int err;
+
+	err = kite_ring_alloc_kernel(kdev, &qp->sq, (size_t)1 <<
+				     (qp->sq_log_depth + qp->sq_log_stride));
+	if (err)
+		return err;
+	err = kite_ring_alloc_kernel(kdev, &qp->rq, (size_t)1 <<
+				     (qp->rq_log_depth + qp->rq_log_stride));
+	if (err)
+		kite_ring_free(kdev, &qp->sq);
+	return err;
+}
+
+/**
+ * kite_create_qp() - create an RC, UC or UD QP
+ * @ibqp: QP allocated by ib_core
+ * @attr: type, CQs and capabilities; updated to what the QP holds
+ * @udata: user QP: struct kite_create_qp_req / kite_create_qp_resp
+ *
+ * Return: 0, -EOPNOTSUPP (GSI, other types, SRQ, create flags, RSS),
+ * -EINVAL (capabilities beyond the device's) or another negative errno.
+ */
+int kite_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
+		   struct ib_udata *udata)
+{
+	struct kite_dev *kdev = to_kdev(ibqp->device);
+	struct kite_create_qp_resp resp = {};
+	struct kite_qp *qp = to_kqp(ibqp);
+	u8 type;
+	int err;
+
+	err = kite_qp_type(attr->qp_type, &type);
+	if (err)
+		return err;
+	if (attr->srq || attr->create_flags || attr->rwq_ind_tbl ||
+	    attr->xrcd)
+		return -EOPNOTSUPP;
+	if (!attr->send_cq || !attr->recv_cq)
+		return -EINVAL;
+	err = kite_qp_size(kdev, qp, &attr->cap);
+	if (err)
+		return err;
+	qp->sig_all = attr->sq_sig_type == IB_SIGNAL_ALL_WR;
+	qp->uctx = kite_udata_uctx(udata);
+	mutex_init(&qp->lock);
+
+	if (udata)
+		err = kite_qp_rings_user(kdev, qp, udata);
+	else
+		err = kite_qp_rings_kernel(kdev, qp);
+	if (err)
+		return err;
+
+	err = kite_cmd_create_qp(kdev, qp, type, to_kpd(ibqp->pd)->pdn,
+				 to_kcq(attr->send_cq)->cqn,
+				 to_kcq(attr->recv_cq)->cqn);
+	if (err)
+		goto err_rings;
+	ibqp->qp_num = qp->qpn;
+	qp->state = IB_QPS_RESET;
+
+	if (udata) {
+		resp.qpn = qp->qpn;
+		resp.sq_depth = 1u << qp->sq_log_depth;
+		resp.sq_stride = 1u << qp->sq_log_stride;
+		resp.rq_depth = 1u << qp->rq_log_depth;
+		resp.rq_stride = 1u << qp->rq_log_stride;
+		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		if (err)
+			goto err_destroy;
+	}
+	kite_qp_fill_cap(kdev, qp, &attr->cap);
+	return 0;
+
+err_destroy:
+	kite_cmd_destroy(&kdev->admin, KITE_CMD_DESTROY_QP, qp->uctx, qp->qpn);
+err_rings:
+	kite_ring_free(kdev, &qp->rq);
+	kite_ring_free(kdev, &qp->sq);
+	return err;
+}
+
+static int kite_qp_access(int access, u32 *out)
+{
+	if (access & ~(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+		       IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC))
+		return -EOPNOTSUPP;
+	*out = 0;
+	if (access & IB_ACCESS_LOCAL_WRITE)
+		*out |= KITE_ACCESS_LOCAL_WRITE;
+	if (access & IB_ACCESS_REMOTE_WRITE)
+		*out |= KITE_ACCESS_REMOTE_WRITE;
+	if (access & IB_ACCESS_REMOTE_READ)
+		*out |= KITE_ACCESS_REMOTE_READ;
+	if (access & IB_ACCESS_REMOTE_ATOMIC)
+		*out |= KITE_ACCESS_REMOTE_ATOMIC;
+	return 0;
+}
+
+/* The RoCEv2 path of an RC/UC QP from ib_core's address handle attributes. */
+static int kite_qp_av(const struct rdma_ah_attr *ah, struct kite_av *av)
+{
+	const struct ib_global_route *grh;
+
+	if (ah->type != RDMA_AH_ATTR_TYPE_ROCE ||
+	    !(rdma_ah_get_ah_flags(ah) & IB_AH_GRH))
+		return -EINVAL;
+	grh = rdma_ah_read_grh(ah);
+	if (!grh->sgid_attr)
+		return -EINVAL;
+	switch (rdma_gid_attr_network_type(grh->sgid_attr)) {
+	case RDMA_NETWORK_IPV4:
+		av->net_type = KITE_NET_IPV4;
+		break;
+	case RDMA_NETWORK_IPV6:
+		av->net_type = KITE_NET_IPV6;
+		break;
+	default:
+		/* RoCEv1 and IB GIDs are not routable by this NIC. */
+		return -EINVAL;
+	}
+	memcpy(av->dgid, grh->dgid.raw, sizeof(av->dgid));
+	ether_addr_copy(av->dmac, ah->roce.dmac);
+	av->sgid_index = grh->sgid_attr->index;
+	av->hop_limit = grh->hop_limit;
+	av->traffic_class = grh->traffic_class;
+	av->sl = rdma_ah_get_sl(ah);
+	av->flow_label = cpu_to_le32(grh->flow_label);
+	return 0;
+}
+
+/* Translate an ib_qp_attr into the device's MODIFY_QP attributes. */
+static int kite_qp_attr_enc(struct kite_dev *kdev, const struct kite_qp *qp,
+			    const struct ib_qp_attr *attr, int mask,
+			    enum ib_qp_state cur, enum ib_qp_state next,
+			    struct kite_qp_attr *ka)
+{
+	u32 access;
+	int err;
+
+	ka->attr_mask = cpu_to_le32(mask);
+	ka->state = next;
+	ka->cur_state = cur;
+	if (mask & IB_QP_ACCESS_FLAGS) {
+		err = kite_qp_access(attr->qp_access_flags, &access);
+		if (err)
+			return err;
+		ka->access_flags = cpu_to_le32(access);
+	}
+	if (mask & IB_QP_PKEY_INDEX)
+		ka->pkey_index = cpu_to_le16(attr->pkey_index);
+	if (mask & IB_QP_PORT)
+		ka->port = attr->port_num;
+	if (mask & IB_QP_QKEY)
+		ka->qkey = cpu_to_le32(attr->qkey);
+	if (mask & IB_QP_AV) {
+		err = kite_qp_av(&attr->ah_attr, &ka->av);
+		if (err)
+			return err;
+	}
+	if (mask & IB_QP_PATH_MTU)
+		ka->path_mtu = attr->path_mtu;
+	if (mask & IB_QP_TIMEOUT)
+		ka->timeout = attr->timeout;
+	if (mask & IB_QP_RETRY_CNT)
+		ka->retry_cnt = attr->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		ka->rnr_retry = attr->rnr_retry;
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		ka->min_rnr_timer = attr->min_rnr_timer;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC) {
+		if (attr->max_rd_atomic > kdev->caps.max_rd_atom)
+			return -EINVAL;
+		ka->max_rd_atomic = attr->max_rd_atomic;
+	}
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC) {
+		if (attr->max_dest_rd_atomic > kdev->caps.max_rd_atom)
+			return -EINVAL;
+		ka->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	}
+	if (mask & IB_QP_SQ_PSN)
+		ka->sq_psn = cpu_to_le32(attr->sq_psn);
+	if (mask & IB_QP_RQ_PSN)
+		ka->rq_psn = cpu_to_le32(attr->rq_psn);
+	if (mask & IB_QP_DEST_QPN)
+		ka->dest_qpn = cpu_to_le32(attr->dest_qp_num);
+	return 0;
+}
+
+/**
+ * kite_modify_qp() - change a QP's state and attributes
+ * @ibqp: QP
+ * @attr: new attributes
+ * @mask: enum ib_qp_attr_mask
+ * @udata: no request or response data
+ *
+ * The transition and its attribute mask are checked with
+ * ib_modify_qp_is_ok() (-EINVAL) before the device checks them again.
+ *
+ * Return: 0 or a negative errno.
+ */
+int kite_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_udata *udata)
+{
+	struct kite_dev *kdev = to_kdev(ibqp->device);
+	struct kite_qp *qp = to_kqp(ibqp);
+	enum ib_qp_state cur, next;
+	struct kite_aq_cmd cmd;
+	int err;
+
+	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
+		return -EOPNOTSUPP;
+	if (!kite_udata_in_ok(udata))
+		return -EINVAL;
+
+	mutex_lock(&qp->lock);
+	cur = (mask & IB_QP_CUR_STATE) ? attr->cur_qp_state : qp->state;
+	next = (mask & IB_QP_STATE) ? attr->qp_state : cur;
+	if (cur > IB_QPS_ERR || next > IB_QPS_ERR ||
+	    !ib_modify_qp_is_ok(cur, next, ibqp->qp_type, mask)) {
+		err = -EINVAL;
+		goto out;
+	}
+	/* Alternate paths, SQD notification, path migration: not offered. */
+	if (mask & ~KITE_QP_ATTR_SUPPORTED) {
+		err = -EOPNOTSUPP;
+		goto out;
+	}
+
+	kite_enc_hdr(&cmd, KITE_CMD_MODIFY_QP, qp->uctx);
+	cmd.modify_qp.qpn = cpu_to_le32(qp->qpn);
+	err = kite_qp_attr_enc(kdev, qp, attr, mask, cur, next,
+			       &cmd.modify_qp.attr);
+	if (err)
+		goto out;
+	err = kite_admin_exec(&kdev->admin, &cmd, NULL, 0, NULL);
+	if (!err)
+		qp->state = next;
+out:
+	mutex_unlock(&qp->lock);
+	return err;
+}
+
+static int kite_access_to_ib(u32 access)
+{
+	int out = 0;
+
+	if (access & KITE_ACCESS_LOCAL_WRITE)
+		out |= IB_ACCESS_LOCAL_WRITE;
+	if (access & KITE_ACCESS_REMOTE_WRITE)
+		out |= IB_ACCESS_REMOTE_WRITE;
+	if (access & KITE_ACCESS_REMOTE_READ)
+		out |= IB_ACCESS_REMOTE_READ;
+	if (access & KITE_ACCESS_REMOTE_ATOMIC)
+		out |= IB_ACCESS_REMOTE_ATOMIC;
+	return out;
+}
+
+static void kite_qp_av_to_ib(const struct kite_av *av,
+			     struct rdma_ah_attr *ah)
+{
+	union ib_gid dgid;
+
+	memcpy(dgid.raw, av->dgid, sizeof(dgid.raw));
+	ah->type = RDMA_AH_ATTR_TYPE_ROCE;
+	rdma_ah_set_port_num(ah, KITE_PORT_NUM);
+	rdma_ah_set_sl(ah, av->sl);
+	rdma_ah_set_grh(ah, &dgid, le32_to_cpu(av->flow_label),
+			av->sgid_index, av->hop_limit, av->traffic_class);
+	ether_addr_copy(ah->roce.dmac, av->dmac);
+}
+
+/**
+ * kite_query_qp() - read a QP's attributes from the device
+ * @ibqp: QP
+ * @attr: attributes
+ * @mask: attributes asked for (all are filled)
+ * @init: creation attributes
+ *
+ * Return: 0 or a negative errno.
+ */
+int kite_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		  struct ib_qp_init_attr *init)
+{
+	struct kite_dev *kdev = to_kdev(ibqp->device);
+	struct kite_qp *qp = to_kqp(ibqp);
+	struct kite_qp_attr ka;
+	struct kite_aq_cmd cmd;
+	int err;
+
+	kite_enc_hdr(&cmd, KITE_CMD_QUERY_QP, qp->uctx);
+	cmd.query_obj.handle = cpu_to_le32(qp->qpn);
+	err = kite_admin_exec(&kdev->admin, &cmd, &ka, sizeof(ka), NULL);
+	if (err)
+		return err;
+
+	memset(attr, 0, sizeof(*attr));
+	memset(init, 0, sizeof(*init));
+	attr->qp_state = ka.state;
+	attr->cur_qp_state = ka.cur_state;
+	attr->path_mtu = ka.path_mtu ? ka.path_mtu : IB_MTU_256;
+	attr->timeout = ka.timeout;
+	attr->retry_cnt = ka.retry_cnt;
+	attr->rnr_retry = ka.rnr_retry;
+	attr->min_rnr_timer = ka.min_rnr_timer;
+	attr->max_rd_atomic = ka.max_rd_atomic;
+	attr->max_dest_rd_atomic = ka.max_dest_rd_atomic;
+	attr->port_num = ka.port;
+	attr->pkey_index = le16_to_cpu(ka.pkey_index);
+	attr->qp_access_flags = kite_access_to_ib(le32_to_cpu(ka.access_flags));
+	attr->qkey = le32_to_cpu(ka.qkey);
+	attr->sq_psn = le32_to_cpu(ka.sq_psn);
+	attr->rq_psn = le32_to_cpu(ka.rq_psn);
+	attr->dest_qp_num = le32_to_cpu(ka.dest_qpn);
+	if (ibqp->qp_type != IB_QPT_UD && ka.state >= KITE_QPS_RTR &&
+	    ka.state != KITE_QPS_ERR)
+		kite_qp_av_to_ib(&ka.av, &attr->ah_attr);
+	kite_qp_fill_cap(kdev, qp, &attr->cap);
+
+	init->qp_type = ibqp->qp_type;
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->sq_sig_type = qp->sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
+	init->cap = attr->cap;
+	return 0;
+}
+
+/**
+ * kite_destroy_qp() - destroy a QP in any state
+ * @ibqp: QP
+ * @udata: user data (unused)
+ *
+ * Return: 0, or the device's error while it still holds the QP (ib_core
+ * keeps the QP). A dead device holds nothing: the rings are freed.
+ */
+int kite_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct kite_dev *kdev = to_kdev(ibqp->device);
+	struct kite_qp *qp = to_kqp(ibqp);
+	int err;
+
+	err = kite_cmd_destroy(&kdev->admin, KITE_CMD_DESTROY_QP, qp->uctx,
+			       qp->qpn);
+	if (err && !kite_admin_is_dead(&kdev->admin))
+		return err;
+	kite_ring_free(kdev, &qp->rq);
+	kite_ring_free(kdev, &qp->sq);
+	mutex_destroy(&qp->lock);
+	return 0;
+}
