@@ -18,6 +18,10 @@ DECLARE_DRV_CMD(kite_uverbs_alloc_context, IB_USER_VERBS_CMD_GET_CONTEXT,
 		empty, kite_alloc_ucontext_resp);
 DECLARE_DRV_CMD(kite_uverbs_alloc_pd, IB_USER_VERBS_CMD_ALLOC_PD,
 		empty, kite_alloc_pd_resp);
+DECLARE_DRV_CMD(kite_uverbs_create_cq, IB_USER_VERBS_CMD_CREATE_CQ,
+		kite_create_cq_req, kite_create_cq_resp);
+DECLARE_DRV_CMD(kite_uverbs_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
+		kite_create_qp_req, kite_create_qp_resp);
 
 /* The driver data follows the core response with no padding in between. */
 static_assert(sizeof(struct kite_uverbs_alloc_context_resp) ==
@@ -28,5 +32,21 @@ static_assert(sizeof(struct kite_uverbs_alloc_pd_resp) ==
 		      sizeof(struct ib_uverbs_alloc_pd_resp) +
 		      sizeof(struct kite_alloc_pd_resp),
 	      "kite PD response layout");
+static_assert(sizeof(struct kite_uverbs_create_cq) ==
+		      sizeof(struct ibv_create_cq) +
+		      sizeof(struct kite_create_cq_req),
+	      "kite CQ request layout");
+static_assert(sizeof(struct kite_uverbs_create_cq_resp) ==
+		      sizeof(struct ib_uverbs_create_cq_resp) +
+		      sizeof(struct kite_create_cq_resp),
+	      "kite CQ response layout");
+static_assert(sizeof(struct kite_uverbs_create_qp) ==
+		      sizeof(struct ibv_create_qp) +
+		      sizeof(struct kite_create_qp_req),
+	      "kite QP request layout");
+static_assert(sizeof(struct kite_uverbs_create_qp_resp) ==
+		      sizeof(struct ib_uverbs_create_qp_resp) +
+		      sizeof(struct kite_create_qp_resp),
+	      "kite QP response layout");
 
 #endif /* __KITE_ABI_H__ */

@@ -18,15 +18,24 @@
 static void kite_free_context(struct ibv_context *ibctx);
 
 /*
- * Verbs the device does not support yet (CQ, QP, MR, AH, SRQ, ...) are left
- * out on purpose: libibverbs then answers them with EOPNOTSUPP.
+ * Control path only: the data path (post_send/post_recv, poll_cq,
+ * req_notify_cq) comes with issue 4, and AH, SRQ, MW, ... are not offered.
+ * Verbs left out here are answered by libibverbs with EOPNOTSUPP.
  */
 static const struct verbs_context_ops kite_ctx_ops = {
 	.alloc_pd = kite_alloc_pd,
+	.create_cq = kite_create_cq,
+	.create_qp = kite_create_qp,
 	.dealloc_pd = kite_dealloc_pd,
+	.dereg_mr = kite_dereg_mr,
+	.destroy_cq = kite_destroy_cq,
+	.destroy_qp = kite_destroy_qp,
 	.free_context = kite_free_context,
+	.modify_qp = kite_modify_qp,
 	.query_device_ex = kite_query_device_ex,
 	.query_port = kite_query_port,
+	.query_qp = kite_query_qp,
+	.reg_mr = kite_reg_mr,
 };
 
 /* Check what the driver told us before relying on it. */

@@ -1,13 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Kite RoCEv2 NIC: rdma-core provider, device/port queries and protection
- * domains.
+ * Kite RoCEv2 NIC: rdma-core provider, control path verbs: device/port
+ * queries, protection domains, CQs, MRs and QPs.
+ *
+ * CQ and QP rings live in this process's memory (rdma/kite-abi.h): the
+ * provider sizes them with the driver's rules, allocates them zeroed and
+ * KITE_RING_ALIGN aligned, names them in the create request, and frees them
+ * only after the destroy command has returned (the kernel pins them until
+ * then).
  *
  * Copyright (c) 2026 The Kite authors
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "kite.h"
 #include "kite-abi.h"
@@ -75,5 +83,326 @@ int kite_dealloc_pd(struct ibv_pd *ibpd)
 	if (err)
 		return err;
 	free(pd);
+	return 0;
+}
+
+/* ---- rings ---------------------------------------------------------------- */
+
+/*
+ * Allocate a zeroed ring of at least @bytes, in whole KITE_RING_ALIGN pages
+ * so that no other data shares its pinned pages (nor is hidden from a
+ * child process by ibv_dontfork_range()).
+ */
+static int kite_ring_alloc(struct kite_ring *ring, size_t bytes)
+{
+	size_t len = align(bytes, KITE_RING_ALIGN);
+	void *buf;
+	int err;
+
+	err = posix_memalign(&buf, KITE_RING_ALIGN, len);
+	if (err)
+		return err;
+	memset(buf, 0, len);
+	if (ibv_dontfork_range(buf, len)) {
+		err = errno ? errno : ENOMEM;
+		free(buf);
+		return err;
+	}
+	ring->buf = buf;
+	ring->len = len;
+	return 0;
+}
+
+static void kite_ring_free(struct kite_ring *ring)
+{
+	if (!ring->buf)
+		return;
+	ibv_dofork_range(ring->buf, ring->len);
+	free(ring->buf);
+	ring->buf = NULL;
+	ring->len = 0;
+}
+
+/* roundup_pow_of_two(max(n, 2^KITE_MIN_LOG_DEPTH)); n <= 2^31. */
+static uint32_t kite_ring_depth(uint32_t n)
+{
+	uint32_t depth = 1u << KITE_MIN_LOG_DEPTH;
+
+	while (depth < n)
+		depth <<= 1;
+	return depth;
+}
+
+/* Smallest power of two, at least 2^min_log, that holds @need bytes. */
+static uint32_t kite_wqe_stride(uint32_t need, unsigned int min_log)
+{
+	uint32_t stride = 1u << min_log;
+
+	while (stride < need)
+		stride <<= 1;
+	return stride;
+}
+
+/* ---- CQ ------------------------------------------------------------------- */
+
+struct ibv_cq *kite_create_cq(struct ibv_context *context, int cqe,
+			      struct ibv_comp_channel *channel,
+			      int comp_vector)
+{
+	struct kite_context *ctx = to_kite_ctx(context);
+	struct kite_uverbs_create_cq_resp resp = {};
+	struct kite_uverbs_create_cq cmd = {};
+	uint32_t depth = 0;
+	struct kite_cq *cq;
+	int err;
+
+	cq = calloc(1, sizeof(*cq));
+	if (!cq) {
+		errno = ENOMEM;
+		return NULL;
+	}
+
+	/*
+	 * A request beyond the device's limits gets no ring: the kernel
+	 * checks the size first and answers with the errno ib_core users
+	 * expect (EINVAL), so the provider need not repeat that check.
+	 */
+	if (cqe > 0 && (uint32_t)cqe <= ctx->max_cqe) {
+		depth = kite_ring_depth(cqe);
+		if (depth <= ctx->max_cqe) {
+			err = kite_ring_alloc(&cq->ring,
+					      (size_t)depth *
+					      sizeof(struct kite_cqe));
+			if (err)
+				goto err_free;
+		}
+	}
+	cmd.comp_mask = 0;
+	cmd.buf_va = (uintptr_t)cq->ring.buf;
+	cmd.buf_len = cq->ring.len;
+
+	err = ibv_cmd_create_cq(context, cqe, channel, comp_vector,
+				&cq->vcq.cq, &cmd.ibv_cmd, sizeof(cmd),
+				&resp.ibv_resp, sizeof(resp));
+	if (err)
+		goto err_ring;
+
+	/* The driver must have used our sizing rule (and so our ring). */
+	if (!cq->ring.buf || resp.depth != depth) {
+		verbs_err(&ctx->ibv_ctx,
+			  "kite: CQ %u: driver depth %u, provider expected %u\n",
+			  resp.cqn, resp.depth, depth);
+		ibv_cmd_destroy_cq(&cq->vcq.cq);
+		err = EPROTO;
+		goto err_ring;
+	}
+	cq->cqn = resp.cqn;
+	cq->depth = resp.depth;
+	return &cq->vcq.cq;
+
+err_ring:
+	kite_ring_free(&cq->ring);
+err_free:
+	free(cq);
+	errno = err;
+	return NULL;
+}
+
+int kite_destroy_cq(struct ibv_cq *ibcq)
+{
+	struct kite_cq *cq = to_kite_cq(ibcq);
+	int err;
+
+	err = ibv_cmd_destroy_cq(ibcq);
+	if (err)
+		return err;
+	kite_ring_free(&cq->ring);
+	free(cq);
+	return 0;
+}
+
+/* ---- MR ------------------------------------------------------------------- */
+
+/* Access flags, lengths and limits are checked by ib_core and the driver. */
+struct ibv_mr *kite_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+			   uint64_t hca_va, int access)
+{
+	struct ib_uverbs_reg_mr_resp resp = {};
+	struct ibv_reg_mr cmd = {};
+	struct verbs_mr *vmr;
+	int err;
+
+	vmr = calloc(1, sizeof(*vmr));
+	if (!vmr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = ibv_cmd_reg_mr(pd, addr, length, hca_va, access, vmr, &cmd,
+			     sizeof(cmd), &resp, sizeof(resp));
+	if (err) {
+		free(vmr);
+		errno = err;
+		return NULL;
+	}
+	return &vmr->ibv_mr;
+}
+
+int kite_dereg_mr(struct verbs_mr *vmr)
+{
+	int err;
+
+	err = ibv_cmd_dereg_mr(vmr);
+	if (err)
+		return err;
+	free(vmr);
+	return 0;
+}
+
+/* ---- QP ------------------------------------------------------------------- */
+
+/* Fixed part of a send WQE: header and the largest segment (UD). */
+#define KITE_SQ_WQE_FIXED	(sizeof(struct kite_sq_wqe_hdr) + \
+				 sizeof(struct kite_wqe_ud))
+#define KITE_RQ_WQE_FIXED	sizeof(struct kite_rq_wqe_hdr)
+
+struct kite_qp_sizes {
+	uint32_t sq_depth;
+	uint32_t sq_stride;
+	uint32_t rq_depth;
+	uint32_t rq_stride;
+};
+
+/*
+ * Ring sizes for @cap by the driver's rules (rdma/kite-abi.h). False when
+ * @cap is beyond the device's limits: no ring can be sized for it, and the
+ * kernel refuses it.
+ */
+static bool kite_qp_sizes(const struct kite_context *ctx,
+			  const struct ibv_qp_cap *cap,
+			  struct kite_qp_sizes *sz)
+{
+	uint32_t sq_data;
+
+	if (cap->max_send_wr > ctx->max_qp_wr ||
+	    cap->max_recv_wr > ctx->max_qp_wr ||
+	    cap->max_send_sge > ctx->max_sge ||
+	    cap->max_recv_sge > ctx->max_sge ||
+	    cap->max_inline_data > ctx->max_inline)
+		return false;
+	sz->sq_depth = kite_ring_depth(cap->max_send_wr);
+	sz->rq_depth = kite_ring_depth(cap->max_recv_wr);
+	sq_data = cap->max_send_sge * sizeof(struct kite_sge);
+	if (sq_data < cap->max_inline_data)
+		sq_data = cap->max_inline_data;
+	sz->sq_stride = kite_wqe_stride(KITE_SQ_WQE_FIXED + sq_data,
+					KITE_SQ_MIN_LOG_STRIDE);
+	sz->rq_stride = kite_wqe_stride(KITE_RQ_WQE_FIXED + cap->max_recv_sge *
+					sizeof(struct kite_sge),
+					KITE_RQ_MIN_LOG_STRIDE);
+	return sz->sq_depth <= ctx->max_qp_wr &&
+	       sz->rq_depth <= ctx->max_qp_wr &&
+	       sz->sq_stride <= 1u << KITE_SQ_MAX_LOG_STRIDE &&
+	       sz->rq_stride <= 1u << KITE_RQ_MAX_LOG_STRIDE;
+}
+
+/*
+ * Create an RC, UC or UD QP. The type, SRQ and the CQs are checked by the
+ * kernel; on success attr->cap holds what the rings actually take.
+ */
+struct ibv_qp *kite_create_qp(struct ibv_pd *pd,
+			      struct ibv_qp_init_attr *attr)
+{
+	struct kite_context *ctx = to_kite_ctx(pd->context);
+	struct kite_uverbs_create_qp_resp resp = {};
+	struct kite_uverbs_create_qp cmd = {};
+	struct kite_qp_sizes sz = {};
+	struct kite_qp *qp;
+	int err;
+
+	qp = calloc(1, sizeof(*qp));
+	if (!qp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+
+	/* Beyond the limits: no rings, the kernel answers EINVAL. */
+	if (kite_qp_sizes(ctx, &attr->cap, &sz)) {
+		err = kite_ring_alloc(&qp->sq, (size_t)sz.sq_depth *
+				      sz.sq_stride);
+		if (err)
+			goto err_free;
+		err = kite_ring_alloc(&qp->rq, (size_t)sz.rq_depth *
+				      sz.rq_stride);
+		if (err)
+			goto err_rings;
+	}
+	cmd.comp_mask = 0;
+	cmd.sq_va = (uintptr_t)qp->sq.buf;
+	cmd.sq_len = qp->sq.len;
+	cmd.rq_va = (uintptr_t)qp->rq.buf;
+	cmd.rq_len = qp->rq.len;
+
+	err = ibv_cmd_create_qp(pd, &qp->vqp.qp, attr, &cmd.ibv_cmd,
+				sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	if (err)
+		goto err_rings;
+
+	/* The driver must have used our sizing rules (and so our rings). */
+	if (!qp->sq.buf || resp.sq_depth != sz.sq_depth ||
+	    resp.sq_stride != sz.sq_stride || resp.rq_depth != sz.rq_depth ||
+	    resp.rq_stride != sz.rq_stride) {
+		verbs_err(&ctx->ibv_ctx,
+			  "kite: QP %u: driver rings SQ %ux%u RQ %ux%u, provider expected SQ %ux%u RQ %ux%u\n",
+			  resp.qpn, resp.sq_depth, resp.sq_stride,
+			  resp.rq_depth, resp.rq_stride, sz.sq_depth,
+			  sz.sq_stride, sz.rq_depth, sz.rq_stride);
+		ibv_cmd_destroy_qp(&qp->vqp.qp);
+		err = EPROTO;
+		goto err_rings;
+	}
+	qp->sq_depth = resp.sq_depth;
+	qp->sq_stride = resp.sq_stride;
+	qp->rq_depth = resp.rq_depth;
+	qp->rq_stride = resp.rq_stride;
+	return &qp->vqp.qp;
+
+err_rings:
+	kite_ring_free(&qp->rq);
+	kite_ring_free(&qp->sq);
+err_free:
+	free(qp);
+	errno = err;
+	return NULL;
+}
+
+/* The state machine and the attribute masks are checked by ib_core/driver. */
+int kite_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+		   int attr_mask)
+{
+	struct ibv_modify_qp cmd = {};
+
+	return ibv_cmd_modify_qp(qp, attr, attr_mask, &cmd, sizeof(cmd));
+}
+
+int kite_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
+		  struct ibv_qp_init_attr *init_attr)
+{
+	struct ibv_query_qp cmd = {};
+
+	return ibv_cmd_query_qp(qp, attr, attr_mask, init_attr, &cmd,
+				sizeof(cmd));
+}
+
+int kite_destroy_qp(struct ibv_qp *ibqp)
+{
+	struct kite_qp *qp = to_kite_qp(ibqp);
+	int err;
+
+	err = ibv_cmd_destroy_qp(ibqp);
+	if (err)
+		return err;
+	kite_ring_free(&qp->rq);
+	kite_ring_free(&qp->sq);
+	free(qp);
 	return 0;
 }

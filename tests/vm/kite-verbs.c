@@ -9,8 +9,11 @@
  *                              that guest scripts compare against the header
  *   kite-verbs basic DEV GID   open DEV, check its doorbell mapping, query
  *                              device and port, find GID (text form) on port
- *                              1, 100 PDs, unsupported verbs fail with
- *                              EOPNOTSUPP, 300 context open/close cycles
+ *                              1, 100 PDs; CQs, QPs (RC/UC/UD, state
+ *                              walks, illegal transitions), MRs (4 KiB,
+ *                              2 MiB, 256 MiB), error paths and their
+ *                              errno, leak loops; context open/close
+ *                              cycles
  *
  * Each check prints one line in the tests/vm format: "ok NAME" or
  * "FAIL NAME: detail". Exit status 1 when a check failed, 2 on bad usage.
@@ -24,6 +27,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <infiniband/verbs.h>
 #include <kite/kite_hw.h>
@@ -38,6 +44,12 @@ static int failures;
 static void ok(const char *name)
 {
 	printf("ok %s\n", name);
+	fflush(stdout);
+}
+
+static void skip(const char *name, const char *why)
+{
+	printf("skip %s: %s\n", name, why);
 	fflush(stdout);
 }
 
@@ -229,60 +241,833 @@ static void check_pds(struct ibv_context *ctx)
 		ok("verbs-pd-x100");
 }
 
-/* Verbs the device does not support yet must fail cleanly. */
-static void check_unsupported(struct ibv_context *ctx)
+/* ---- objects: CQ, MR, QP ---------------------------------------------- */
+
+#define CQ_SIZE		16
+#define LEAK_CYCLES	1000
+#define LEAK_BIG_CYCLES	200
+#define LEAK_BIG_MR	(64ul << 20)
+#define MR_2M		(2ul << 20)
+#define MR_LARGE	(256ul << 20)
+#define HUGEPAGES	"/proc/sys/vm/nr_hugepages"
+#define RDMA_TOOL	"/usr/bin/rdma"
+/* hw_counters are cached for RDMA_HW_STATS_DEFAULT_LIFESPAN (10 ms). */
+#define STATS_SETTLE_US	50000
+#define MTU_1024	IBV_MTU_1024
+#define TEST_QKEY	0x11111111
+#define TEST_SQ_PSN	0x123456
+#define TEST_RQ_PSN	0x654321
+#define TEST_TIMEOUT	14
+#define TEST_RETRY	7
+#define TEST_MIN_RNR	12
+
+/* Report a verb that should fail with WANT: ok, or FAIL with what happened. */
+static void expect_errno(const char *name, int succeeded, int err, int want)
+{
+	if (succeeded)
+		fail(name, "succeeded, want %s", strerror(want));
+	else if (err != want)
+		fail(name, "errno %d (%s), want %d (%s)", err, strerror(err),
+		     want, strerror(want));
+	else
+		ok(name);
+}
+
+static struct ibv_qp *make_qp(struct ibv_pd *pd, struct ibv_cq *cq,
+			      enum ibv_qp_type type, struct ibv_qp_cap *cap)
 {
 	struct ibv_qp_init_attr qa = {
-		.qp_type = IBV_QPT_RC,
+		.send_cq = cq,
+		.recv_cq = cq,
+		.qp_type = type,
+		.cap = { .max_send_wr = 10, .max_recv_wr = 10,
+			 .max_send_sge = 2, .max_recv_sge = 2,
+			 .max_inline_data = 64 },
+	};
+	struct ibv_qp *qp;
+
+	qp = ibv_create_qp(pd, &qa);
+	if (qp && cap)
+		*cap = qa.cap;
+	return qp;
+}
+
+static void check_cq(struct ibv_context *ctx)
+{
+	struct ibv_cq *cq, *small;
+	int err;
+
+	cq = ibv_create_cq(ctx, CQ_SIZE - 3, NULL, NULL, 0);
+	if (!cq) {
+		fail("verbs-cq-create-destroy", "ibv_create_cq(%d): %s",
+		     CQ_SIZE - 3, strerror(errno));
+		return;
+	}
+	/* Depth: roundup_pow_of_two(max(cqe, 4)). */
+	small = ibv_create_cq(ctx, 1, NULL, NULL, 0);
+	if (!small) {
+		fail("verbs-cq-create-destroy", "ibv_create_cq(1): %s",
+		     strerror(errno));
+		ibv_destroy_cq(cq);
+		return;
+	}
+	if (cq->cqe != CQ_SIZE || small->cqe != 4)
+		fail("verbs-cq-create-destroy", "cqe %d for 13 (want %d), %d for 1 (want 4)",
+		     cq->cqe, CQ_SIZE, small->cqe);
+	else if ((err = ibv_destroy_cq(small)) || (err = ibv_destroy_cq(cq)))
+		fail("verbs-cq-create-destroy", "ibv_destroy_cq: %s", strerror(err));
+	else
+		ok("verbs-cq-create-destroy");
+}
+
+/* QP of TYPE: created in RESET, caps reported as the rings hold them. */
+static void check_qp_create(struct ibv_pd *pd, struct ibv_cq *cq,
+			    enum ibv_qp_type type, const char *name)
+{
+	struct ibv_qp_init_attr init = {};
+	struct ibv_qp_attr attr = {};
+	struct ibv_qp_cap cap;
+	char bad[512] = "";
+	struct ibv_qp *qp;
+	int err;
+
+	qp = make_qp(pd, cq, type, &cap);
+	if (!qp) {
+		fail(name, "ibv_create_qp: %s", strerror(errno));
+		return;
+	}
+	/*
+	 * Asked: 10 WRs, 2 SGEs, 64 bytes inline. Rings: depth 16; SQ stride
+	 * 128 (16 + 40 + 64 rounded up) leaves 72 bytes: 4 SGEs, 72 inline;
+	 * RQ stride 64 (16 + 2 * 16 rounded up) leaves 48 bytes: 3 SGEs.
+	 */
+	EXPECT(bad, "max_send_wr", cap.max_send_wr, 16);
+	EXPECT(bad, "max_recv_wr", cap.max_recv_wr, 16);
+	EXPECT(bad, "max_send_sge", cap.max_send_sge, 4);
+	EXPECT(bad, "max_recv_sge", cap.max_recv_sge, 3);
+	EXPECT(bad, "max_inline_data", cap.max_inline_data, 72);
+	if (!qp->qp_num)
+		snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad), " qp_num 0");
+	err = ibv_query_qp(qp, &attr, IBV_QP_STATE | IBV_QP_CAP, &init);
+	if (err)
+		snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad),
+			 " ibv_query_qp: %s", strerror(err));
+	else
+		EXPECT(bad, "state", attr.qp_state, IBV_QPS_RESET);
+	err = ibv_destroy_qp(qp);
+	if (err)
+		snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad),
+			 " ibv_destroy_qp: %s", strerror(err));
+	if (bad[0])
+		fail(name, "%s", bad);
+	else
+		ok(name);
+}
+
+/* Index of GID (binary) in port 1's table, -1 when absent. */
+static int find_gid(struct ibv_context *ctx, const union ibv_gid *want)
+{
+	union ibv_gid gid;
+	int i;
+
+	for (i = 0; i < KITE_DEF_MAX_GID; i++)
+		if (!ibv_query_gid(ctx, 1, i, &gid) &&
+		    !memcmp(gid.raw, want->raw, sizeof(gid.raw)))
+			return i;
+	return -1;
+}
+
+static int to_state(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask,
+		    enum ibv_qp_state state)
+{
+	a->qp_state = state;
+	return ibv_modify_qp(qp, a, mask | IBV_QP_STATE);
+}
+
+static void init_attr(struct ibv_qp_attr *a, enum ibv_qp_type type)
+{
+	memset(a, 0, sizeof(*a));
+	a->pkey_index = 0;
+	a->port_num = 1;
+	if (type == IBV_QPT_UD)
+		a->qkey = TEST_QKEY;
+	else
+		a->qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+				     (type == IBV_QPT_RC ? IBV_ACCESS_REMOTE_READ : 0);
+}
+
+#define INIT_MASK(t)	(IBV_QP_PKEY_INDEX | IBV_QP_PORT | \
+			 ((t) == IBV_QPT_UD ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS))
+#define RTR_MASK_UC	(IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | \
+			 IBV_QP_RQ_PSN)
+#define RTR_MASK_RC	(RTR_MASK_UC | IBV_QP_MAX_DEST_RD_ATOMIC | \
+			 IBV_QP_MIN_RNR_TIMER)
+#define RTS_MASK_RC	(IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | \
+			 IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC)
+
+/* RTR attributes: a path to ourselves (own GID, own QPN). */
+static void rtr_attr(struct ibv_qp_attr *a, struct ibv_qp *qp,
+		     const union ibv_gid *gid, int gid_index)
+{
+	memset(a, 0, sizeof(*a));
+	a->path_mtu = MTU_1024;
+	a->dest_qp_num = qp->qp_num;
+	a->rq_psn = TEST_RQ_PSN;
+	a->max_dest_rd_atomic = 1;
+	a->min_rnr_timer = TEST_MIN_RNR;
+	a->ah_attr.is_global = 1;
+	a->ah_attr.port_num = 1;
+	a->ah_attr.grh.dgid = *gid;
+	a->ah_attr.grh.sgid_index = gid_index;
+	a->ah_attr.grh.hop_limit = 64;
+}
+
+static void rts_attr(struct ibv_qp_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->timeout = TEST_TIMEOUT;
+	a->retry_cnt = TEST_RETRY;
+	a->rnr_retry = TEST_RETRY;
+	a->sq_psn = TEST_SQ_PSN;
+	a->max_rd_atomic = 1;
+}
+
+/* The state and what each transition set, as ibv_query_qp reports them. */
+static void query_bad(struct ibv_qp *qp, enum ibv_qp_type type,
+		      enum ibv_qp_state want, const union ibv_gid *gid,
+		      int gid_index, char *bad, size_t len)
+{
+	struct ibv_qp_init_attr init = {};
+	struct ibv_qp_attr a = {};
+	char b[512] = "";
+	int err;
+
+	err = ibv_query_qp(qp, &a, IBV_QP_STATE | INIT_MASK(type) |
+			   (type == IBV_QPT_UD ? IBV_QP_SQ_PSN :
+			    (type == IBV_QPT_RC ? RTR_MASK_RC | RTS_MASK_RC :
+			     RTR_MASK_UC | IBV_QP_SQ_PSN)), &init);
+	if (err) {
+		snprintf(bad + strlen(bad), len - strlen(bad),
+			 " query in state %d: %s", want, strerror(err));
+		return;
+	}
+	EXPECT(b, "state", a.qp_state, want);
+	if (want == IBV_QPS_RESET || want == IBV_QPS_ERR)
+		goto out;
+	EXPECT(b, "port_num", a.port_num, 1);
+	EXPECT(b, "pkey_index", a.pkey_index, 0);
+	if (type == IBV_QPT_UD) {
+		EXPECT(b, "qkey", a.qkey, TEST_QKEY);
+		if (want == IBV_QPS_RTS)
+			EXPECT(b, "sq_psn", a.sq_psn, TEST_SQ_PSN);
+		goto out;
+	}
+	EXPECT(b, "qp_access_flags", a.qp_access_flags,
+	       IBV_ACCESS_REMOTE_WRITE |
+	       (type == IBV_QPT_RC ? IBV_ACCESS_REMOTE_READ : 0));
+	if (want == IBV_QPS_INIT)
+		goto out;
+	EXPECT(b, "path_mtu", a.path_mtu, MTU_1024);
+	EXPECT(b, "dest_qp_num", a.dest_qp_num, qp->qp_num);
+	EXPECT(b, "rq_psn", a.rq_psn, TEST_RQ_PSN);
+	EXPECT(b, "is_global", a.ah_attr.is_global, 1);
+	EXPECT(b, "sgid_index", a.ah_attr.grh.sgid_index, gid_index);
+	if (memcmp(a.ah_attr.grh.dgid.raw, gid->raw, sizeof(gid->raw)))
+		snprintf(b + strlen(b), sizeof(b) - strlen(b), " dgid differs");
+	if (type == IBV_QPT_RC) {
+		EXPECT(b, "max_dest_rd_atomic", a.max_dest_rd_atomic, 1);
+		EXPECT(b, "min_rnr_timer", a.min_rnr_timer, TEST_MIN_RNR);
+	}
+	if (want != IBV_QPS_RTS)
+		goto out;
+	EXPECT(b, "sq_psn", a.sq_psn, TEST_SQ_PSN);
+	if (type == IBV_QPT_RC) {
+		EXPECT(b, "timeout", a.timeout, TEST_TIMEOUT);
+		EXPECT(b, "retry_cnt", a.retry_cnt, TEST_RETRY);
+		EXPECT(b, "rnr_retry", a.rnr_retry, TEST_RETRY);
+		EXPECT(b, "max_rd_atomic", a.max_rd_atomic, 1);
+	}
+out:
+	if (b[0])
+		snprintf(bad + strlen(bad), len - strlen(bad), " [state %d]%s",
+			 want, b);
+}
+
+/*
+ * Walk a QP of TYPE through RESET -> INIT -> RTR -> RTS (then, for RC,
+ * ERR -> RESET), querying after each step.
+ */
+static void check_qp_walk(struct ibv_pd *pd, struct ibv_cq *cq,
+			  enum ibv_qp_type type, const union ibv_gid *gid,
+			  int gid_index, const char *name)
+{
+	struct ibv_qp_attr a;
+	char bad[1024] = "";
+	struct ibv_qp *qp;
+	int err;
+
+	qp = make_qp(pd, cq, type, NULL);
+	if (!qp) {
+		fail(name, "ibv_create_qp: %s", strerror(errno));
+		return;
+	}
+	init_attr(&a, type);
+	err = to_state(qp, &a, INIT_MASK(type), IBV_QPS_INIT);
+	if (err) {
+		fail(name, "RESET->INIT: %s", strerror(err));
+		goto out;
+	}
+	query_bad(qp, type, IBV_QPS_INIT, gid, gid_index, bad, sizeof(bad));
+	if (type == IBV_QPT_UD)
+		memset(&a, 0, sizeof(a));
+	else
+		rtr_attr(&a, qp, gid, gid_index);
+	err = to_state(qp, &a, type == IBV_QPT_UD ? 0 :
+		       type == IBV_QPT_RC ? RTR_MASK_RC : RTR_MASK_UC,
+		       IBV_QPS_RTR);
+	if (err) {
+		fail(name, "INIT->RTR: %s", strerror(err));
+		goto out;
+	}
+	query_bad(qp, type, IBV_QPS_RTR, gid, gid_index, bad, sizeof(bad));
+	rts_attr(&a);
+	err = to_state(qp, &a, type == IBV_QPT_RC ? RTS_MASK_RC : IBV_QP_SQ_PSN,
+		       IBV_QPS_RTS);
+	if (err) {
+		fail(name, "RTR->RTS: %s", strerror(err));
+		goto out;
+	}
+	query_bad(qp, type, IBV_QPS_RTS, gid, gid_index, bad, sizeof(bad));
+	if (type == IBV_QPT_RC) {
+		memset(&a, 0, sizeof(a));
+		err = to_state(qp, &a, 0, IBV_QPS_ERR);
+		if (err) {
+			fail(name, "RTS->ERR: %s", strerror(err));
+			goto out;
+		}
+		query_bad(qp, type, IBV_QPS_ERR, gid, gid_index, bad, sizeof(bad));
+		err = to_state(qp, &a, 0, IBV_QPS_RESET);
+		if (err) {
+			fail(name, "ERR->RESET: %s", strerror(err));
+			goto out;
+		}
+		query_bad(qp, type, IBV_QPS_RESET, gid, gid_index, bad,
+			  sizeof(bad));
+	}
+	if (bad[0])
+		fail(name, "%s", bad);
+	else
+		ok(name);
+out:
+	err = ibv_destroy_qp(qp);
+	if (err)
+		fail(name, "ibv_destroy_qp: %s", strerror(err));
+}
+
+/* RESET -> RTR and INIT -> RTS are refused with EINVAL. */
+static void check_qp_illegal(struct ibv_pd *pd, struct ibv_cq *cq,
+			     const union ibv_gid *gid, int gid_index)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp *qp;
+	int err;
+
+	qp = make_qp(pd, cq, IBV_QPT_RC, NULL);
+	if (!qp) {
+		fail("verbs-qp-reset-to-rtr-einval", "ibv_create_qp: %s",
+		     strerror(errno));
+		fail("verbs-qp-init-to-rts-einval", "no QP");
+		return;
+	}
+	rtr_attr(&a, qp, gid, gid_index);
+	err = to_state(qp, &a, RTR_MASK_RC, IBV_QPS_RTR);
+	expect_errno("verbs-qp-reset-to-rtr-einval", !err, err, EINVAL);
+	init_attr(&a, IBV_QPT_RC);
+	err = to_state(qp, &a, INIT_MASK(IBV_QPT_RC), IBV_QPS_INIT);
+	if (err) {
+		fail("verbs-qp-init-to-rts-einval", "RESET->INIT: %s",
+		     strerror(err));
+	} else {
+		rts_attr(&a);
+		err = to_state(qp, &a, RTS_MASK_RC, IBV_QPS_RTS);
+		expect_errno("verbs-qp-init-to-rts-einval", !err, err, EINVAL);
+	}
+	ibv_destroy_qp(qp);
+}
+
+/* Register LEN bytes at BUF, check the keys, deregister. */
+static void check_mr(struct ibv_pd *pd, void *buf, size_t len,
+		     const char *name)
+{
+	struct ibv_mr *mr, *again;
+	uint32_t lkey;
+	int err;
+
+	mr = ibv_reg_mr(pd, buf, len, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	if (!mr) {
+		fail(name, "ibv_reg_mr(%zu bytes): %s", len, strerror(errno));
+		return;
+	}
+	if (mr->addr != buf || mr->length != len) {
+		fail(name, "MR covers %p+%zu, want %p+%zu", mr->addr,
+		     mr->length, buf, len);
+		ibv_dereg_mr(mr);
+		return;
+	}
+	lkey = mr->lkey;
+	err = ibv_dereg_mr(mr);
+	if (err) {
+		fail(name, "ibv_dereg_mr: %s", strerror(err));
+		return;
+	}
+	/* A new registration never gets the key of the old one. */
+	again = ibv_reg_mr(pd, buf, len, IBV_ACCESS_LOCAL_WRITE);
+	if (!again) {
+		fail(name, "second ibv_reg_mr: %s", strerror(errno));
+		return;
+	}
+	if (again->lkey == lkey)
+		fail(name, "re-registration reuses lkey 0x%x", lkey);
+	else if ((err = ibv_dereg_mr(again)))
+		fail(name, "second ibv_dereg_mr: %s", strerror(err));
+	else
+		ok(name);
+}
+
+static long read_long(const char *path)
+{
+	long v = -1;
+	FILE *f;
+
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+static int write_long(const char *path, long v)
+{
+	FILE *f;
+	int err;
+
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	err = fprintf(f, "%ld\n", v) < 0;
+	return fclose(f) || err ? -1 : 0;
+}
+
+static void check_mrs(struct ibv_pd *pd)
+{
+	static char small[4096] __attribute__((aligned(4096)));
+	long hp_before;
+	int huge = 0;
+	void *buf;
+
+	check_mr(pd, small, sizeof(small), "verbs-mr-4k");
+
+	/* 2 MiB: one huge page when the guest can reserve one. */
+	hp_before = read_long(HUGEPAGES);
+	if (hp_before >= 0 && (hp_before >= 1 || !write_long(HUGEPAGES, 1)) &&
+	    read_long(HUGEPAGES) >= 1) {
+		buf = mmap(NULL, MR_2M, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+		huge = buf != MAP_FAILED;
+	}
+	if (huge) {
+		memset(buf, 0x5a, MR_2M);
+		check_mr(pd, buf, MR_2M, "verbs-mr-2m-hugepage");
+		munmap(buf, MR_2M);
+	} else if (!posix_memalign(&buf, MR_2M, MR_2M)) {
+		memset(buf, 0x5a, MR_2M);
+		check_mr(pd, buf, MR_2M, "verbs-mr-2m-aligned-no-hugepage");
+		free(buf);
+	} else {
+		fail("verbs-mr-2m-aligned-no-hugepage", "no memory");
+	}
+	if (hp_before >= 0 && read_long(HUGEPAGES) != hp_before)
+		write_long(HUGEPAGES, hp_before);
+
+	buf = mmap(NULL, MR_LARGE, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED) {
+		fail("verbs-mr-256m", "mmap: %s", strerror(errno));
+	} else {
+		check_mr(pd, buf, MR_LARGE, "verbs-mr-256m");
+		munmap(buf, MR_LARGE);
+	}
+	skip("verbs-mr-1g", "a 1 GiB MR does not fit in the 1 GiB guest");
+}
+
+/* Error paths: each must fail with the errno ib_core users expect. */
+static void check_errors(struct ibv_device *dev, struct ibv_context *ctx,
+			 struct ibv_pd *pd, struct ibv_cq *cq)
+{
+	static char buf[4096] __attribute__((aligned(4096)));
+	struct ibv_qp_init_attr qa = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
 		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
-	static char buf[4096];
-	struct ibv_cq *cq;
+	struct ibv_device_attr da;
+	struct ibv_context *ctx2;
+	struct ibv_pd *pd2;
 	struct ibv_mr *mr;
 	struct ibv_qp *qp;
-	struct ibv_pd *pd;
+	struct ibv_cq *c;
+	int err;
 
 	errno = 0;
-	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
-	if (!cq && errno == EOPNOTSUPP)
-		ok("verbs-create-cq-eopnotsupp");
-	else if (cq)
-		fail("verbs-create-cq-eopnotsupp", "ibv_create_cq succeeded");
-	else
-		fail("verbs-create-cq-eopnotsupp", "errno %d (%s)", errno,
-		     strerror(errno));
-	if (cq)
-		ibv_destroy_cq(cq);
-
-	pd = ibv_alloc_pd(ctx);
-	if (!pd) {
-		fail("verbs-reg-mr-eopnotsupp", "ibv_alloc_pd: %s", strerror(errno));
-		return;
-	}
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_REMOTE_WRITE);
+	expect_errno("verbs-mr-remote-write-no-local-einval", !!mr, errno, EINVAL);
+	if (mr)
+		ibv_dereg_mr(mr);
 	errno = 0;
-	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
-	if (!mr && errno == EOPNOTSUPP)
-		ok("verbs-reg-mr-eopnotsupp");
-	else if (mr)
-		fail("verbs-reg-mr-eopnotsupp", "ibv_reg_mr succeeded");
-	else
-		fail("verbs-reg-mr-eopnotsupp", "errno %d (%s)", errno,
-		     strerror(errno));
+	mr = ibv_reg_mr(pd, buf, 0, IBV_ACCESS_LOCAL_WRITE);
+	expect_errno("verbs-mr-zero-length-einval", !!mr, errno, EINVAL);
 	if (mr)
 		ibv_dereg_mr(mr);
 
+	err = ibv_query_device(ctx, &da);
+	if (err) {
+		fail("verbs-limits-einval", "ibv_query_device: %s", strerror(err));
+		return;
+	}
+	errno = 0;
+	c = ibv_create_cq(ctx, da.max_cqe + 1, NULL, NULL, 0);
+	expect_errno("verbs-cq-over-max-cqe-einval", !!c, errno, EINVAL);
+	if (c)
+		ibv_destroy_cq(c);
+	qa.cap.max_send_wr = da.max_qp_wr + 1;
 	errno = 0;
 	qp = ibv_create_qp(pd, &qa);
-	if (!qp && errno == EOPNOTSUPP)
-		ok("verbs-create-qp-eopnotsupp");
-	else if (qp)
-		fail("verbs-create-qp-eopnotsupp", "ibv_create_qp succeeded");
-	else
-		fail("verbs-create-qp-eopnotsupp", "errno %d (%s)", errno,
-		     strerror(errno));
+	expect_errno("verbs-qp-over-max-wr-einval", !!qp, errno, EINVAL);
 	if (qp)
 		ibv_destroy_qp(qp);
+	qa.cap.max_send_wr = 1;
+	qa.cap.max_send_sge = da.max_sge + 1;
+	errno = 0;
+	qp = ibv_create_qp(pd, &qa);
+	expect_errno("verbs-qp-over-max-sge-einval", !!qp, errno, EINVAL);
+	if (qp)
+		ibv_destroy_qp(qp);
+	qa.cap.max_send_sge = 1;
+
+	/* A PD of another context with this context's CQ. */
+	ctx2 = ibv_open_device(dev);
+	pd2 = ctx2 ? ibv_alloc_pd(ctx2) : NULL;
+	if (!pd2) {
+		fail("verbs-qp-foreign-pd-fails", "second context/PD: %s",
+		     strerror(errno));
+	} else {
+		errno = 0;
+		qp = ibv_create_qp(pd2, &qa);
+		if (qp) {
+			fail("verbs-qp-foreign-pd-fails", "ibv_create_qp succeeded");
+			ibv_destroy_qp(qp);
+		} else {
+			printf("info: QP with another context's PD: %s\n",
+			       strerror(errno));
+			ok("verbs-qp-foreign-pd-fails");
+		}
+	}
+	if (pd2)
+		ibv_dealloc_pd(pd2);
+	if (ctx2)
+		ibv_close_device(ctx2);
+
+	/* A CQ that a QP still uses cannot go. */
+	c = ibv_create_cq(ctx, CQ_SIZE, NULL, NULL, 0);
+	qa.send_cq = qa.recv_cq = c;
+	qp = c ? ibv_create_qp(pd, &qa) : NULL;
+	if (!qp) {
+		fail("verbs-cq-in-use-ebusy", "CQ/QP: %s", strerror(errno));
+	} else {
+		err = ibv_destroy_cq(c);
+		expect_errno("verbs-cq-in-use-ebusy", !err, err, EBUSY);
+		if (!err)
+			c = NULL;
+		ibv_destroy_qp(qp);
+	}
+	if (c && (err = ibv_destroy_cq(c)))
+		fail("verbs-cq-in-use-ebusy", "destroy after the QP: %s",
+		     strerror(err));
+}
+
+/* ---- leak checks -------------------------------------------------------- */
+
+struct counts {
+	long hw_cq, hw_qp, hw_mr;	/* device (hw_counters), -1: none */
+	long rd_pd, rd_cq, rd_qp, rd_mr;	/* rdma resource show, -1: none */
+	long pinned_kb;			/* VmPin of this process */
+};
+
+static long hw_counter(const char *dev, const char *name)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path),
+		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s", dev, name);
+	return read_long(path);
+}
+
+static long token_after(const char *line, const char *key)
+{
+	char k[16];
+	const char *p;
+
+	snprintf(k, sizeof(k), " %s ", key);
+	p = strstr(line, k);
+	return p ? strtol(p + strlen(k), NULL, 10) : -1;
+}
+
+static void get_counts(const char *dev, struct counts *c)
+{
+	char cmd[128], line[512];
+	FILE *f;
+
+	usleep(STATS_SETTLE_US);
+	c->hw_cq = hw_counter(dev, "num_cq");
+	c->hw_qp = hw_counter(dev, "num_qp");
+	c->hw_mr = hw_counter(dev, "num_mr");
+	c->rd_pd = c->rd_cq = c->rd_qp = c->rd_mr = -1;
+	snprintf(cmd, sizeof(cmd), RDMA_TOOL " resource show %s 2>/dev/null", dev);
+	f = popen(cmd, "r");
+	if (f) {
+		while (fgets(line, sizeof(line), f)) {
+			if (!strstr(line, dev))
+				continue;
+			c->rd_pd = token_after(line, "pd");
+			c->rd_cq = token_after(line, "cq");
+			c->rd_qp = token_after(line, "qp");
+			c->rd_mr = token_after(line, "mr");
+		}
+		pclose(f);
+	}
+	c->pinned_kb = -1;
+	f = fopen("/proc/self/status", "r");
+	if (f) {
+		while (fgets(line, sizeof(line), f))
+			if (!strncmp(line, "VmPin:", 6))
+				c->pinned_kb = strtol(line + 6, NULL, 10);
+		fclose(f);
+	}
+}
+
+/*
+ * Differences between snapshots A and B into BAD: B holds DCQ/DQP/DMR more
+ * CQs/QPs/MRs, and more pinned memory when PIN (else the same).
+ */
+static void diff_counts(const struct counts *a, const struct counts *b,
+			long dcq, long dqp, long dmr, int pin, char *bad,
+			size_t len)
+{
+#define CMP(f, d)							\
+	do {								\
+		if (a->f < 0 || b->f < 0)				\
+			snprintf(bad + strlen(bad), len - strlen(bad),	\
+				 " %s unreadable", #f);			\
+		else if (b->f != a->f + (d))				\
+			snprintf(bad + strlen(bad), len - strlen(bad),	\
+				 " %s %ld -> %ld (want %+ld)", #f,	\
+				 a->f, b->f, (long)(d));		\
+	} while (0)
+	CMP(hw_cq, dcq);
+	CMP(hw_qp, dqp);
+	CMP(hw_mr, dmr);
+	CMP(rd_pd, 0);
+	CMP(rd_cq, dcq);
+	CMP(rd_qp, dqp);
+	CMP(rd_mr, dmr);
+	if (!pin)
+		CMP(pinned_kb, 0);
+	else if (b->pinned_kb <= a->pinned_kb)
+		snprintf(bad + strlen(bad), len - strlen(bad),
+			 " VmPin %ld -> %ld kB (want more)", a->pinned_kb,
+			 b->pinned_kb);
+#undef CMP
+}
+
+/*
+ * LEAK_CYCLES create/destroy cycles of a CQ, an RC QP and a 4 KiB MR, then
+ * LEAK_BIG_CYCLES registrations of a 64 MiB MR: the device's object counts,
+ * rdma restrack's counts and this process's pinned memory end where they
+ * started (and the counters do move while an object exists).
+ */
+static void check_leaks(const char *dev, struct ibv_context *ctx,
+			struct ibv_pd *pd)
+{
+	static char small[4096] __attribute__((aligned(4096)));
+	struct counts before, during, after;
+	char bad[1024] = "";
+	int i, reported = 0;
+	struct ibv_mr *mr;
+	struct ibv_qp *qp;
+	struct ibv_cq *cq;
+	void *big;
+
+	get_counts(dev, &before);
+	for (i = 0; i < LEAK_CYCLES; i++) {
+		cq = ibv_create_cq(ctx, CQ_SIZE, NULL, NULL, 0);
+		if (!cq) {
+			snprintf(bad, sizeof(bad), "cycle %d: CQ: %s", i,
+				 strerror(errno));
+			break;
+		}
+		qp = make_qp(pd, cq, IBV_QPT_RC, NULL);
+		if (!qp) {
+			snprintf(bad, sizeof(bad), "cycle %d: QP: %s", i,
+				 strerror(errno));
+			ibv_destroy_cq(cq);
+			break;
+		}
+		mr = ibv_reg_mr(pd, small, sizeof(small), IBV_ACCESS_LOCAL_WRITE);
+		if (!mr) {
+			snprintf(bad, sizeof(bad), "cycle %d: MR: %s", i,
+				 strerror(errno));
+			ibv_destroy_qp(qp);
+			ibv_destroy_cq(cq);
+			break;
+		}
+		if (!i) {
+			get_counts(dev, &during);
+			diff_counts(&before, &during, 1, 1, 1, 1, bad,
+				    sizeof(bad));
+			if (bad[0]) {
+				fail("verbs-leak-cq-qp-mr-x1000",
+				     "with one CQ, QP and MR:%s", bad);
+				bad[0] = '\0';
+				reported = 1;
+			}
+		}
+		if (ibv_dereg_mr(mr) || ibv_destroy_qp(qp) || ibv_destroy_cq(cq)) {
+			snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad),
+				 " cycle %d: destroy: %s", i, strerror(errno));
+			break;
+		}
+		if (bad[0])
+			break;
+	}
+	if (!bad[0]) {
+		get_counts(dev, &after);
+		diff_counts(&before, &after, 0, 0, 0, 0, bad, sizeof(bad));
+	}
+	if (bad[0])
+		fail("verbs-leak-cq-qp-mr-x1000", "%s", bad);
+	else if (!reported)
+		ok("verbs-leak-cq-qp-mr-x1000");
+
+	bad[0] = '\0';
+	reported = 0;
+	big = mmap(NULL, LEAK_BIG_MR, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (big == MAP_FAILED) {
+		fail("verbs-leak-mr-64m-x200", "mmap: %s", strerror(errno));
+		return;
+	}
+	memset(big, 1, LEAK_BIG_MR);
+	get_counts(dev, &before);
+	for (i = 0; i < LEAK_BIG_CYCLES; i++) {
+		mr = ibv_reg_mr(pd, big, LEAK_BIG_MR, IBV_ACCESS_LOCAL_WRITE);
+		if (!mr) {
+			snprintf(bad, sizeof(bad), "cycle %d: ibv_reg_mr: %s", i,
+				 strerror(errno));
+			break;
+		}
+		/* The whole MR is pinned while it exists. */
+		if (!i) {
+			get_counts(dev, &during);
+			diff_counts(&before, &during, 0, 0, 1, 1, bad,
+				    sizeof(bad));
+			if (during.pinned_kb - before.pinned_kb <
+			    (long)(LEAK_BIG_MR >> 10))
+				snprintf(bad + strlen(bad),
+					 sizeof(bad) - strlen(bad),
+					 " VmPin grew %ld kB (want %lu)",
+					 during.pinned_kb - before.pinned_kb,
+					 LEAK_BIG_MR >> 10);
+			if (bad[0]) {
+				fail("verbs-leak-mr-64m-x200",
+				     "with one MR:%s", bad);
+				bad[0] = '\0';
+				reported = 1;
+			}
+		}
+		if (ibv_dereg_mr(mr)) {
+			snprintf(bad, sizeof(bad), "cycle %d: ibv_dereg_mr: %s",
+				 i, strerror(errno));
+			break;
+		}
+	}
+	if (!bad[0]) {
+		get_counts(dev, &after);
+		diff_counts(&before, &after, 0, 0, 0, 0, bad, sizeof(bad));
+	}
+	munmap(big, LEAK_BIG_MR);
+	if (bad[0])
+		fail("verbs-leak-mr-64m-x200", "%s", bad);
+	else if (!reported)
+		ok("verbs-leak-mr-64m-x200");
+}
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void check_objects(struct ibv_device *dev, struct ibv_context *ctx,
+			  const char *gid_text)
+{
+	const char *name = ibv_get_device_name(dev);
+	union ibv_gid gid = {};
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	long start = now_ms(), t0;
+	int gid_index = -1;
+
+	if (inet_pton(AF_INET6, gid_text, gid.raw) == 1)
+		gid_index = find_gid(ctx, &gid);
+
+	check_cq(ctx);
+	pd = ibv_alloc_pd(ctx);
+	cq = ibv_create_cq(ctx, CQ_SIZE, NULL, NULL, 0);
+	if (!pd || !cq) {
+		fail("verbs-objects", "PD/CQ for the QP checks: %s",
+		     strerror(errno));
+		if (cq)
+			ibv_destroy_cq(cq);
+		if (pd)
+			ibv_dealloc_pd(pd);
+		return;
+	}
+	check_qp_create(pd, cq, IBV_QPT_RC, "verbs-qp-rc-create-destroy");
+	check_qp_create(pd, cq, IBV_QPT_UC, "verbs-qp-uc-create-destroy");
+	check_qp_create(pd, cq, IBV_QPT_UD, "verbs-qp-ud-create-destroy");
+	if (gid_index < 0) {
+		fail("verbs-qp-rc-walk", "%s not in the GID table", gid_text);
+		fail("verbs-qp-uc-walk", "no GID");
+	} else {
+		check_qp_walk(pd, cq, IBV_QPT_RC, &gid, gid_index,
+			      "verbs-qp-rc-walk");
+		check_qp_walk(pd, cq, IBV_QPT_UC, &gid, gid_index,
+			      "verbs-qp-uc-walk");
+	}
+	check_qp_walk(pd, cq, IBV_QPT_UD, &gid, gid_index, "verbs-qp-ud-walk");
+	check_qp_illegal(pd, cq, &gid, gid_index < 0 ? 0 : gid_index);
+	check_mrs(pd);
+	check_errors(dev, ctx, pd, cq);
+	t0 = now_ms();
+	check_leaks(name, ctx, pd);
+	printf("info: object checks %ld ms, of which leak loops %ld ms\n",
+	       now_ms() - start, now_ms() - t0);
+	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);
 }
 
@@ -327,7 +1112,7 @@ static int basic(const char *name, const char *gid_text)
 	check_device(ctx, name);
 	check_port(ctx, gid_text);
 	check_pds(ctx);
-	check_unsupported(ctx);
+	check_objects(dev, ctx, gid_text);
 
 	err = ibv_close_device(ctx);
 	uverbs_maps(&all, &db);

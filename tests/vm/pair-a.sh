@@ -8,7 +8,7 @@
 # with the kite provider: ibv_devices, ibv_devinfo -v (limits compared with
 # kite_hw.h, port state, link layer, GID) and the C test kite-verbs.c.
 . /kite/lib.sh
-plan 48
+plan 67
 
 ME=198.18.0.1
 PEER=198.18.0.2
@@ -124,7 +124,10 @@ if grep -Eq "GID\[ *[0-9]+\]:[[:space:]]+::ffff:$ME, RoCE v2\$" /tmp/devinfo; th
 	fail ibv-devinfo-gid "no '::ffff:$ME, RoCE v2' GID: $(grep 'GID\[' /tmp/devinfo)"
 fi
 # The C test (tests/vm/kite-verbs.c): device, port, GID, doorbell mapping,
-# 100 PDs, unsupported verbs fail with EOPNOTSUPP, context open/close cycles.
+# 100 PDs, CQ/QP/MR create and destroy, QP state walks (RC/UC/UD) and
+# illegal transitions, MRs of 4 KiB, 2 MiB and 256 MiB, error paths and their
+# errno, leak loops (1,000 CQ/QP/MR cycles, 200 64 MiB MRs), context
+# open/close cycles.
 # It prints its own ok/FAIL lines; count its failures here, and its crash.
 out=$(kite-verbs basic $IBDEV ::ffff:$ME 2>&1)
 rc=$?
