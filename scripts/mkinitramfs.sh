@@ -9,7 +9,8 @@
 #                                (libibverbs with its providers, kite among
 #                                them, librdmacm, ibv_devices, ibv_devinfo,
 #                                ibv_rc_pingpong, rping), the test program
-#                                tests/vm/kite-verbs.c built against it, and
+#                                tests/vm/kite-verbs.c built against it,
+#                                tests/vm/kite-uverbs-fuzz.c, and
 #                                an /init that runs /test.sh
 #
 # The per-run test script is not in this image: scripts/vm.sh appends a small
@@ -61,6 +62,7 @@ rclib=${rc:+$rc/usr/lib/x86_64-linux-gnu}
 # rdma-core tools for the guest, and the test program built against it.
 rc_tools=(ibv_devices ibv_devinfo ibv_rc_pingpong rping)
 verbs_test=$top/tests/vm/kite-verbs.c
+fuzz_test=$top/tests/vm/kite-uverbs-fuzz.c
 
 # Host binaries copied into the guest with their libraries. iproute2's ip is
 # installed as /usr/bin/ip; scripts must call it by that path because busybox
@@ -83,8 +85,9 @@ inputs_hash() {
 		echo "mods=${mods[*]}"
 		if [ -n "$rc" ]; then
 			echo "rdma-core=$(cat "$rc/.hash") tools=${rc_tools[*]}"
-			sha256sum "$verbs_test" "$top/include/kite/kite_hw.h"
-			dpkg-query -W -f='${Package} ${Version}\n' gcc libnl-3-200 libnl-route-3-200 2>/dev/null
+			sha256sum "$verbs_test" "$fuzz_test" "$top/include/kite/kite_hw.h" \
+				"$top/include/uapi/rdma/kite-abi.h"
+			dpkg-query -W -f='${Package} ${Version}\n' gcc libnl-3-200 libnl-route-3-200 linux-libc-dev 2>/dev/null
 		fi
 	} | sha256sum | cut -c1-16
 }
@@ -168,6 +171,11 @@ if [ -n "$rc" ]; then
 		-o "$stage/usr/bin/kite-verbs" "$verbs_test" \
 		-L"$rclib" -Wl,-rpath-link,"$rclib" -libverbs
 	copy_host_deps "$stage/usr/bin/kite-verbs"
+	# Raw uverbs commands with bad udata (<rdma/ib_user_verbs.h> of the
+	# host's linux-libc-dev, the udata layouts of kite-abi.h).
+	cc -O2 -Wall -Wextra -Werror -I"$top/include" \
+		-o "$stage/usr/bin/kite-uverbs-fuzz" "$fuzz_test"
+	copy_host_deps "$stage/usr/bin/kite-uverbs-fuzz"
 fi
 
 # --- kernel modules ---------------------------------------------------------

@@ -6,9 +6,10 @@
 # (carrier, port state, and the IB_EVENT_PORT_ERR/ACTIVE the driver raises,
 # seen by a kprobe on ib_core's ib_dispatch_event()). Issue 3: rdma-core
 # with the kite provider: ibv_devices, ibv_devinfo -v (limits compared with
-# kite_hw.h, port state, link layer, GID) and the C test kite-verbs.c.
+# kite_hw.h, port state, link layer, GID), the C test kite-verbs.c and the
+# raw uverbs bad-udata test kite-uverbs-fuzz.c.
 . /kite/lib.sh
-plan 67
+plan 93
 
 ME=198.18.0.1
 PEER=198.18.0.2
@@ -125,8 +126,9 @@ if grep -Eq "GID\[ *[0-9]+\]:[[:space:]]+::ffff:$ME, RoCE v2\$" /tmp/devinfo; th
 fi
 # The C test (tests/vm/kite-verbs.c): device, port, GID, doorbell mapping,
 # 100 PDs, CQ/QP/MR create and destroy, QP state walks (RC/UC/UD) and
-# illegal transitions, MRs of 4 KiB, 2 MiB and 256 MiB, error paths and their
-# errno, leak loops (1,000 CQ/QP/MR cycles, 200 64 MiB MRs), context
+# illegal transitions, MRs of 4 KiB, 2 MiB, 256 MiB and 1 GiB, error paths and
+# their errno, leak loops (1,000 CQ/QP/MR cycles, 200 256 MiB MRs; device
+# counts, restrack, pinned pages and kmalloc slab objects), context
 # open/close cycles.
 # It prints its own ok/FAIL lines; count its failures here, and its crash.
 out=$(kite-verbs basic $IBDEV ::ffff:$ME 2>&1)
@@ -136,6 +138,22 @@ n=$(echo "$out" | grep -c '^FAIL ')
 failures=$((failures + n))
 if [ $rc -ne 0 ] && [ "$n" -eq 0 ]; then fail verbs-exit "kite-verbs exited $rc without a FAIL line"; fi
 rm -f /tmp/devinfo
+
+# Raw uverbs commands with bad udata (tests/vm/kite-uverbs-fuzz.c): 22
+# results of its own (clean errno per class, 2000 seeded random commands,
+# state intact, device object counts back), then the kernel log since.
+FUZZ_SEED=1
+dmesg_lines=$(dmesg | wc -l)
+start=$(date +%s)
+out=$(timeout 300 kite-uverbs-fuzz $IBDEV $FUZZ_SEED 2>&1)
+rc=$?
+echo "$out"
+echo "info: kite-uverbs-fuzz took $(($(date +%s) - start)) s"
+n=$(echo "$out" | grep -c '^FAIL ')
+failures=$((failures + n))
+if [ $rc -ne 0 ] && [ "$n" -eq 0 ]; then fail uverbs-fuzz-exit "kite-uverbs-fuzz exited $rc without a FAIL line"; fi
+bad=$(dmesg | tail -n +$((dmesg_lines + 1)) | grep -E "$BAD_DMESG")
+[ -z "$bad" ] && ok uverbs-fuzz-dmesg-clean || fail uverbs-fuzz-dmesg-clean "$(echo "$bad" | head -n 3)"
 
 # ---- network to guest b ------------------------------------------------------
 ping_check ping $PEER

@@ -6,8 +6,9 @@
 #   pair   two guests a/b linked by a socket netdev: device and sysfs, GID
 #          table, ping, 8 MiB TCP + sha256, link down/up (host hook), 20
 #          load/unload cycles and leak checks (pair-a.sh, pair-b.sh, pair.hook);
-#          rdma-core with the kite provider: ibv_devices, ibv_devinfo, and
-#          the verbs test program kite-verbs.c (built into the image)
+#          rdma-core with the kite provider: ibv_devices, ibv_devinfo, the
+#          verbs test program kite-verbs.c and the raw uverbs bad-udata test
+#          kite-uverbs-fuzz.c (both built into the image); 3 GiB guests
 #   fault  two unlinked guests: fault-opcode=1 (QUERY_DEVICE fails) and
 #          fault-hang-opcode=1 (device stops answering)
 #
@@ -35,7 +36,9 @@ trap 'bounded_kill; exit 143' TERM
 group_pair() {
 	secs=420
 	# shellcheck disable=SC2054 # "a,b" is one argument
-	cmd=(scripts/vm.sh --test pair --timeout "$secs" --include "$t/lib.sh"
+	# 3 GiB guests: guest a registers a 1 GiB MR and 200 256 MiB MRs
+	# (vm.py's --mem applies to both guests; TCG allocates lazily).
+	cmd=(scripts/vm.sh --test pair --timeout "$secs" --mem 3G --include "$t/lib.sh"
 		--link a,b --hook "bash $top/$t/pair.hook"
 		"a=$t/pair-a.sh" "b=$t/pair-b.sh")
 }

@@ -66,7 +66,8 @@ struct kite_alloc_pd_resp {
  *
  * Size checks: a request shorter than its structure, a non-zero comp_mask
  * or reserved field, non-zero bytes after the structure, or a response
- * buffer shorter than the response structure → EINVAL. REG_MR and
+ * buffer shorter than the response structure (for every command with a
+ * driver response, ucontext and PD included) → EINVAL. REG_MR and
  * MODIFY_QP carry no driver data (any request data must be zero).
  */
 

@@ -53,11 +53,14 @@ u32 kite_udata_uctx(struct ib_udata *udata)
 	return uc ? uc->uctx : 0;
 }
 
+/* A user caller must take the whole response: it carries what it needs. */
 static int kite_copy_resp(struct ib_udata *udata, void *resp, size_t len)
 {
-	if (!udata || !udata->outlen)
+	if (!udata)
 		return 0;
-	return ib_copy_to_udata(udata, resp, min(len, udata->outlen));
+	if (udata->outlen < len)
+		return -EINVAL;
+	return ib_copy_to_udata(udata, resp, len);
 }
 
 /**
