@@ -20,6 +20,8 @@ DECLARE_DRV_CMD(kite_uverbs_alloc_pd, IB_USER_VERBS_CMD_ALLOC_PD,
 		empty, kite_alloc_pd_resp);
 DECLARE_DRV_CMD(kite_uverbs_create_cq, IB_USER_VERBS_CMD_CREATE_CQ,
 		kite_create_cq_req, kite_create_cq_resp);
+DECLARE_DRV_CMD(kite_uverbs_resize_cq, IB_USER_VERBS_CMD_RESIZE_CQ,
+		kite_resize_cq_req, empty);
 DECLARE_DRV_CMD(kite_uverbs_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
 		kite_create_qp_req, kite_create_qp_resp);
 
@@ -40,6 +42,10 @@ static_assert(sizeof(struct kite_uverbs_create_cq_resp) ==
 		      sizeof(struct ib_uverbs_create_cq_resp) +
 		      sizeof(struct kite_create_cq_resp),
 	      "kite CQ response layout");
+static_assert(sizeof(struct kite_uverbs_resize_cq) ==
+		      sizeof(struct ibv_resize_cq) +
+		      sizeof(struct kite_resize_cq_req),
+	      "kite CQ resize request layout");
 static_assert(sizeof(struct kite_uverbs_create_qp) ==
 		      sizeof(struct ibv_create_qp) +
 		      sizeof(struct kite_create_qp_req),

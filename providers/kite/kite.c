@@ -36,6 +36,8 @@ static const struct verbs_context_ops kite_ctx_ops = {
 	.query_port = kite_query_port,
 	.query_qp = kite_query_qp,
 	.reg_mr = kite_reg_mr,
+	.req_notify_cq = kite_req_notify_cq,
+	.resize_cq = kite_resize_cq,
 };
 
 /* Check what the driver told us before relying on it. */

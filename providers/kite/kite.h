@@ -51,6 +51,7 @@ struct kite_cq {
 	struct kite_ring ring;
 	uint32_t cqn;
 	uint32_t depth;		/* CQEs in the ring */
+	uint32_t ci;		/* consumer index (0 until poll_cq exists) */
 };
 
 struct kite_qp {
@@ -99,6 +100,8 @@ struct ibv_cq *kite_create_cq(struct ibv_context *context, int cqe,
 			      struct ibv_comp_channel *channel,
 			      int comp_vector);
 int kite_destroy_cq(struct ibv_cq *cq);
+int kite_resize_cq(struct ibv_cq *cq, int cqe);
+int kite_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 struct ibv_mr *kite_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			   uint64_t hca_va, int access);
 int kite_dereg_mr(struct verbs_mr *vmr);

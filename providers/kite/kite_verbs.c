@@ -17,6 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <util/mmio.h>
+#include <util/udma_barrier.h>
+
 #include "kite.h"
 #include "kite-abi.h"
 
@@ -218,6 +221,70 @@ int kite_destroy_cq(struct ibv_cq *ibcq)
 		return err;
 	kite_ring_free(&cq->ring);
 	free(cq);
+	return 0;
+}
+
+/*
+ * Move the CQ to a new ring sized as for create. The kernel pins the new
+ * ring and hands it to the device; the old ring is freed only after that
+ * succeeded (until then the device may still write to it).
+ */
+int kite_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct kite_context *ctx = to_kite_ctx(ibcq->context);
+	struct kite_uverbs_resize_cq_resp resp = {};
+	struct kite_uverbs_resize_cq cmd = {};
+	struct kite_cq *cq = to_kite_cq(ibcq);
+	struct kite_ring ring = {};
+	uint32_t depth = 0;
+	int err;
+
+	/* Out of range: no ring, the kernel answers EINVAL (as for create). */
+	if (cqe > 0 && (uint32_t)cqe <= ctx->max_cqe) {
+		depth = kite_ring_depth(cqe);
+		if (depth <= ctx->max_cqe) {
+			err = kite_ring_alloc(&ring, (size_t)depth *
+					      sizeof(struct kite_cqe));
+			if (err)
+				return err;
+		}
+	}
+	cmd.comp_mask = 0;
+	cmd.buf_va = (uintptr_t)ring.buf;
+	cmd.buf_len = ring.len;
+
+	err = ibv_cmd_resize_cq(ibcq, cqe, &cmd.ibv_cmd, sizeof(cmd),
+				&resp.ibv_resp, sizeof(resp));
+	if (err) {
+		kite_ring_free(&ring);
+		return err;
+	}
+	kite_ring_free(&cq->ring);
+	cq->ring = ring;
+	cq->depth = ibcq->cqe;
+	cq->ci = 0;
+	if (cq->depth != depth)
+		verbs_err(&ctx->ibv_ctx,
+			  "kite: CQ %u: driver depth %u, provider expected %u\n",
+			  cq->cqn, cq->depth, depth);
+	return 0;
+}
+
+/*
+ * Arm the CQ: the 64-bit CQ doorbell on this context's page carries the
+ * consumer index and ARM_SOLICITED or ARM_NEXT. The barrier orders the
+ * consumer's earlier ring reads and writes before the device sees it.
+ */
+int kite_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
+{
+	struct kite_context *ctx = to_kite_ctx(ibcq->context);
+	struct kite_cq *cq = to_kite_cq(ibcq);
+	uint8_t arm = solicited_only ? KITE_DB_CQ_ARM_SOLICITED :
+				       KITE_DB_CQ_ARM_NEXT;
+
+	udma_to_device_barrier();
+	mmio_write64_le((uint8_t *)ctx->db + KITE_DB_CQ,
+			htole64(kite_db_make(cq->cqn, arm, cq->ci)));
 	return 0;
 }
 

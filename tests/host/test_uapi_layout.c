@@ -43,6 +43,12 @@ LAYOUT_TEST(kite_create_cq_resp, 16, 4,
 	FLD(depth, 8, 4),
 	FLD(reserved_60, 12, 4))
 
+LAYOUT_TEST(kite_resize_cq_req, 24, 8,
+	FLD(comp_mask, 0, 4),
+	FLD(reserved_20, 4, 4),
+	FLD(buf_va, 8, 8),
+	FLD(buf_len, 16, 8))
+
 LAYOUT_TEST(kite_create_qp_req, 40, 8,
 	FLD(comp_mask, 0, 4),
 	FLD(reserved_20, 4, 4),
@@ -65,6 +71,7 @@ LAYOUT_TEST(kite_create_qp_resp, 24, 4,
 	X(kite_alloc_pd_resp) \
 	X(kite_create_cq_req) \
 	X(kite_create_cq_resp) \
+	X(kite_resize_cq_req) \
 	X(kite_create_qp_req) \
 	X(kite_create_qp_resp)
 

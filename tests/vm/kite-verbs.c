@@ -316,6 +316,53 @@ static void check_cq(struct ibv_context *ctx)
 		ok("verbs-cq-create-destroy");
 }
 
+/*
+ * Resize a CQ of 13 (16) entries to 100 (reported: the rounded depth 128),
+ * back down, and beyond max_cqe (EINVAL, CQ unchanged); then arm it for
+ * solicited and for any completion through the provider's doorbell.
+ */
+static void check_cq_resize_notify(struct ibv_context *ctx)
+{
+	struct ibv_device_attr attr;
+	struct ibv_cq *cq;
+	int err;
+
+	err = ibv_query_device(ctx, &attr);
+	cq = err ? NULL : ibv_create_cq(ctx, CQ_SIZE - 3, NULL, NULL, 0);
+	if (!cq) {
+		fail("verbs-cq-resize", "query/create: %s",
+		     strerror(err ? err : errno));
+		fail("verbs-cq-req-notify", "no CQ");
+		return;
+	}
+	err = ibv_resize_cq(cq, 100);
+	if (err)
+		fail("verbs-cq-resize", "ibv_resize_cq(100): %s", strerror(err));
+	else if (cq->cqe != 128)
+		fail("verbs-cq-resize", "cqe %d after resize to 100 (want 128)",
+		     cq->cqe);
+	else if ((err = ibv_resize_cq(cq, CQ_SIZE - 3)) || cq->cqe != CQ_SIZE)
+		fail("verbs-cq-resize", "resize back to %d: %s, cqe %d",
+		     CQ_SIZE - 3, strerror(err), cq->cqe);
+	else if ((err = ibv_resize_cq(cq, attr.max_cqe + 1)) != EINVAL ||
+		 cq->cqe != CQ_SIZE)
+		fail("verbs-cq-resize", "resize to max_cqe + 1: %s (want EINVAL), cqe %d",
+		     strerror(err), cq->cqe);
+	else
+		ok("verbs-cq-resize");
+
+	err = ibv_req_notify_cq(cq, 1);
+	if (err)
+		fail("verbs-cq-req-notify", "solicited: %s", strerror(err));
+	else if ((err = ibv_req_notify_cq(cq, 0)))
+		fail("verbs-cq-req-notify", "next: %s", strerror(err));
+	else
+		ok("verbs-cq-req-notify");
+	err = ibv_destroy_cq(cq);
+	if (err)
+		fail("verbs-cq-resize", "ibv_destroy_cq: %s", strerror(err));
+}
+
 /* QP of TYPE: created in RESET, caps reported as the rings hold them. */
 static void check_qp_create(struct ibv_pd *pd, struct ibv_cq *cq,
 			    enum ibv_qp_type type, const char *name)
@@ -454,7 +501,7 @@ static void query_bad(struct ibv_qp *qp, enum ibv_qp_type type,
 	EXPECT(b, "pkey_index", a.pkey_index, 0);
 	if (type == IBV_QPT_UD) {
 		EXPECT(b, "qkey", a.qkey, TEST_QKEY);
-		if (want == IBV_QPS_RTS)
+		if (want == IBV_QPS_RTS || want == IBV_QPS_SQD)
 			EXPECT(b, "sq_psn", a.sq_psn, TEST_SQ_PSN);
 		goto out;
 	}
@@ -474,7 +521,7 @@ static void query_bad(struct ibv_qp *qp, enum ibv_qp_type type,
 		EXPECT(b, "max_dest_rd_atomic", a.max_dest_rd_atomic, 1);
 		EXPECT(b, "min_rnr_timer", a.min_rnr_timer, TEST_MIN_RNR);
 	}
-	if (want != IBV_QPS_RTS)
+	if (want != IBV_QPS_RTS && want != IBV_QPS_SQD)
 		goto out;
 	EXPECT(b, "sq_psn", a.sq_psn, TEST_SQ_PSN);
 	if (type == IBV_QPT_RC) {
@@ -490,8 +537,74 @@ out:
 }
 
 /*
- * Walk a QP of TYPE through RESET -> INIT -> RTR -> RTS (then, for RC,
- * ERR -> RESET), querying after each step.
+ * A QP of TYPE (RC or UD) in RTS: RTS -> SQD, SQD -> SQD changing one
+ * attribute (RC: timeout, UD: qkey) and back, SQD -> RTS, each step
+ * checked with ibv_query_qp. Leaves the QP in RTS when it passes.
+ */
+static void check_qp_sqd(struct ibv_qp *qp, enum ibv_qp_type type,
+			 const union ibv_gid *gid, int gid_index)
+{
+	const char *name = type == IBV_QPT_RC ? "verbs-qp-rc-sqd" :
+						"verbs-qp-ud-sqd";
+	int mask = type == IBV_QPT_RC ? IBV_QP_TIMEOUT : IBV_QP_QKEY;
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr a;
+	char bad[1024] = "";
+	int err;
+
+	memset(&a, 0, sizeof(a));
+	err = to_state(qp, &a, 0, IBV_QPS_SQD);
+	if (err) {
+		fail(name, "RTS->SQD: %s", strerror(err));
+		return;
+	}
+	query_bad(qp, type, IBV_QPS_SQD, gid, gid_index, bad, sizeof(bad));
+
+	memset(&a, 0, sizeof(a));
+	a.timeout = TEST_TIMEOUT + 1;
+	a.qkey = TEST_QKEY + 1;
+	err = to_state(qp, &a, mask, IBV_QPS_SQD);
+	if (err) {
+		fail(name, "SQD->SQD: %s", strerror(err));
+		return;
+	}
+	memset(&a, 0, sizeof(a));
+	err = ibv_query_qp(qp, &a, IBV_QP_STATE | mask, &init);
+	if (err)
+		snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad),
+			 " query after SQD->SQD: %s", strerror(err));
+	else if (type == IBV_QPT_RC)
+		EXPECT(bad, "SQD->SQD timeout", a.timeout, TEST_TIMEOUT + 1);
+	else
+		EXPECT(bad, "SQD->SQD qkey", a.qkey, TEST_QKEY + 1);
+
+	memset(&a, 0, sizeof(a));
+	a.timeout = TEST_TIMEOUT;
+	a.qkey = TEST_QKEY;
+	err = to_state(qp, &a, mask, IBV_QPS_SQD);
+	if (err) {
+		fail(name, "SQD->SQD back: %s", strerror(err));
+		return;
+	}
+	query_bad(qp, type, IBV_QPS_SQD, gid, gid_index, bad, sizeof(bad));
+
+	memset(&a, 0, sizeof(a));
+	err = to_state(qp, &a, 0, IBV_QPS_RTS);
+	if (err) {
+		fail(name, "SQD->RTS: %s", strerror(err));
+		return;
+	}
+	query_bad(qp, type, IBV_QPS_RTS, gid, gid_index, bad, sizeof(bad));
+	if (bad[0])
+		fail(name, "%s", bad);
+	else
+		ok(name);
+}
+
+/*
+ * Walk a QP of TYPE through RESET -> INIT -> RTR -> RTS (RC and UD: then
+ * through SQD and back, a check of its own; RC: then ERR -> RESET),
+ * querying after each step.
  */
 static void check_qp_walk(struct ibv_pd *pd, struct ibv_cq *cq,
 			  enum ibv_qp_type type, const union ibv_gid *gid,
@@ -534,6 +647,8 @@ static void check_qp_walk(struct ibv_pd *pd, struct ibv_cq *cq,
 		goto out;
 	}
 	query_bad(qp, type, IBV_QPS_RTS, gid, gid_index, bad, sizeof(bad));
+	if (type != IBV_QPT_UC)
+		check_qp_sqd(qp, type, gid, gid_index);
 	if (type == IBV_QPT_RC) {
 		memset(&a, 0, sizeof(a));
 		err = to_state(qp, &a, 0, IBV_QPS_ERR);
@@ -1061,6 +1176,54 @@ static void check_slab_selftest(void)
  * rdma restrack's counts and this process's pinned memory end where they
  * started (and the counters do move while an object exists).
  */
+/*
+ * LEAK_CYCLES PD alloc/free cycles. The device's PD count is not among the
+ * hw_counters, so rdma resource show's pd count is compared: one more with
+ * a PD held, the same afterwards.
+ */
+static void check_leak_pd(const char *dev, struct ibv_context *ctx)
+{
+	const char *name = "verbs-leak-pd-x1000";
+	struct counts before, during, after;
+	struct ibv_pd *pd;
+	int i, err;
+
+	get_counts(dev, &before);
+	if (before.rd_pd < 0) {
+		fail(name, "rdma resource show: no pd count for %s", dev);
+		return;
+	}
+	for (i = 0; i < LEAK_CYCLES; i++) {
+		pd = ibv_alloc_pd(ctx);
+		if (!pd) {
+			fail(name, "cycle %d: ibv_alloc_pd: %s", i,
+			     strerror(errno));
+			return;
+		}
+		if (!i) {
+			get_counts(dev, &during);
+			if (during.rd_pd != before.rd_pd + 1) {
+				fail(name, "pd count %ld -> %ld with one PD held",
+				     before.rd_pd, during.rd_pd);
+				ibv_dealloc_pd(pd);
+				return;
+			}
+		}
+		err = ibv_dealloc_pd(pd);
+		if (err) {
+			fail(name, "cycle %d: ibv_dealloc_pd: %s", i,
+			     strerror(err));
+			return;
+		}
+	}
+	get_counts(dev, &after);
+	if (after.rd_pd != before.rd_pd)
+		fail(name, "pd count %ld -> %ld after %d cycles", before.rd_pd,
+		     after.rd_pd, LEAK_CYCLES);
+	else
+		ok(name);
+}
+
 static void check_leaks(const char *dev, struct ibv_context *ctx,
 			struct ibv_pd *pd)
 {
@@ -1228,6 +1391,7 @@ static void check_objects(struct ibv_device *dev, struct ibv_context *ctx,
 		gid_index = find_gid(ctx, &gid);
 
 	check_cq(ctx);
+	check_cq_resize_notify(ctx);
 	pd = ibv_alloc_pd(ctx);
 	cq = ibv_create_cq(ctx, CQ_SIZE, NULL, NULL, 0);
 	if (!pd || !cq) {
@@ -1257,6 +1421,7 @@ static void check_objects(struct ibv_device *dev, struct ibv_context *ctx,
 	check_errors(dev, ctx, pd, cq);
 	t0 = now_ms();
 	check_leaks(name, ctx, pd);
+	check_leak_pd(name, ctx);
 	printf("info: object checks %ld ms, of which leak loops %ld ms\n",
 	       now_ms() - start, now_ms() - t0);
 	ibv_destroy_cq(cq);

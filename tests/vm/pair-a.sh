@@ -9,7 +9,7 @@
 # kite_hw.h, port state, link layer, GID), the C test kite-verbs.c and the
 # raw uverbs bad-udata test kite-uverbs-fuzz.c.
 . /kite/lib.sh
-plan 93
+plan 98
 
 ME=198.18.0.1
 PEER=198.18.0.2
@@ -125,11 +125,12 @@ if grep -Eq "GID\[ *[0-9]+\]:[[:space:]]+::ffff:$ME, RoCE v2\$" /tmp/devinfo; th
 	fail ibv-devinfo-gid "no '::ffff:$ME, RoCE v2' GID: $(grep 'GID\[' /tmp/devinfo)"
 fi
 # The C test (tests/vm/kite-verbs.c): device, port, GID, doorbell mapping,
-# 100 PDs, CQ/QP/MR create and destroy, QP state walks (RC/UC/UD) and
-# illegal transitions, MRs of 4 KiB, 2 MiB, 256 MiB and 1 GiB, error paths and
-# their errno, leak loops (1,000 CQ/QP/MR cycles, 200 256 MiB MRs; device
-# counts, restrack, pinned pages and kmalloc slab objects), context
-# open/close cycles.
+# 100 PDs, CQ/QP/MR create and destroy, CQ resize and arming, QP state
+# walks (RC/UC/UD; RC and UD also through SQD and back) and illegal
+# transitions, MRs of 4 KiB, 2 MiB, 256 MiB and 1 GiB, error paths and
+# their errno, leak loops (1,000 CQ/QP/MR cycles, 1,000 PD cycles, 200
+# 256 MiB MRs; device counts, restrack, pinned pages and kmalloc slab
+# objects), context open/close cycles.
 # It prints its own ok/FAIL lines; count its failures here, and its crash.
 out=$(kite-verbs basic $IBDEV ::ffff:$ME 2>&1)
 rc=$?

@@ -87,6 +87,18 @@ struct kite_create_cq_resp {
 	__u32 reserved_60;
 };
 
+/*
+ * Request of RESIZE_CQ (required for user CQs): the new ring, laid out
+ * and sized as for CREATE_CQ. The old ring stays in use until the verb
+ * succeeds; the provider frees it afterwards.
+ */
+struct kite_resize_cq_req {
+	__u32 comp_mask;	/* zero */
+	__u32 reserved_20;
+	__aligned_u64 buf_va;	/* new CQ ring */
+	__aligned_u64 buf_len;	/* bytes allocated at buf_va */
+};
+
 /* Request of CREATE_QP (required for user QPs). */
 struct kite_create_qp_req {
 	__u32 comp_mask;	/* zero */

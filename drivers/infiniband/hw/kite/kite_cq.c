@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Kite completion queues: creation and destruction from user space (ring
- * in pinned user memory) and from the kernel (coherent ring). Polling and
- * arming come with the data path.
+ * in pinned user memory) and from the kernel (coherent ring); arming of
+ * kernel CQs through the CQ doorbell; resizing to a new ring. Polling comes
+ * with the data path.
  *
  * Copyright (c) 2026 The Kite authors
  */
@@ -14,6 +15,7 @@
 
 static_assert(sizeof(struct kite_create_cq_req) == 24);
 static_assert(sizeof(struct kite_create_cq_resp) == 16);
+static_assert(sizeof(struct kite_resize_cq_req) == 24);
 
 /**
  * kite_cq_depth() - ring entries for a request of @cqe completions
@@ -138,5 +140,131 @@ int kite_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	if (err && !kite_admin_is_dead(&kdev->admin))
 		return err;
 	kite_ring_free(kdev, &cq->ring);
+	return 0;
+}
+
+static int kite_cmd_modify_cq(struct kite_dev *kdev, struct kite_cq *cq,
+			      const struct kite_ring *ring, u8 log_depth)
+{
+	struct kite_aq_cmd cmd;
+
+	kite_enc_hdr(&cmd, KITE_CMD_MODIFY_CQ, cq->uctx);
+	cmd.modify_cq.cqn = cpu_to_le32(cq->cqn);
+	cmd.modify_cq.ring = ring->pbl.desc;
+	cmd.modify_cq.log_depth = log_depth;
+	return kite_admin_exec(&kdev->admin, &cmd, NULL, 0, NULL);
+}
+
+/**
+ * kite_resize_cq() - move a CQ to a new ring of another depth
+ * @ibcq: CQ
+ * @cqe: entries asked for; rounded as for create
+ * @udata: user CQ: struct kite_resize_cq_req naming the new ring
+ *
+ * The new ring (coherent for kernel CQs, pinned user memory for user CQs)
+ * is handed to the device with MODIFY_CQ; the old one is freed only once
+ * the device has accepted the new one. The device keeps the arm and
+ * refuses a depth that cannot hold the CQEs not yet consumed (-EINVAL).
+ *
+ * Return: 0 or a negative errno.
+ */
+int kite_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+{
+	struct kite_dev *kdev = to_kdev(ibcq->device);
+	struct kite_resize_cq_req req = {};
+	struct kite_cq *cq = to_kcq(ibcq);
+	struct kite_ring ring = {};
+	size_t bytes;
+	u32 depth;
+	int err;
+
+	if (cqe <= 0 || cqe > kdev->caps.max_cqe)
+		return -EINVAL;
+	depth = kite_cq_depth(cqe);
+	if (depth > kdev->caps.max_cqe)
+		return -EINVAL;
+	bytes = (size_t)depth * sizeof(struct kite_cqe);
+
+	if (udata) {
+		err = kite_udata_get_req(udata, &req, sizeof(req));
+		if (err)
+			return err;
+		if (req.comp_mask || req.reserved_20)
+			return -EINVAL;
+		err = kite_ring_get_user(kdev, &ring, req.buf_va, req.buf_len,
+					 bytes);
+	} else {
+		err = kite_ring_alloc_kernel(kdev, &ring, bytes);
+	}
+	if (err)
+		return err;
+
+	err = kite_cmd_modify_cq(kdev, cq, &ring, ilog2(depth));
+	if (err) {
+		kite_ring_free(kdev, &ring);
+		return err;
+	}
+	kite_ring_free(kdev, &cq->ring);
+	cq->ring = ring;
+	cq->log_depth = ilog2(depth);
+	cq->ci = 0;
+	ibcq->cqe = depth;
+	return 0;
+}
+
+/**
+ * kite_cmd_query_cq() - QUERY_CQ
+ * @kdev: device
+ * @cq: CQ
+ * @out: the device's answer, indexed by KITE_CQ_QUERY_*
+ *
+ * Return: 0 or a negative errno.
+ */
+int kite_cmd_query_cq(struct kite_dev *kdev, struct kite_cq *cq,
+		      u32 out[KITE_CQ_QUERY_PI + 1])
+{
+	struct kite_aq_cqe cqe;
+	struct kite_aq_cmd cmd;
+	int err;
+	int i;
+
+	kite_enc_hdr(&cmd, KITE_CMD_QUERY_CQ, cq->uctx);
+	cmd.query_obj.handle = cpu_to_le32(cq->cqn);
+	err = kite_admin_exec(&kdev->admin, &cmd, NULL, 0, &cqe);
+	if (err)
+		return err;
+	for (i = 0; i <= KITE_CQ_QUERY_PI; i++)
+		out[i] = le32_to_cpu(cqe.out[i]);
+	return 0;
+}
+
+/**
+ * kite_req_notify_cq() - arm a kernel CQ
+ * @ibcq: CQ (kernel CQs only: user CQs ring their doorbell themselves)
+ * @flags: IB_CQ_SOLICITED or IB_CQ_NEXT_COMP, optionally
+ *	   IB_CQ_REPORT_MISSED_EVENTS
+ *
+ * Writes the CQ doorbell on doorbell page 0 with the driver's consumer
+ * index and ARM_SOLICITED or ARM_NEXT. The device posts the completion
+ * event at once when CQEs beyond that index exist.
+ *
+ * IB_CQ_REPORT_MISSED_EVENTS: the driver consumes no CQEs yet (there is
+ * no poll_cq before the data path), so no completion can be pending
+ * between the consumer index and the device's producer index that the
+ * caller would miss; the function always returns 0.
+ *
+ * Return: 0.
+ */
+int kite_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
+{
+	struct kite_dev *kdev = to_kdev(ibcq->device);
+	struct kite_cq *cq = to_kcq(ibcq);
+	u8 arm;
+
+	if ((flags & IB_CQ_SOLICITED_MASK) == IB_CQ_SOLICITED)
+		arm = KITE_DB_CQ_ARM_SOLICITED;
+	else
+		arm = KITE_DB_CQ_ARM_NEXT;
+	writeq(kite_db_make(cq->cqn, arm, cq->ci), kdev->db + KITE_DB_CQ);
 	return 0;
 }

@@ -235,6 +235,8 @@ static const struct ib_device_ops kite_dev_ops = {
 	.query_port = kite_query_port,
 	.query_qp = kite_query_qp,
 	.reg_user_mr = kite_reg_user_mr,
+	.req_notify_cq = kite_req_notify_cq,
+	.resize_cq = kite_resize_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_cq, kite_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, kite_pd, ibpd),

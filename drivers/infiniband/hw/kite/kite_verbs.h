@@ -76,6 +76,7 @@ struct kite_cq {
 	struct kite_ring ring;
 	u32 cqn;
 	u32 uctx;
+	u32 ci;
 	u8 log_depth;
 };
 
@@ -178,6 +179,10 @@ int kite_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		   struct ib_udata *udata);
 int kite_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 u32 kite_cq_depth(u32 cqe);
+int kite_cmd_query_cq(struct kite_dev *kdev, struct kite_cq *cq,
+		      u32 out[KITE_CQ_QUERY_PI + 1]);
+int kite_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
+int kite_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 
 /* kite_qp.c */
 int kite_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,

@@ -423,9 +423,79 @@ static void kite_test_verbs_strides(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kite_cq_depth(64), 64);
 }
 
+/* req_notify_cq writes the CQ doorbell; the device reports the CQ armed. */
+static void kite_test_verbs_cq_notify(struct kunit *test)
+{
+	struct kite_dev *kdev = kite_vtest_get(test);
+	u32 out[KITE_CQ_QUERY_PI + 1];
+	struct ib_cq *cq;
+
+	cq = kite_vtest_cq(kdev, KITE_TEST_CQE, 0, 0);
+	KUNIT_EXPECT_FALSE(test, IS_ERR(cq));
+	if (IS_ERR(cq))
+		goto out;
+
+	KUNIT_EXPECT_EQ(test, kite_cmd_query_cq(kdev, to_kcq(cq), out), 0);
+	KUNIT_EXPECT_EQ(test, out[KITE_CQ_QUERY_FLAGS] & KITE_CQ_FLAG_ARMED, 0);
+	KUNIT_EXPECT_EQ(test, out[KITE_CQ_QUERY_LOG_DEPTH], 7);
+
+	KUNIT_EXPECT_EQ(test, ib_req_notify_cq(cq, IB_CQ_SOLICITED), 0);
+	KUNIT_EXPECT_EQ(test, kite_cmd_query_cq(kdev, to_kcq(cq), out), 0);
+	KUNIT_EXPECT_EQ(test, out[KITE_CQ_QUERY_FLAGS] & KITE_CQ_FLAG_ARMED,
+			KITE_CQ_FLAG_ARMED);
+
+	KUNIT_EXPECT_EQ(test, ib_req_notify_cq(cq, IB_CQ_NEXT_COMP |
+					       IB_CQ_REPORT_MISSED_EVENTS), 0);
+	KUNIT_EXPECT_EQ(test, kite_cmd_query_cq(kdev, to_kcq(cq), out), 0);
+	KUNIT_EXPECT_EQ(test, out[KITE_CQ_QUERY_FLAGS] & KITE_CQ_FLAG_ARMED,
+			KITE_CQ_FLAG_ARMED);
+
+	KUNIT_EXPECT_EQ(test, ib_destroy_cq_user(cq, NULL), 0);
+out:
+	kite_dev_put(kdev);
+}
+
+/* resize_cq up and down: the device reports the new depth, arm kept. */
+static void kite_test_verbs_cq_resize(struct kunit *test)
+{
+	struct kite_dev *kdev = kite_vtest_get(test);
+	u32 out[KITE_CQ_QUERY_PI + 1];
+	struct ib_cq *cq;
+
+	cq = kite_vtest_cq(kdev, KITE_TEST_CQE, 0, 0);
+	KUNIT_EXPECT_FALSE(test, IS_ERR(cq));
+	if (IS_ERR(cq))
+		goto out;
+
+	KUNIT_EXPECT_EQ(test, ib_req_notify_cq(cq, IB_CQ_NEXT_COMP), 0);
+	KUNIT_EXPECT_EQ(test, ib_resize_cq(cq, 300), 0);
+	KUNIT_EXPECT_EQ(test, cq->cqe, 512);
+	KUNIT_EXPECT_EQ(test, kite_cmd_query_cq(kdev, to_kcq(cq), out), 0);
+	KUNIT_EXPECT_EQ(test, out[KITE_CQ_QUERY_LOG_DEPTH], 9);
+	KUNIT_EXPECT_EQ(test, out[KITE_CQ_QUERY_FLAGS] & KITE_CQ_FLAG_ARMED,
+			KITE_CQ_FLAG_ARMED);
+
+	KUNIT_EXPECT_EQ(test, ib_resize_cq(cq, 5), 0);
+	KUNIT_EXPECT_EQ(test, cq->cqe, 8);
+	KUNIT_EXPECT_EQ(test, kite_cmd_query_cq(kdev, to_kcq(cq), out), 0);
+	KUNIT_EXPECT_EQ(test, out[KITE_CQ_QUERY_LOG_DEPTH], 3);
+
+	KUNIT_EXPECT_EQ(test, ib_resize_cq(cq, kdev->caps.max_cqe + 1),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, cq->cqe, 8);
+	KUNIT_EXPECT_EQ(test, kite_cmd_query_cq(kdev, to_kcq(cq), out), 0);
+	KUNIT_EXPECT_EQ(test, out[KITE_CQ_QUERY_LOG_DEPTH], 3);
+
+	KUNIT_EXPECT_EQ(test, ib_destroy_cq_user(cq, NULL), 0);
+out:
+	kite_dev_put(kdev);
+}
+
 static struct kunit_case kite_verbs_cases[] = {
 	KUNIT_CASE(kite_test_verbs_strides),
 	KUNIT_CASE(kite_test_verbs_cq),
+	KUNIT_CASE(kite_test_verbs_cq_notify),
+	KUNIT_CASE(kite_test_verbs_cq_resize),
 	KUNIT_CASE(kite_test_verbs_dma_mr),
 	KUNIT_CASE(kite_test_verbs_qp_ud),
 	KUNIT_CASE(kite_test_verbs_qp_rc),
