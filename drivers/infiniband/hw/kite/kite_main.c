@@ -77,7 +77,7 @@ void kite_async_event(struct kite_dev *kdev, const struct kite_eqe *eqe)
 		kite_dev_fatal(kdev, data);
 		break;
 	default:
-		/* QP/CQ events need QP/CQ objects (issue 3). */
+		/* QP/CQ errors are raised by the data path (issue 4). */
 		dev_warn_ratelimited(&kdev->pdev->dev,
 				     "unhandled async event %u data 0x%x\n",
 				     eqe->type, data);
