@@ -117,4 +117,22 @@ static void test_layout_##type(void **state)				\
 #define LAYOUT_TEST(type, exp_size, exp_align, ...) \
 	LAYOUT_TEST_X(type, exp_size, exp_align, true, __VA_ARGS__)
 
+/* Fail for every structure of @header (names in @in_header) not in @tested. */
+static inline void check_all_listed(const char *header,
+				    const char *const *in_header, size_t n_in,
+				    const char *const *tested, size_t n_tested)
+{
+	size_t i, j;
+
+	assert_true(n_in >= 1);
+	for (i = 0; i < n_in; i++) {
+		for (j = 0; j < n_tested; j++)
+			if (!strcmp(in_header[i], tested[j]))
+				break;
+		if (j == n_tested)
+			fail_msg("struct %s in %s has no layout test",
+				 in_header[i], header);
+	}
+}
+
 #endif /* KITE_TEST_LAYOUT_H */
