@@ -54,7 +54,7 @@
 
 /* ABI version: major changes break the driver, minor ones only add. */
 #define KITE_ABI_MAJOR			1
-#define KITE_ABI_MINOR			0
+#define KITE_ABI_MINOR			1	/* 1: data path, QUERY_QP_STATS */
 #define KITE_ABI_VERSION(maj, min)	(((maj) << 16) | (min))
 #define KITE_ABI_VER_MAJOR(v)		((v) >> 16)
 #define KITE_ABI_VER_MINOR(v)		((v) & 0xffff)
@@ -235,6 +235,7 @@ enum kite_aq_opcode {
 	KITE_CMD_MODIFY_QP = 0x19,
 	KITE_CMD_QUERY_QP = 0x1a,
 	KITE_CMD_DESTROY_QP = 0x1b,
+	KITE_CMD_QUERY_QP_STATS = 0x1c,	/* handle = qpn; out: kite_qp_stats */
 	KITE_CMD_REG_MR = 0x20,
 	KITE_CMD_DEREG_MR = 0x21,
 	KITE_CMD_ADD_GID = 0x28,
@@ -603,15 +604,45 @@ struct kite_stats {
 	__le64 eth_rx_bytes;
 	__le64 eth_rx_dropped;	/* RX off, oversize or unwritable buffer */
 	__le64 eth_tx_errors;
-	/* RoCEv2 engine (filled from issue 4 on). */
+	/* RoCEv2 engine (ABI 1.1 adds the rest after db_rejected). */
 	__le64 roce_tx_packets;
 	__le64 roce_rx_packets;
-	__le64 roce_retransmits;
-	__le64 roce_icrc_errors;
+	__le64 roce_retransmits;	/* packets sent again */
+	__le64 roce_icrc_errors;	/* frames dropped: bad ICRC */
 	/* Device health. */
 	__le64 eq_events_dropped;	/* event lost: EQ full */
 	__le64 db_rejected;		/* doorbell for a foreign/unknown object */
+	/* RoCEv2 engine, continued. */
+	__le64 roce_tx_bytes;		/* RoCEv2 frames, Ethernet header on */
+	__le64 roce_rx_bytes;
+	__le64 roce_naks_sent;		/* PSN sequence, access, invalid req */
+	__le64 roce_naks_rcvd;
+	__le64 roce_rnr_naks_sent;
+	__le64 roce_rnr_naks_rcvd;
+	__le64 roce_dup_requests;	/* duplicate request packets received */
+	__le64 roce_rx_dropped;		/* malformed, unknown QP, bad state */
+	__le64 roce_timeouts;		/* retransmit timer expiries */
+	__le64 wire_dropped;		/* fault injection: frames dropped */
 	__le64 reserved2[4];
+};
+
+/*
+ * QUERY_QP_STATS (handle = qpn) writes struct kite_qp_stats to its out
+ * buffer; out[0] = bytes written. Counters start at 0 when the QP is created.
+ */
+struct kite_qp_stats {
+	__le64 tx_packets;
+	__le64 tx_bytes;
+	__le64 rx_packets;
+	__le64 rx_bytes;
+	__le64 retransmits;
+	__le64 timeouts;
+	__le64 naks_sent;
+	__le64 naks_rcvd;
+	__le64 rnr_naks_sent;
+	__le64 rnr_naks_rcvd;
+	__le64 dup_requests;
+	__le64 reserved[5];
 };
 
 /* ------------------------------------------------------------------ */
@@ -842,7 +873,8 @@ KITE_ASSERT_SIZE(kite_cmd_modify_qp, 80);
 KITE_ASSERT_SIZE(kite_cmd_reg_mr, 48);
 KITE_ASSERT_SIZE(kite_device_attr, 128);
 KITE_ASSERT_SIZE(kite_port_attr, 36);
-KITE_ASSERT_SIZE(kite_stats, 160);
+KITE_ASSERT_SIZE(kite_stats, 240);
+KITE_ASSERT_SIZE(kite_qp_stats, 128);
 KITE_ASSERT_SIZE(kite_eqe, 16);
 KITE_ASSERT_SIZE(kite_eth_desc, 16);
 KITE_ASSERT_SIZE(kite_sq_wqe_hdr, 16);

@@ -232,7 +232,7 @@ LAYOUT_TEST(kite_port_attr, 36, 4,
 	FLD(gid_tbl_len, 16, 4),
 	FLD(reserved2, 20, 16))
 
-LAYOUT_TEST(kite_stats, 160, 8,
+LAYOUT_TEST(kite_stats, 240, 8,
 	FLD(num_uctx, 0, 4),
 	FLD(num_pd, 4, 4),
 	FLD(num_cq, 8, 4),
@@ -253,7 +253,31 @@ LAYOUT_TEST(kite_stats, 160, 8,
 	FLD(roce_icrc_errors, 104, 8),
 	FLD(eq_events_dropped, 112, 8),
 	FLD(db_rejected, 120, 8),
-	FLD(reserved2, 128, 32))
+	FLD(roce_tx_bytes, 128, 8),
+	FLD(roce_rx_bytes, 136, 8),
+	FLD(roce_naks_sent, 144, 8),
+	FLD(roce_naks_rcvd, 152, 8),
+	FLD(roce_rnr_naks_sent, 160, 8),
+	FLD(roce_rnr_naks_rcvd, 168, 8),
+	FLD(roce_dup_requests, 176, 8),
+	FLD(roce_rx_dropped, 184, 8),
+	FLD(roce_timeouts, 192, 8),
+	FLD(wire_dropped, 200, 8),
+	FLD(reserved2, 208, 32))
+
+LAYOUT_TEST(kite_qp_stats, 128, 8,
+	FLD(tx_packets, 0, 8),
+	FLD(tx_bytes, 8, 8),
+	FLD(rx_packets, 16, 8),
+	FLD(rx_bytes, 24, 8),
+	FLD(retransmits, 32, 8),
+	FLD(timeouts, 40, 8),
+	FLD(naks_sent, 48, 8),
+	FLD(naks_rcvd, 56, 8),
+	FLD(rnr_naks_sent, 64, 8),
+	FLD(rnr_naks_rcvd, 72, 8),
+	FLD(dup_requests, 80, 8),
+	FLD(reserved, 88, 40))
 
 /* Event queues and Ethernet rings. */
 LAYOUT_TEST(kite_eqe, 16, 4,
@@ -377,6 +401,7 @@ static void test_layout_published_sizes(void **state)
 	X(kite_device_attr)\
 	X(kite_port_attr)\
 	X(kite_stats)\
+	X(kite_qp_stats)\
 	X(kite_eqe)\
 	X(kite_eth_desc)\
 	X(kite_sq_wqe_hdr)\

@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Kite RoCEv2 transport engine: the interface between the engine and its
+ * host (the QEMU device glue, or a host test harness).
+ *
+ * The engine is plain C99 with no QEMU dependency. It owns the transport
+ * state of every QP (PSNs, retransmission, responder resources) and turns
+ * SQ WQEs into RoCEv2 frames and received frames into memory writes,
+ * responses and completions. Everything outside the transport goes through
+ * struct kite_roce_ops: memory access through MR keys, WQE fetch, CQE
+ * posting, async events, frame transmission, time and per-QP timers.
+ *
+ * Threading: none. The host calls every entry point from one thread (QEMU:
+ * with the BQL held) and never re-enters the engine from inside a callback;
+ * callbacks may not call back into the engine (use ops->kick to ask for a
+ * later kite_roce_run()).
+ *
+ * Copyright (c) 2026 The Kite authors
+ */
+#ifndef KITE_ROCE_H
+#define KITE_ROCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kite/kite_hw.h"
+
+typedef struct KiteRoce KiteRoce;       /* one per port */
+typedef struct KiteRoceQp KiteRoceQp;   /* transport state of one QP */
+
+#define KITE_ROCE_TIMER_OFF     UINT64_MAX
+/* qp_event() type for a device-initiated state change. */
+#define KITE_ROCE_EVT_STATE     0xff
+
+struct kite_roce_ops {
+    /*
+     * Copy @len bytes between @buf and the memory that MR @key maps at
+     * @va, checking in this order: the key exists, belongs to PD @pdn,
+     * covers [va, va + len), and grants every KITE_ACCESS_* bit in @access
+     * (0 for a plain local read). @write: buf -> memory. Returns
+     * KITE_CQE_SUCCESS, KITE_CQE_LOC_PROT_ERR (key, PD, bounds),
+     * KITE_CQE_LOC_ACCESS_ERR (access bits) or KITE_CQE_GENERAL_ERR (the
+     * memory could not be accessed). @len 0 only checks the key and PD.
+     * Nothing is written unless the whole check passes.
+     */
+    uint8_t (*mem_rw)(void *opaque, uint32_t pdn, uint32_t key,
+                      uint32_t access, uint64_t va, void *buf, uint32_t len,
+                      bool write);
+    /*
+     * Read @len bytes (the stride) of WQE slot @slot of the SQ (@rq false)
+     * or RQ of QP @qpn. false: the ring cannot be read (the engine moves
+     * the QP to ERR and reports KITE_EVT_QP_FATAL).
+     */
+    bool (*wqe_read)(void *opaque, uint32_t qpn, bool rq, uint32_t slot,
+                     void *buf, uint32_t len);
+    /*
+     * Write @cqe (host order fields in little-endian ABI layout, flags
+     * without the phase bit) to CQ @cqn. The host owns the ring, phase,
+     * arming, completion events and overflow. false: the CQ is in error or
+     * overflowed (the engine moves the QP to ERR, KITE_EVT_QP_FATAL).
+     */
+    bool (*cq_post)(void *opaque, uint32_t cqn, const struct kite_cqe *cqe);
+    /*
+     * Async event @type (KITE_EVT_QP_FATAL, _REQ_ERR, _ACCESS_ERR,
+     * _COMM_EST) for QP @qpn. A device-initiated state change (ERR, SQE)
+     * is reported here with @type = KITE_ROCE_EVT_STATE before any event
+     * or completion it causes, so the host can update what QUERY_QP
+     * returns from kite_roce_qp_state().
+     */
+    void (*qp_event)(void *opaque, uint32_t qpn, uint8_t type);
+    /* Send one complete Ethernet frame (the host may loop it back). */
+    void (*transmit)(void *opaque, const uint8_t *frame, size_t len);
+    /* Monotonic time in nanoseconds (QEMU: QEMU_CLOCK_VIRTUAL). */
+    uint64_t (*now_ns)(void *opaque);
+    /*
+     * Arm QP @qpn's one timer to fire at @deadline_ns (replacing any earlier
+     * deadline), or cancel it with KITE_ROCE_TIMER_OFF. When it fires the
+     * host calls kite_roce_qp_timer().
+     */
+    void (*timer_mod)(void *opaque, uint32_t qpn, uint64_t deadline_ns);
+    /* The engine has send work: call kite_roce_run() soon (not re-entrant). */
+    void (*kick)(void *opaque);
+    /* The QP with number @qpn, or NULL (received packets, loopback). */
+    KiteRoceQp *(*qp_lookup)(void *opaque, uint32_t qpn);
+    /*
+     * true when @gid (16 bytes, IPv4-mapped for IPv4) is one of this port's
+     * GIDs: a RoCEv2 frame to any other IP address is not for the engine.
+     */
+    bool (*gid_is_local)(void *opaque, const uint8_t *gid);
+};
+
+/* Fixed at CREATE_QP. */
+struct kite_roce_qp_cfg {
+    uint32_t qpn;
+    uint8_t type;               /* enum kite_qp_type */
+    bool sig_all;               /* KITE_QP_FLAG_SIG_ALL */
+    uint32_t pdn;
+    uint32_t send_cqn;
+    uint32_t recv_cqn;
+    uint8_t sq_log_depth, sq_log_stride;
+    uint8_t rq_log_depth, rq_log_stride;
+};
+
+/* The resolved path of an RC/UC QP (or of one UD send), host order. */
+struct kite_roce_path {
+    uint8_t smac[6];            /* the port's MAC */
+    uint8_t dmac[6];
+    uint8_t sgid[16];           /* from the GID table; v4-mapped for IPv4 */
+    uint8_t dgid[16];
+    bool ipv6;
+    uint8_t hop_limit;
+    uint8_t traffic_class;
+    uint32_t flow_label;        /* 20 bits */
+};
+
+/*
+ * Attributes of MODIFY_QP in host order. The host has already checked the
+ * transition and the values (kite_qp.c); the engine applies the fields
+ * whose KITE_QP_ATTR_* bit is in @mask and the state change's effects.
+ */
+struct kite_roce_qp_attr {
+    uint8_t state;              /* enum kite_qp_state */
+    uint8_t path_mtu;           /* enum kite_mtu */
+    uint8_t timeout;            /* 4.096 us << timeout; 0 = no timer */
+    uint8_t retry_cnt;          /* 0..7 */
+    uint8_t rnr_retry;          /* 0..7, 7 = infinite */
+    uint8_t min_rnr_timer;      /* code put in our RNR NAKs */
+    uint8_t max_rd_atomic;      /* READ/atomic WQEs in flight */
+    uint8_t max_dest_rd_atomic; /* responder resources */
+    uint32_t access;            /* KITE_ACCESS_REMOTE_* the QP accepts */
+    uint32_t qkey;
+    uint32_t sq_psn;
+    uint32_t rq_psn;
+    uint32_t dest_qpn;
+    struct kite_roce_path path; /* with KITE_QP_ATTR_AV */
+};
+
+/* Counters, per port and per QP (the QP set leaves icrc_errors etc. 0). */
+struct kite_roce_counters {
+    uint64_t tx_packets, tx_bytes;
+    uint64_t rx_packets, rx_bytes;
+    uint64_t retransmits;       /* packets sent again */
+    uint64_t timeouts;          /* retransmit timer expiries */
+    uint64_t naks_sent, naks_rcvd;          /* NAKs other than RNR */
+    uint64_t rnr_naks_sent, rnr_naks_rcvd;
+    uint64_t dup_requests;      /* duplicate request packets received */
+    uint64_t icrc_errors;       /* port only */
+    uint64_t rx_dropped;        /* port only: malformed, unknown QP, state */
+};
+
+/* Engine lifetime. The port starts with no MAC and MTU 1024 (path). */
+KiteRoce *kite_roce_new(const struct kite_roce_ops *ops, void *opaque);
+void kite_roce_free(KiteRoce *e);
+/* The port's MAC and Ethernet MTU (SET_PORT, reset). */
+void kite_roce_set_port(KiteRoce *e, const uint8_t *mac, uint32_t eth_mtu);
+
+/* QP lifetime: created in RESET. */
+KiteRoceQp *kite_roce_qp_create(KiteRoce *e,
+                                const struct kite_roce_qp_cfg *cfg);
+/* Drops all state and cancels the timer; writes no completions. */
+void kite_roce_qp_destroy(KiteRoceQp *qp);
+void kite_roce_qp_modify(KiteRoceQp *qp, const struct kite_roce_qp_attr *a,
+                         uint32_t mask);
+/* The QP's state now, including device-initiated ERR/SQE. */
+uint8_t kite_roce_qp_state(const KiteRoceQp *qp);
+/* The QP's PSNs now (for QUERY_QP). */
+uint32_t kite_roce_qp_sq_psn(const KiteRoceQp *qp);
+uint32_t kite_roce_qp_rq_psn(const KiteRoceQp *qp);
+const struct kite_roce_counters *kite_roce_qp_counters(const KiteRoceQp *qp);
+const struct kite_roce_counters *kite_roce_counters(const KiteRoce *e);
+
+/*
+ * Doorbells: @pi is the new free-running producer index. A value more than
+ * the depth ahead of the engine's consumer index moves the QP to ERR with
+ * KITE_EVT_QP_FATAL. Send work is done in kite_roce_run().
+ */
+void kite_roce_sq_doorbell(KiteRoceQp *qp, uint32_t pi);
+void kite_roce_rq_doorbell(KiteRoceQp *qp, uint32_t pi);
+
+/*
+ * Do pending send work (new WQEs, retransmissions, responses) for at most
+ * @budget packets. Returns true when work remains (call again later).
+ */
+bool kite_roce_run(KiteRoce *e, unsigned budget);
+
+/*
+ * A frame arrived on the port. Returns false when it is not a RoCEv2
+ * frame for this port (not IPv4/IPv6 UDP to port 4791, or to an address
+ * that gid_is_local() rejects): the host gives it to the Ethernet RX ring.
+ * Returns true when the engine consumed it (including dropping it as
+ * malformed, with a bad ICRC or for an unknown QP; counted).
+ */
+bool kite_roce_rx(KiteRoce *e, const uint8_t *frame, size_t len);
+
+/* QP @qp's timer fired. */
+void kite_roce_qp_timer(KiteRoceQp *qp);
+
+#endif
