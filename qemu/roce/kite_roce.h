@@ -88,6 +88,13 @@ struct kite_roce_ops {
      * GIDs: a RoCEv2 frame to any other IP address is not for the engine.
      */
     bool (*gid_is_local)(void *opaque, const uint8_t *gid);
+    /*
+     * Optional (NULL: UD sends complete with KITE_CQE_LOC_QP_OP_ERR). Copy
+     * entry @index of the port's GID table (16 bytes, IPv4-mapped for
+     * IPv4) to @gid; false when the entry is not valid. Used for the
+     * source GID of UD sends, whose address vector names sgid_index.
+     */
+    bool (*gid_get)(void *opaque, uint8_t index, uint8_t *gid);
 };
 
 /* Fixed at CREATE_QP. */

@@ -92,6 +92,13 @@ enum kite_bth_op {
 #define KITE_OPF_REQUEST        (1u << 18)  /* requester -> responder */
 #define KITE_OPF_FIRST          (1u << 19)  /* FIRST or ONLY */
 #define KITE_OPF_LAST           (1u << 20)  /* LAST or ONLY */
+/*
+ * Single-packet opcodes (READ_REQ, atomics, ACK, ATOMIC_ACK) are whole
+ * messages: they carry both FIRST and LAST.
+ */
+
+/* Not a BTH opcode the engine knows: kite_roce_seg_opcode()'s error value. */
+#define KITE_ROCE_OP_INVALID    0xff
 
 /* AETH syndromes. */
 #define KITE_AETH_ACK_UNLIMITED 0x1f        /* ACK, no credit count */
@@ -180,14 +187,27 @@ uint32_t kite_roce_op_ext_len(uint8_t op);
  * Build the frame for @p into @frame (@cap bytes): Ethernet, IPv4 (DF, no
  * options, valid checksum) or IPv6, UDP (checksum 0), BTH, the extended
  * headers of p->opcode, the payload, PadCnt zero bytes and the ICRC.
- * Returns the frame length, 0 when @cap is too small.
+ * Returns the frame length, 0 when @cap is too small, the opcode is
+ * unknown, or p->paylen is non-zero for an opcode without payload.
+ * p->payload is either outside @frame or exactly at
+ * @frame + kite_roce_payload_offset(@p), where it is used in place
+ * (the caller read the data straight into the frame: no copy).
  */
 size_t kite_roce_build(uint8_t *frame, size_t cap,
                        const struct kite_roce_pkt *p);
 
+/* Where kite_roce_build() puts the payload of @p in the frame. */
+size_t kite_roce_payload_offset(const struct kite_roce_pkt *p);
+
 /*
  * Parse and check @frame. KITE_ROCE_OK fills @p (payload/l3 point into
  * @frame). The UDP length, not the frame length, bounds the packet.
+ * Besides the checks its result names, MALFORMED also covers a bad IPv4
+ * header checksum and payload (or pad) on an opcode that carries none.
+ * NOT_ROCE leaves @p zeroed. MALFORMED and BAD_ICRC fill only the Ethernet,
+ * IP and UDP fields (dmac, smac, ipv6, GIDs, traffic_class, hop_limit,
+ * flow_label, ip_id, sport, dport, l3, l3_len; unverified) so the caller
+ * can tell whether the frame was addressed to it; the rest stays 0.
  */
 enum kite_roce_parse_result kite_roce_parse(const uint8_t *frame, size_t len,
                                             struct kite_roce_pkt *p);
@@ -226,7 +246,10 @@ static inline uint32_t kite_roce_npkts(uint64_t len, uint32_t mtu)
  * BTH opcode of packet @i (0-based) of @n of a message of kind @first_op
  * (KITE_OP_SEND_FIRST or KITE_OP_WRITE_FIRST or KITE_OP_READ_RESP_FIRST,
  * OR'ed with the transport), with immediate data when @imm: ONLY when
- * n == 1, else FIRST, MIDDLE..., LAST.
+ * n == 1, else FIRST, MIDDLE..., LAST. Any opcode of the kind is accepted
+ * as @first_op; @imm is ignored for read responses. KITE_ROCE_OP_INVALID
+ * when @i >= @n or the result is not a valid opcode (a UC read response,
+ * a multi-packet UD send).
  */
 uint8_t kite_roce_seg_opcode(uint8_t first_op, bool imm, uint32_t i,
                              uint32_t n);

@@ -1,0 +1,495 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Kite RoCEv2 transport engine: the completer. Handles ACKs, NAKs, READ
+ * responses and atomic ACKs on the requester side, completes SQ WQEs in
+ * order, and drives go-back-N retransmission (timeouts, sequence NAKs,
+ * implicit NAKs, RNR NAKs) with the retry counters.
+ *
+ * Copyright (c) 2026 The Kite authors
+ */
+#include "kite_roce_int.h"
+
+/* RNR NAK timer codes in microseconds (roce-facts.md section 2.3). */
+static const uint32_t kr_rnr_us[32] = {
+    655360, 10, 20, 30, 40, 60, 80, 120, 160, 240,
+    320, 480, 640, 960, 1280, 1920, 2560, 3840, 5120, 7680,
+    10240, 15360, 20480, 30720, 40960, 61440, 81920, 122880, 163840, 245760,
+    327680, 491520,
+};
+
+static bool kr_is_rd_atomic(uint8_t op)
+{
+    return op == KITE_WQE_READ || op == KITE_WQE_CMP_SWP ||
+           op == KITE_WQE_FETCH_ADD;
+}
+
+static void kr_timer_set(KiteRoceQp *qp, uint64_t deadline)
+{
+    KiteRoce *e = qp->e;
+
+    qp->timer_deadline = deadline;
+    e->ops->timer_mod(e->opaque, qp->cfg.qpn, deadline);
+}
+
+void kr_comp_arm_timer(KiteRoceQp *qp)
+{
+    KiteRoce *e = qp->e;
+
+    if (!qp->timeout) {
+        return;
+    }
+    kr_timer_set(qp, e->ops->now_ns(e->opaque) +
+                 (KR_TIMEOUT_BASE_NS << qp->timeout));
+}
+
+void kr_comp_cancel_timer(KiteRoceQp *qp)
+{
+    if (qp->timer_deadline != KITE_ROCE_TIMER_OFF) {
+        kr_timer_set(qp, KITE_ROCE_TIMER_OFF);
+    }
+}
+
+static KrSqSlot *kr_head(KiteRoceQp *qp)
+{
+    if (qp->sq_ci == qp->sq_pi) {
+        return NULL;
+    }
+    return &qp->sq[qp->sq_ci & (qp->sq_depth - 1)];
+}
+
+/* Keep the requester's position at or after the completer's. */
+static void kr_comp_fixup(KiteRoceQp *qp)
+{
+    if ((int32_t)(qp->req_idx - qp->sq_ci) <= 0) {
+        qp->req_idx = qp->sq_ci;
+        if (kite_psn_cmp(qp->sq_psn, qp->una_psn) < 0) {
+            qp->sq_psn = qp->una_psn;
+        }
+    }
+}
+
+/* Complete the head WQE with @status (CQE if signaled or an error). */
+void kr_comp_complete_head(KiteRoceQp *qp, uint8_t status)
+{
+    KrSqSlot *s = kr_head(qp);
+    bool signaled;
+
+    if (!s) {
+        return;
+    }
+    signaled = qp->cfg.sig_all || (s->flags & KITE_WQE_F_SIGNALED);
+    if (s->started) {
+        uint32_t end = (s->first_psn + s->npsn) & KITE_PSN_MASK;
+
+        if (kr_is_rd_atomic(s->opcode) && qp->rd_inflight) {
+            qp->rd_inflight--;
+        }
+        if (kite_psn_cmp(end, qp->una_psn) > 0) {
+            qp->una_psn = end;
+        }
+    }
+    if (status || signaled) {
+        kr_post_cqe(qp, false, qp->sq_ci, kr_cqe_opcode(s->opcode), status,
+                    s->len, NULL, 0);
+    }
+    memset(s, 0, sizeof(*s));
+    kr_sq_uncache(qp, qp->sq_ci, false);
+    qp->sq_ci++;
+    kr_comp_fixup(qp);
+}
+
+/* The head WQE fails with @status: the QP goes to ERR and flushes. */
+static void kr_comp_fail(KiteRoceQp *qp, uint8_t status)
+{
+    kr_qp_error(qp, KITE_ROCE_EVT_STATE);
+    kr_comp_complete_head(qp, status);
+    kr_flush(qp);
+}
+
+void kr_comp_req_error(KiteRoceQp *qp)
+{
+    KrSqSlot *s = kr_head(qp);
+
+    if (s) {
+        kr_comp_fail(qp, s->status ? s->status : KITE_CQE_GENERAL_ERR);
+    }
+}
+
+void kr_comp_uc_done(KiteRoceQp *qp)
+{
+    while (qp->sq_ci != qp->req_idx && qp->state != KITE_QPS_ERR) {
+        kr_comp_complete_head(qp, KITE_CQE_SUCCESS);
+    }
+}
+
+/* Go back to the oldest unacknowledged PSN and resend from there. */
+void kr_comp_rewind(KiteRoceQp *qp)
+{
+    qp->req_idx = qp->sq_ci;
+    qp->sq_psn = qp->una_psn;
+}
+
+/*
+ * A READ or atomic before the PSN a response acknowledges has had no
+ * response (an implicit NAK), or a READ response skipped a PSN: go back
+ * at once, but only once until the next progress (the timer covers a
+ * lost retry), so a stream of such responses cannot cause a storm of
+ * retransmissions.
+ */
+static void kr_comp_early_retry(KiteRoceQp *qp)
+{
+    if (!qp->gap_retried) {
+        qp->gap_retried = true;
+        kr_comp_rewind(qp);
+    }
+}
+
+static void kr_comp_progress(KiteRoceQp *qp)
+{
+    qp->retry_left = qp->retry_cnt;
+    qp->rnr_left = qp->rnr_retry;
+    qp->gap_retried = false;
+    if (qp->rnr_wait) {
+        return;
+    }
+    if (kite_psn_cmp(qp->una_psn, qp->hi_psn) < 0) {
+        kr_comp_arm_timer(qp);
+    } else {
+        kr_comp_cancel_timer(qp);
+    }
+}
+
+/*
+ * Acknowledge every PSN up to and including @psn: complete SEND/WRITE
+ * WQEs that end there. false: a READ or atomic at or before @psn has no
+ * response yet (an implicit NAK).
+ */
+static bool kr_comp_ack(KiteRoceQp *qp, uint32_t psn, bool *progress)
+{
+    KrSqSlot *s;
+
+    while ((s = kr_head(qp)) && s->started && qp->state != KITE_QPS_ERR) {
+        uint32_t last = (s->first_psn + s->npsn - 1) & KITE_PSN_MASK;
+
+        if (kr_is_rd_atomic(s->opcode)) {
+            return kite_psn_cmp(psn, s->first_psn) < 0;
+        }
+        if (kite_psn_cmp(psn, last) >= 0) {
+            kr_comp_complete_head(qp, KITE_CQE_SUCCESS);
+            *progress = true;
+            continue;
+        }
+        if (kite_psn_cmp(psn, qp->una_psn) >= 0) {
+            qp->una_psn = (psn + 1) & KITE_PSN_MASK;
+            *progress = true;
+        }
+        break;
+    }
+    return true;
+}
+
+static uint8_t kr_nak_status(uint8_t syn)
+{
+    switch (syn) {
+    case KITE_AETH_NAK_INV_REQ:
+        return KITE_CQE_REM_INV_REQ_ERR;
+    case KITE_AETH_NAK_REM_ACC:
+        return KITE_CQE_REM_ACCESS_ERR;
+    default:
+        return KITE_CQE_REM_OP_ERR;
+    }
+}
+
+static void kr_comp_aeth(KiteRoceQp *qp, const struct kite_roce_pkt *p,
+                         bool *progress)
+{
+    KiteRoce *e = qp->e;
+    uint8_t syn = p->aeth_syndrome;
+    uint32_t psn = p->psn;
+    KrSqSlot *s;
+
+    switch (KITE_AETH_TYPE(syn)) {
+    case KITE_AETH_TYPE_ACK:
+        if (kite_psn_cmp(psn, qp->una_psn) < 0) {
+            return;
+        }
+        if (!kr_comp_ack(qp, psn, progress)) {
+            kr_comp_early_retry(qp);
+        }
+        return;
+    case KITE_AETH_TYPE_RNR:
+        qp->cnt.rnr_naks_rcvd++;
+        e->cnt.rnr_naks_rcvd++;
+        if (kite_psn_cmp(psn, qp->una_psn) < 0) {
+            return;
+        }
+        if (psn != qp->una_psn &&
+            !kr_comp_ack(qp, (psn - 1) & KITE_PSN_MASK, progress)) {
+            kr_comp_early_retry(qp);
+            return;
+        }
+        s = kr_head(qp);
+        if (!s || !s->started || qp->state == KITE_QPS_ERR) {
+            return;
+        }
+        if (!qp->rnr_left) {
+            kr_comp_fail(qp, KITE_CQE_RNR_RETRY_EXC_ERR);
+            return;
+        }
+        if (qp->rnr_retry != 7) {
+            qp->rnr_left--;
+        }
+        *progress = false;
+        qp->rnr_wait = true;
+        kr_comp_rewind(qp);
+        kr_timer_set(qp, e->ops->now_ns(e->opaque) +
+                     (uint64_t)kr_rnr_us[syn & 0x1f] * 1000);
+        return;
+    case KITE_AETH_TYPE_NAK:
+        qp->cnt.naks_rcvd++;
+        e->cnt.naks_rcvd++;
+        if (kite_psn_cmp(psn, qp->una_psn) < 0) {
+            return;
+        }
+        if (psn != qp->una_psn &&
+            !kr_comp_ack(qp, (psn - 1) & KITE_PSN_MASK, progress)) {
+            kr_comp_early_retry(qp);
+            return;
+        }
+        if (qp->state == KITE_QPS_ERR) {
+            return;
+        }
+        if (syn == KITE_AETH_NAK_PSN_SEQ) {
+            if (!*progress) {
+                if (!qp->retry_left) {
+                    kr_comp_fail(qp, KITE_CQE_RETRY_EXC_ERR);
+                    return;
+                }
+                qp->retry_left--;
+            }
+            kr_comp_rewind(qp);
+            return;
+        }
+        s = kr_head(qp);
+        if (!s || !s->started) {
+            return;
+        }
+        kr_comp_fail(qp, kr_nak_status(syn));
+        return;
+    default:
+        e->cnt.rx_dropped++;
+        return;
+    }
+}
+
+static void kr_comp_read_resp(KiteRoceQp *qp, const struct kite_roce_pkt *p,
+                              bool *progress)
+{
+    KiteRoce *e = qp->e;
+    uint8_t op = p->opcode & 0x1f;
+    uint32_t psn = p->psn, exp, rem, want;
+    bool first, last;
+    KrSendWqe w;
+    KrSqSlot *s;
+    uint8_t st;
+
+    for (;;) {
+        s = kr_head(qp);
+        if (!s || !s->started) {
+            goto drop;
+        }
+        if (s->opcode == KITE_WQE_READ) {
+            break;
+        }
+        if (kr_is_rd_atomic(s->opcode)) {
+            if (kite_psn_cmp(psn, s->first_psn) > 0) {
+                kr_comp_early_retry(qp);
+                return;
+            }
+            goto drop;
+        }
+        if (kite_psn_cmp(psn, (s->first_psn + s->npsn - 1) &
+                         KITE_PSN_MASK) > 0) {
+            kr_comp_complete_head(qp, KITE_CQE_SUCCESS);
+            *progress = true;
+            if (qp->state == KITE_QPS_ERR) {
+                return;
+            }
+            continue;
+        }
+        goto drop;
+    }
+    exp = (s->first_psn + s->rd_off / qp->mtu) & KITE_PSN_MASK;
+    if (psn != exp) {
+        /* A gap in the responses: retry at once, once per progress. */
+        if (kite_psn_cmp(psn, exp) > 0 &&
+            kite_psn_cmp(psn, (s->first_psn + s->npsn) & KITE_PSN_MASK) < 0) {
+            kr_comp_early_retry(qp);
+        }
+        goto drop;
+    }
+    rem = s->len - s->rd_off;
+    want = rem < qp->mtu ? rem : qp->mtu;
+    first = op == KITE_OP_READ_RESP_FIRST || op == KITE_OP_READ_RESP_ONLY;
+    last = op == KITE_OP_READ_RESP_LAST || op == KITE_OP_READ_RESP_ONLY;
+    if (last != (rem <= qp->mtu) || first != (s->rd_off == 0) ||
+        p->paylen != want) {
+        goto drop;
+    }
+    if (want) {
+        if (!kr_sq_load(qp, qp->sq_ci, &w, &st)) {
+            kr_qp_error(qp, KITE_EVT_QP_FATAL);
+            kr_flush(qp);
+            return;
+        }
+        if (st || w.opcode != KITE_WQE_READ || w.len != s->len) {
+            kr_comp_fail(qp, st ? st : KITE_CQE_LOC_QP_OP_ERR);
+            return;
+        }
+        memcpy(e->payload, p->payload, want);
+        st = kr_sge_copy(qp, &w, s->rd_off, e->payload, want, true);
+        if (st) {
+            kr_comp_fail(qp, st);
+            return;
+        }
+    }
+    s->rd_off += want;
+    qp->una_psn = (psn + 1) & KITE_PSN_MASK;
+    *progress = true;
+    if (last) {
+        kr_comp_complete_head(qp, KITE_CQE_SUCCESS);
+    }
+    return;
+drop:
+    e->cnt.rx_dropped++;
+}
+
+static void kr_comp_atomic_ack(KiteRoceQp *qp, const struct kite_roce_pkt *p,
+                               bool *progress)
+{
+    KiteRoce *e = qp->e;
+    uint32_t psn = p->psn;
+    uint8_t buf[KR_ATOMIC_LEN];
+    KrSendWqe w;
+    KrSqSlot *s;
+    uint8_t st;
+
+    for (;;) {
+        s = kr_head(qp);
+        if (!s || !s->started) {
+            goto drop;
+        }
+        if (s->opcode == KITE_WQE_CMP_SWP || s->opcode == KITE_WQE_FETCH_ADD) {
+            break;
+        }
+        if (s->opcode == KITE_WQE_READ) {
+            if (kite_psn_cmp(psn, s->first_psn) > 0) {
+                kr_comp_early_retry(qp);
+                return;
+            }
+            goto drop;
+        }
+        if (kite_psn_cmp(psn, (s->first_psn + s->npsn - 1) &
+                         KITE_PSN_MASK) > 0) {
+            kr_comp_complete_head(qp, KITE_CQE_SUCCESS);
+            *progress = true;
+            if (qp->state == KITE_QPS_ERR) {
+                return;
+            }
+            continue;
+        }
+        goto drop;
+    }
+    if (psn != s->first_psn) {
+        if (kite_psn_cmp(psn, s->first_psn) > 0) {
+            kr_comp_early_retry(qp);
+            return;
+        }
+        goto drop;
+    }
+    if (!kr_sq_load(qp, qp->sq_ci, &w, &st)) {
+        kr_qp_error(qp, KITE_EVT_QP_FATAL);
+        kr_flush(qp);
+        return;
+    }
+    if (st || w.opcode != s->opcode) {
+        kr_comp_fail(qp, st ? st : KITE_CQE_LOC_QP_OP_ERR);
+        return;
+    }
+    kr_st64(buf, p->atomic_orig);
+    st = kr_sge_copy(qp, &w, 0, buf, KR_ATOMIC_LEN, true);
+    if (st) {
+        kr_comp_fail(qp, st);
+        return;
+    }
+    qp->una_psn = (psn + 1) & KITE_PSN_MASK;
+    *progress = true;
+    kr_comp_complete_head(qp, KITE_CQE_SUCCESS);
+    return;
+drop:
+    e->cnt.rx_dropped++;
+}
+
+void kr_comp_rx(KiteRoceQp *qp, const struct kite_roce_pkt *p)
+{
+    KiteRoce *e = qp->e;
+    bool progress = false;
+
+    if (qp->cfg.type != KITE_QPT_RC ||
+        kite_psn_cmp(p->psn, qp->hi_psn) >= 0) {
+        e->cnt.rx_dropped++;
+        return;
+    }
+    switch (p->opcode & 0x1f) {
+    case KITE_OP_ACK:
+        kr_comp_aeth(qp, p, &progress);
+        break;
+    case KITE_OP_READ_RESP_FIRST:
+    case KITE_OP_READ_RESP_MIDDLE:
+    case KITE_OP_READ_RESP_LAST:
+    case KITE_OP_READ_RESP_ONLY:
+        if ((p->opcode & 0x1f) != KITE_OP_READ_RESP_MIDDLE &&
+            KITE_AETH_TYPE(p->aeth_syndrome) != KITE_AETH_TYPE_ACK) {
+            /* A NAK cannot ride on a read response. */
+            e->cnt.rx_dropped++;
+            return;
+        }
+        kr_comp_read_resp(qp, p, &progress);
+        break;
+    case KITE_OP_ATOMIC_ACK:
+        kr_comp_atomic_ack(qp, p, &progress);
+        break;
+    default:
+        e->cnt.rx_dropped++;
+        return;
+    }
+    if (qp->state == KITE_QPS_ERR) {
+        return;
+    }
+    kr_comp_fixup(qp);
+    if (progress) {
+        kr_comp_progress(qp);
+    }
+}
+
+void kr_comp_timer(KiteRoceQp *qp)
+{
+    KiteRoce *e = qp->e;
+
+    if (qp->rnr_wait) {
+        qp->rnr_wait = false;
+        kr_comp_rewind(qp);
+        return;
+    }
+    if (kite_psn_cmp(qp->una_psn, qp->hi_psn) >= 0) {
+        return;
+    }
+    qp->cnt.timeouts++;
+    e->cnt.timeouts++;
+    if (!qp->retry_left) {
+        kr_comp_fail(qp, KITE_CQE_RETRY_EXC_ERR);
+        return;
+    }
+    qp->retry_left--;
+    kr_comp_rewind(qp);
+}

@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Kite RoCEv2 transport engine: internal state shared by the engine's
+ * files (kite_roce_qp.c, kite_roce_req.c, kite_roce_resp.c,
+ * kite_roce_comp.c). Not part of the host interface.
+ *
+ * Copyright (c) 2026 The Kite authors
+ */
+#ifndef KITE_ROCE_INT_H
+#define KITE_ROCE_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "kite_roce.h"
+#include "kite_roce_pkt.h"
+
+/* Requester limits (roce-facts.md section 5). */
+#define KR_MAX_UNACKED_PSNS     128     /* window of unacknowledged PSNs */
+#define KR_MAX_PKT_PER_ACK      64      /* AckReq at least this often */
+#define KR_MAX_SGE              KITE_DEF_MAX_SGE
+#define KR_MAX_INLINE           KITE_DEF_MAX_INLINE
+#define KR_MAX_RD_ATOM          128     /* cap on both rd_atomic values */
+#define KR_RESPQ_DEPTH          256     /* responder output queue */
+#define KR_ATOMIC_LEN           8
+#define KR_TIMEOUT_BASE_NS      4096ull /* local ACK timeout unit */
+#define KR_MAX_TIMEOUT          31
+
+/* Offsets of the WQE parts (hardware.rst, "Send queue"). */
+#define KR_WQE_HDR_LEN          16
+#define KR_SGE_LEN              16
+#define KR_RADDR_LEN            16
+#define KR_ATOMIC_SEG_LEN       32
+#define KR_UD_SEG_LEN           40
+
+/* Little-endian loads and stores on byte buffers (ABI layouts). */
+static inline uint16_t kr_ld16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static inline uint32_t kr_ld32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) |
+           ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+
+static inline uint64_t kr_ld64(const uint8_t *p)
+{
+    return kr_ld32(p) | ((uint64_t)kr_ld32(p + 4) << 32);
+}
+
+static inline void kr_st16(uint8_t *p, uint16_t v)
+{
+    p[0] = v;
+    p[1] = v >> 8;
+}
+
+static inline void kr_st32(uint8_t *p, uint32_t v)
+{
+    p[0] = v;
+    p[1] = v >> 8;
+    p[2] = v >> 16;
+    p[3] = v >> 24;
+}
+
+static inline void kr_st64(uint8_t *p, uint64_t v)
+{
+    kr_st32(p, (uint32_t)v);
+    kr_st32(p + 4, (uint32_t)(v >> 32));
+}
+
+/* A parsed send WQE (re-read from the ring whenever it is needed). */
+typedef struct KrSendWqe {
+    uint8_t opcode;             /* enum kite_wqe_opcode */
+    uint8_t flags;              /* KITE_WQE_F_* */
+    uint8_t num_sge;
+    uint8_t imm[4];             /* wire order */
+    uint16_t inline_len;
+    uint64_t raddr;
+    uint32_t rkey;
+    uint64_t swap_add;
+    uint64_t compare;
+    uint32_t len;               /* total bytes */
+    /* UD: struct kite_wqe_ud */
+    uint8_t av[32];             /* struct kite_av */
+    uint32_t remote_qpn;
+    uint32_t remote_qkey;
+    struct {
+        uint64_t addr;
+        uint32_t length;
+        uint32_t lkey;
+    } sge[KR_MAX_SGE];
+    uint8_t inl[KR_MAX_INLINE];
+} KrSendWqe;
+
+/* Per-slot requester state of an SQ WQE. */
+typedef struct KrSqSlot {
+    uint32_t first_psn;         /* valid once started */
+    uint32_t npsn;              /* PSNs the WQE takes */
+    uint32_t len;               /* total bytes (CQE byte_len) */
+    uint32_t rd_off;            /* READ: bytes placed so far */
+    uint8_t opcode;             /* enum kite_wqe_opcode, 0xff unknown */
+    uint8_t flags;
+    uint8_t status;             /* local error found while sending */
+    bool started;
+    bool parsed;
+} KrSqSlot;
+
+/* A saved responder resource (READ or atomic), for duplicates. */
+typedef struct KrResource {
+    bool valid;
+    bool atomic;
+    uint32_t first_psn;
+    uint32_t npsn;
+    uint64_t va;
+    uint32_t rkey;
+    uint32_t len;
+    uint64_t orig;              /* atomic: the original value */
+} KrResource;
+
+enum {
+    KR_RI_ACK,                  /* ACK or NAK (syndrome) */
+    KR_RI_READ,                 /* a READ response stream */
+    KR_RI_ATOMIC,               /* ATOMIC_ACKNOWLEDGE */
+};
+
+/* One entry of the responder's ordered output queue. */
+typedef struct KrRespItem {
+    uint8_t kind;
+    uint8_t syndrome;
+    uint32_t psn;               /* ACK/NAK/atomic PSN, READ: next PSN */
+    uint32_t msn;
+    /* READ stream */
+    uint32_t res_first_psn;     /* PSN of the resource's first response */
+    uint32_t res_npsn;
+    uint64_t va;                /* address of the next response's data */
+    uint32_t rkey;
+    uint32_t left;              /* bytes still to send */
+    uint64_t orig;              /* atomic */
+} KrRespItem;
+
+struct KiteRoceQp {
+    KiteRoce *e;
+    KiteRoceQp *next;           /* engine's list of QPs */
+    struct kite_roce_qp_cfg cfg;
+
+    /* Attributes. */
+    uint8_t state;
+    uint8_t path_mtu;
+    uint32_t mtu;               /* path MTU in bytes */
+    uint8_t timeout;
+    uint8_t retry_cnt;
+    uint8_t rnr_retry;
+    uint8_t min_rnr_timer;
+    uint8_t max_rd_atomic;
+    uint8_t max_dest_rd_atomic;
+    uint32_t access;
+    uint32_t qkey;
+    uint32_t dest_qpn;
+    struct kite_roce_path path;
+    uint16_t sport;
+    bool comm_est;              /* COMM_EST reported */
+
+    struct kite_roce_counters cnt;
+
+    /* Send queue. */
+    uint32_t sq_depth;
+    uint32_t sq_stride;
+    KrSqSlot *sq;               /* sq_depth entries */
+    uint32_t sq_pi;             /* doorbell value */
+    uint32_t sq_ci;             /* oldest WQE not completed */
+    uint32_t req_idx;           /* WQE the requester sends next */
+    uint32_t sq_psn;            /* PSN of the next packet to send */
+    uint32_t una_psn;           /* oldest unacknowledged PSN */
+    uint32_t hi_psn;            /* one past the highest PSN ever sent */
+    uint32_t rd_inflight;       /* READ/atomic WQEs started, not done */
+    uint8_t retry_left;
+    uint8_t rnr_left;
+    bool rnr_wait;              /* waiting out an RNR NAK's timer */
+    bool gap_retried;           /* early retry done for a response gap */
+    uint64_t timer_deadline;    /* KITE_ROCE_TIMER_OFF when not armed */
+
+    /* Receive queue and responder. */
+    uint32_t rq_depth;
+    uint32_t rq_stride;
+    uint32_t rq_pi;
+    uint32_t rq_ci;
+    uint32_t epsn;              /* expected request PSN */
+    uint32_t msn;
+    bool nak_sent;              /* drop out-of-order until epsn arrives */
+    /* Message in progress (SEND/WRITE FIRST..LAST). */
+    bool in_msg;
+    uint8_t msg_kind;           /* KITE_OP_SEND_FIRST / KITE_OP_WRITE_FIRST */
+    bool msg_drop;              /* UC: drop until the next FIRST/ONLY */
+    bool recv_valid;            /* the RQ WQE at rq_ci is loaded */
+    uint8_t recv_nsge;
+    struct {
+        uint64_t addr;
+        uint32_t length;
+        uint32_t lkey;
+    } recv_sge[KR_MAX_SGE];
+    uint64_t recv_total;
+    uint32_t recv_off;
+    uint64_t wr_va;             /* WRITE in progress */
+    uint32_t wr_rkey;
+    uint32_t wr_len;
+    uint32_t wr_off;
+    /* Responder resources. */
+    KrResource *res;
+    uint32_t nres;              /* ring size (0: READ/atomic NAK'd) */
+    uint32_t res_next;
+    /* Ordered output queue. */
+    KrRespItem respq[KR_RESPQ_DEPTH];
+    uint32_t respq_head, respq_tail;   /* free-running */
+
+    bool flush_pending;         /* ERR: flush newly posted WQEs */
+
+    /* Parsed SQ WQEs (requester's and completer's), by free-running index. */
+    KrSendWqe wcache[2];
+    uint32_t wcache_idx[2];
+    bool wcache_valid[2];
+    uint8_t wcache_next;
+};
+
+struct KiteRoce {
+    const struct kite_roce_ops *ops;
+    void *opaque;
+    uint8_t mac[6];
+    uint32_t eth_mtu;
+    struct kite_roce_counters cnt;
+    KiteRoceQp *qps;
+    KiteRoceQp *rr;             /* round-robin cursor */
+    uint16_t ip_id;
+    uint8_t frame[KITE_ROCE_MAX_FRAME];
+    uint8_t payload[4096];
+};
+
+/* kite_roce_qp.c */
+void kr_transmit(KiteRoceQp *qp, struct kite_roce_pkt *p, bool retransmit);
+void kr_pkt_init(KiteRoceQp *qp, struct kite_roce_pkt *p, uint8_t opcode,
+                 uint32_t psn);
+bool kr_post_cqe(KiteRoceQp *qp, bool rq, uint32_t idx, uint8_t opcode,
+                 uint8_t status, uint32_t byte_len, const uint8_t *imm,
+                 uint8_t flags);
+bool kr_post_cqe_ud(KiteRoceQp *qp, uint32_t idx, uint8_t status,
+                    uint32_t byte_len, const struct kite_roce_pkt *p);
+bool kr_is_ud(const KiteRoceQp *qp);
+void kr_qp_error(KiteRoceQp *qp, uint8_t event);
+void kr_flush(KiteRoceQp *qp);
+bool kr_req_active(const KiteRoceQp *qp);
+uint32_t kr_next_pow2(uint32_t v);
+
+/* kite_roce_req.c */
+bool kr_sq_load(KiteRoceQp *qp, uint32_t idx, KrSendWqe *w, uint8_t *status);
+void kr_sq_uncache(KiteRoceQp *qp, uint32_t idx, bool all);
+uint8_t kr_cqe_opcode(uint8_t wqe_opcode);
+uint8_t kr_sge_copy(KiteRoceQp *qp, const KrSendWqe *w, uint32_t off,
+                    uint8_t *buf, uint32_t len, bool write);
+bool kr_req_step(KiteRoceQp *qp);
+bool kr_req_has_work(const KiteRoceQp *qp);
+void kr_req_reset(KiteRoceQp *qp);
+
+/* kite_roce_resp.c */
+void kr_resp_rx(KiteRoceQp *qp, const struct kite_roce_pkt *p);
+bool kr_resp_step(KiteRoceQp *qp);
+bool kr_resp_has_work(const KiteRoceQp *qp);
+void kr_resp_flush_acks(KiteRoceQp *qp);
+void kr_resp_reset(KiteRoceQp *qp);
+void kr_resp_ud(KiteRoceQp *qp, const struct kite_roce_pkt *p);
+
+/* kite_roce_comp.c */
+void kr_comp_rx(KiteRoceQp *qp, const struct kite_roce_pkt *p);
+void kr_comp_complete_head(KiteRoceQp *qp, uint8_t status);
+void kr_comp_timer(KiteRoceQp *qp);
+void kr_comp_arm_timer(KiteRoceQp *qp);
+void kr_comp_cancel_timer(KiteRoceQp *qp);
+void kr_comp_rewind(KiteRoceQp *qp);
+void kr_comp_req_error(KiteRoceQp *qp);
+void kr_comp_uc_done(KiteRoceQp *qp);
+
+#endif

@@ -1,0 +1,667 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Kite RoCEv2 transport engine: engine and QP lifetime, MODIFY_QP and its
+ * state effects, flush, doorbells, the send run loop, frame reception
+ * dispatch and counters.
+ *
+ * Copyright (c) 2026 The Kite authors
+ */
+#include <stdlib.h>
+
+#include "kite_roce_int.h"
+
+uint32_t kr_next_pow2(uint32_t v)
+{
+    uint32_t n = 1;
+
+    while (n < v) {
+        n <<= 1;
+    }
+    return n;
+}
+
+KiteRoce *kite_roce_new(const struct kite_roce_ops *ops, void *opaque)
+{
+    KiteRoce *e = calloc(1, sizeof(*e));
+
+    if (!e) {
+        return NULL;
+    }
+    e->ops = ops;
+    e->opaque = opaque;
+    e->eth_mtu = 1500;
+    return e;
+}
+
+void kite_roce_free(KiteRoce *e)
+{
+    if (!e) {
+        return;
+    }
+    while (e->qps) {
+        kite_roce_qp_destroy(e->qps);
+    }
+    free(e);
+}
+
+void kite_roce_set_port(KiteRoce *e, const uint8_t *mac, uint32_t eth_mtu)
+{
+    memcpy(e->mac, mac, sizeof(e->mac));
+    e->eth_mtu = eth_mtu;
+}
+
+/* ------------------------------------------------------------------ */
+/* QP lifetime                                                         */
+/* ------------------------------------------------------------------ */
+
+KiteRoceQp *kite_roce_qp_create(KiteRoce *e,
+                                const struct kite_roce_qp_cfg *cfg)
+{
+    KiteRoceQp *qp;
+
+    if (cfg->sq_log_depth > 16 || cfg->rq_log_depth > 16 ||
+        cfg->sq_log_stride < KITE_SQ_MIN_LOG_STRIDE ||
+        cfg->sq_log_stride > KITE_SQ_MAX_LOG_STRIDE ||
+        cfg->rq_log_stride < KITE_RQ_MIN_LOG_STRIDE ||
+        cfg->rq_log_stride > KITE_RQ_MAX_LOG_STRIDE) {
+        return NULL;
+    }
+    qp = calloc(1, sizeof(*qp));
+    if (!qp) {
+        return NULL;
+    }
+    qp->e = e;
+    qp->cfg = *cfg;
+    qp->sq_depth = 1u << cfg->sq_log_depth;
+    qp->sq_stride = 1u << cfg->sq_log_stride;
+    qp->rq_depth = 1u << cfg->rq_log_depth;
+    qp->rq_stride = 1u << cfg->rq_log_stride;
+    qp->sq = calloc(qp->sq_depth, sizeof(*qp->sq));
+    if (!qp->sq) {
+        free(qp);
+        return NULL;
+    }
+    qp->state = KITE_QPS_RESET;
+    qp->path_mtu = KITE_MTU_256;
+    qp->mtu = kite_mtu_bytes(KITE_MTU_256);
+    qp->max_rd_atomic = 1;
+    qp->timer_deadline = KITE_ROCE_TIMER_OFF;
+    qp->sport = kite_roce_udp_sport(cfg->qpn, 0, 0);
+    qp->next = e->qps;
+    e->qps = qp;
+    return qp;
+}
+
+void kite_roce_qp_destroy(KiteRoceQp *qp)
+{
+    KiteRoce *e = qp->e;
+    KiteRoceQp **pp;
+
+    kr_comp_cancel_timer(qp);
+    for (pp = &e->qps; *pp; pp = &(*pp)->next) {
+        if (*pp == qp) {
+            *pp = qp->next;
+            break;
+        }
+    }
+    if (e->rr == qp) {
+        e->rr = qp->next;
+    }
+    free(qp->res);
+    free(qp->sq);
+    free(qp);
+}
+
+uint8_t kite_roce_qp_state(const KiteRoceQp *qp)
+{
+    return qp->state;
+}
+
+uint32_t kite_roce_qp_sq_psn(const KiteRoceQp *qp)
+{
+    return qp->hi_psn;
+}
+
+uint32_t kite_roce_qp_rq_psn(const KiteRoceQp *qp)
+{
+    return qp->epsn;
+}
+
+const struct kite_roce_counters *kite_roce_qp_counters(const KiteRoceQp *qp)
+{
+    return &qp->cnt;
+}
+
+const struct kite_roce_counters *kite_roce_counters(const KiteRoce *e)
+{
+    return &e->cnt;
+}
+
+/* ------------------------------------------------------------------ */
+/* State effects                                                       */
+/* ------------------------------------------------------------------ */
+
+static void kr_qp_reset(KiteRoceQp *qp)
+{
+    kr_comp_cancel_timer(qp);
+    memset(qp->sq, 0, qp->sq_depth * sizeof(*qp->sq));
+    qp->sq_pi = qp->sq_ci = qp->req_idx = 0;
+    qp->rq_pi = qp->rq_ci = 0;
+    qp->comm_est = false;
+    qp->flush_pending = false;
+    kr_sq_uncache(qp, 0, true);
+    kr_req_reset(qp);
+    kr_resp_reset(qp);
+}
+
+bool kr_req_active(const KiteRoceQp *qp)
+{
+    return qp->state == KITE_QPS_RTS || qp->state == KITE_QPS_SQD;
+}
+
+void kite_roce_qp_modify(KiteRoceQp *qp, const struct kite_roce_qp_attr *a,
+                         uint32_t mask)
+{
+    KiteRoce *e = qp->e;
+    uint8_t old = qp->state;
+
+    if (mask & KITE_QP_ATTR_PATH_MTU) {
+        uint32_t mtu = kite_mtu_bytes(a->path_mtu);
+
+        if (mtu) {
+            qp->path_mtu = a->path_mtu;
+            qp->mtu = mtu;
+        }
+    }
+    if (mask & KITE_QP_ATTR_TIMEOUT) {
+        qp->timeout = a->timeout > KR_MAX_TIMEOUT ? KR_MAX_TIMEOUT :
+                      a->timeout;
+    }
+    if (mask & KITE_QP_ATTR_RETRY_CNT) {
+        qp->retry_cnt = a->retry_cnt & 7;
+        qp->retry_left = qp->retry_cnt;
+    }
+    if (mask & KITE_QP_ATTR_RNR_RETRY) {
+        qp->rnr_retry = a->rnr_retry & 7;
+        qp->rnr_left = qp->rnr_retry;
+    }
+    if (mask & KITE_QP_ATTR_MIN_RNR_TIMER) {
+        qp->min_rnr_timer = a->min_rnr_timer & 0x1f;
+    }
+    if (mask & KITE_QP_ATTR_MAX_QP_RD_ATOMIC) {
+        /* 0 would block every READ forever: treat it as 1. */
+        qp->max_rd_atomic = a->max_rd_atomic ? a->max_rd_atomic : 1;
+        if (qp->max_rd_atomic > KR_MAX_RD_ATOM) {
+            qp->max_rd_atomic = KR_MAX_RD_ATOM;
+        }
+    }
+    if (mask & KITE_QP_ATTR_MAX_DEST_RD_ATOMIC) {
+        uint32_t n = a->max_dest_rd_atomic;
+        KrResource *res = NULL;
+
+        if (n > KR_MAX_RD_ATOM) {
+            n = KR_MAX_RD_ATOM;
+        }
+        n = n ? kr_next_pow2(n) : 0;
+        if (n) {
+            res = calloc(n, sizeof(*res));
+            if (!res) {
+                n = 0;
+            }
+        }
+        free(qp->res);
+        qp->res = res;
+        qp->nres = n;
+        qp->res_next = 0;
+        qp->max_dest_rd_atomic = a->max_dest_rd_atomic;
+    }
+    if (mask & KITE_QP_ATTR_ACCESS_FLAGS) {
+        qp->access = a->access;
+    }
+    if (mask & KITE_QP_ATTR_QKEY) {
+        qp->qkey = a->qkey;
+    }
+    if (mask & KITE_QP_ATTR_SQ_PSN) {
+        qp->sq_psn = a->sq_psn & KITE_PSN_MASK;
+        qp->una_psn = qp->sq_psn;
+        qp->hi_psn = qp->sq_psn;
+    }
+    if (mask & KITE_QP_ATTR_RQ_PSN) {
+        qp->epsn = a->rq_psn & KITE_PSN_MASK;
+    }
+    if (mask & KITE_QP_ATTR_DEST_QPN) {
+        qp->dest_qpn = a->dest_qpn & KITE_QPN_MASK;
+    }
+    if (mask & KITE_QP_ATTR_AV) {
+        qp->path = a->path;
+        qp->path.flow_label &= 0xfffff;
+    }
+    if (mask & (KITE_QP_ATTR_AV | KITE_QP_ATTR_DEST_QPN)) {
+        qp->sport = kite_roce_udp_sport(qp->cfg.qpn, qp->dest_qpn,
+                                        qp->path.flow_label);
+    }
+    if (!(mask & KITE_QP_ATTR_STATE)) {
+        return;
+    }
+    qp->state = a->state;
+    switch (a->state) {
+    case KITE_QPS_RESET:
+        kr_qp_reset(qp);
+        break;
+    case KITE_QPS_ERR:
+        kr_comp_cancel_timer(qp);
+        kr_resp_reset(qp);
+        kr_flush(qp);
+        break;
+    case KITE_QPS_RTS:
+        if (old != KITE_QPS_RTS) {
+            qp->retry_left = qp->retry_cnt;
+            qp->rnr_left = qp->rnr_retry;
+        }
+        if (qp->req_idx != qp->sq_pi) {
+            e->ops->kick(e->opaque);
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+/*
+ * A device-initiated move to ERR: report the state change first, then
+ * @event (KITE_ROCE_EVT_STATE: none). The caller posts the completion that
+ * caused it and then calls kr_flush().
+ */
+void kr_qp_error(KiteRoceQp *qp, uint8_t event)
+{
+    KiteRoce *e = qp->e;
+
+    if (qp->state == KITE_QPS_ERR) {
+        return;
+    }
+    qp->state = KITE_QPS_ERR;
+    kr_comp_cancel_timer(qp);
+    e->ops->qp_event(e->opaque, qp->cfg.qpn, KITE_ROCE_EVT_STATE);
+    if (event != KITE_ROCE_EVT_STATE) {
+        e->ops->qp_event(e->opaque, qp->cfg.qpn, event);
+    }
+    kr_resp_reset(qp);
+    qp->flush_pending = true;
+    e->ops->kick(e->opaque);
+}
+
+static bool kr_cqe_write(KiteRoceQp *qp, bool rq, uint32_t idx,
+                         uint8_t opcode, uint8_t status, uint32_t byte_len,
+                         const uint8_t *imm, uint8_t flags,
+                         const struct kite_roce_pkt *ud)
+{
+    KiteRoce *e = qp->e;
+    struct kite_cqe cqe;
+    uint8_t *b = (uint8_t *)&cqe;
+    uint32_t depth = rq ? qp->rq_depth : qp->sq_depth;
+
+    memset(&cqe, 0, sizeof(cqe));
+    kr_st32(b + offsetof(struct kite_cqe, qpn), qp->cfg.qpn);
+    kr_st16(b + offsetof(struct kite_cqe, wqe_idx), idx & (depth - 1));
+    cqe.opcode = opcode;
+    cqe.status = status;
+    kr_st32(b + offsetof(struct kite_cqe, byte_len), byte_len);
+    if (imm) {
+        memcpy(b + offsetof(struct kite_cqe, imm_data), imm, 4);
+        flags |= KITE_CQE_F_IMM;
+    }
+    if (ud) {
+        kr_st32(b + offsetof(struct kite_cqe, src_qp), ud->deth_sqpn);
+        cqe.sl = ud->ipv6 ? 3 : 2;
+        memcpy(cqe.smac, ud->smac, sizeof(cqe.smac));
+    }
+    cqe.flags = flags & ~KITE_CQE_F_PHASE;
+    if (!e->ops->cq_post(e->opaque, rq ? qp->cfg.recv_cqn :
+                         qp->cfg.send_cqn, &cqe)) {
+        kr_qp_error(qp, KITE_EVT_QP_FATAL);
+        return false;
+    }
+    return true;
+}
+
+bool kr_post_cqe(KiteRoceQp *qp, bool rq, uint32_t idx, uint8_t opcode,
+                 uint8_t status, uint32_t byte_len, const uint8_t *imm,
+                 uint8_t flags)
+{
+    return kr_cqe_write(qp, rq, idx, opcode, status, byte_len, imm, flags,
+                        NULL);
+}
+
+/* A UD receive completion: source QP, network type, MAC and the GRH. */
+bool kr_post_cqe_ud(KiteRoceQp *qp, uint32_t idx, uint8_t status,
+                    uint32_t byte_len, const struct kite_roce_pkt *p)
+{
+    bool imm = (p->opcode & 0x1f) == (KITE_OP_UD_SEND_ONLY_IMM & 0x1f);
+    uint8_t flags = KITE_CQE_F_GRH | (p->se ? KITE_CQE_F_SOLICITED : 0);
+
+    return kr_cqe_write(qp, true, idx, KITE_CQE_RECV, status, byte_len,
+                        imm ? p->imm : NULL, status ? 0 : flags,
+                        status ? NULL : p);
+}
+
+/* In ERR: complete every outstanding WQE with WR_FLUSH_ERR, in order. */
+void kr_flush(KiteRoceQp *qp)
+{
+    KiteRoce *e = qp->e;
+
+    if (qp->state != KITE_QPS_ERR) {
+        return;
+    }
+    qp->flush_pending = false;
+    while (qp->sq_ci != qp->sq_pi) {
+        KrSqSlot *s = &qp->sq[qp->sq_ci & (qp->sq_depth - 1)];
+        uint8_t op = s->opcode;
+
+        if (!s->parsed) {
+            uint8_t hdr[1u << KITE_SQ_MAX_LOG_STRIDE];
+
+            op = KITE_WQE_SEND;
+            if (e->ops->wqe_read(e->opaque, qp->cfg.qpn, false,
+                                 qp->sq_ci & (qp->sq_depth - 1), hdr,
+                                 qp->sq_stride)) {
+                op = hdr[0];
+            }
+        }
+        memset(s, 0, sizeof(*s));
+        kr_sq_uncache(qp, qp->sq_ci, false);
+        kr_post_cqe(qp, false, qp->sq_ci, kr_cqe_opcode(op),
+                    KITE_CQE_WR_FLUSH_ERR, 0, NULL, 0);
+        qp->sq_ci++;
+    }
+    qp->req_idx = qp->sq_ci;
+    qp->rd_inflight = 0;
+    while (qp->rq_ci != qp->rq_pi) {
+        kr_post_cqe(qp, true, qp->rq_ci, KITE_CQE_RECV,
+                    KITE_CQE_WR_FLUSH_ERR, 0, NULL, 0);
+        qp->rq_ci++;
+    }
+    qp->recv_valid = false;
+}
+
+/* ------------------------------------------------------------------ */
+/* Doorbells                                                           */
+/* ------------------------------------------------------------------ */
+
+static bool kr_doorbell_check(KiteRoceQp *qp, uint32_t pi, uint32_t *cur,
+                              uint32_t ci, uint8_t log_depth)
+{
+    if (!kite_ring_pi_valid(pi, ci, log_depth)) {
+        kr_qp_error(qp, KITE_EVT_QP_FATAL);
+        return false;
+    }
+    /* A doorbell that goes backwards is ignored. */
+    if (pi - ci >= *cur - ci) {
+        *cur = pi;
+    }
+    return true;
+}
+
+void kite_roce_sq_doorbell(KiteRoceQp *qp, uint32_t pi)
+{
+    KiteRoce *e = qp->e;
+
+    if (qp->state == KITE_QPS_RESET) {
+        return;
+    }
+    kr_doorbell_check(qp, pi, &qp->sq_pi, qp->sq_ci, qp->cfg.sq_log_depth);
+    if (qp->state == KITE_QPS_ERR) {
+        qp->flush_pending = true;
+    }
+    e->ops->kick(e->opaque);
+}
+
+void kite_roce_rq_doorbell(KiteRoceQp *qp, uint32_t pi)
+{
+    KiteRoce *e = qp->e;
+
+    if (qp->state == KITE_QPS_RESET) {
+        return;
+    }
+    kr_doorbell_check(qp, pi, &qp->rq_pi, qp->rq_ci, qp->cfg.rq_log_depth);
+    if (qp->state == KITE_QPS_ERR) {
+        qp->flush_pending = true;
+        e->ops->kick(e->opaque);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Transmit helpers                                                    */
+/* ------------------------------------------------------------------ */
+
+void kr_pkt_init(KiteRoceQp *qp, struct kite_roce_pkt *p, uint8_t opcode,
+                 uint32_t psn)
+{
+    static const uint8_t zero_mac[6];
+
+    memset(p, 0, sizeof(*p));
+    memcpy(p->dmac, qp->path.dmac, 6);
+    if (memcmp(qp->path.smac, zero_mac, 6)) {
+        memcpy(p->smac, qp->path.smac, 6);
+    } else {
+        memcpy(p->smac, qp->e->mac, 6);
+    }
+    p->ipv6 = qp->path.ipv6;
+    memcpy(p->sgid, qp->path.sgid, 16);
+    memcpy(p->dgid, qp->path.dgid, 16);
+    p->traffic_class = qp->path.traffic_class;
+    p->hop_limit = qp->path.hop_limit;
+    p->flow_label = qp->path.flow_label;
+    p->sport = qp->sport;
+    p->opcode = opcode;
+    p->pkey = KITE_BTH_PKEY_DEFAULT;
+    p->dqpn = qp->dest_qpn;
+    p->psn = psn & KITE_PSN_MASK;
+}
+
+void kr_transmit(KiteRoceQp *qp, struct kite_roce_pkt *p, bool retransmit)
+{
+    KiteRoce *e = qp->e;
+    size_t n;
+
+    p->ip_id = e->ip_id++;
+    n = kite_roce_build(e->frame, sizeof(e->frame), p);
+    if (!n) {
+        return;
+    }
+    e->ops->transmit(e->opaque, e->frame, n);
+    qp->cnt.tx_packets++;
+    qp->cnt.tx_bytes += n;
+    e->cnt.tx_packets++;
+    e->cnt.tx_bytes += n;
+    if (retransmit) {
+        qp->cnt.retransmits++;
+        e->cnt.retransmits++;
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Run loop                                                            */
+/* ------------------------------------------------------------------ */
+
+static bool kr_qp_has_work(KiteRoceQp *qp)
+{
+    if (qp->state == KITE_QPS_ERR) {
+        return qp->flush_pending || qp->sq_ci != qp->sq_pi ||
+               qp->rq_ci != qp->rq_pi;
+    }
+    return kr_resp_has_work(qp) || kr_req_has_work(qp);
+}
+
+/* One unit of work (normally one packet) of @qp; false when idle. */
+static bool kr_qp_step(KiteRoceQp *qp)
+{
+    if (qp->state == KITE_QPS_ERR) {
+        if (qp->flush_pending || qp->sq_ci != qp->sq_pi ||
+            qp->rq_ci != qp->rq_pi) {
+            kr_flush(qp);
+            return true;
+        }
+        return false;
+    }
+    if (kr_resp_step(qp)) {
+        return true;
+    }
+    return kr_req_step(qp);
+}
+
+bool kite_roce_run(KiteRoce *e, unsigned budget)
+{
+    unsigned done = 0;
+    KiteRoceQp *qp;
+
+    while (done < budget && e->qps) {
+        KiteRoceQp *start = e->rr ? e->rr : e->qps;
+        bool progress = false;
+
+        qp = start;
+        do {
+            KiteRoceQp *next = qp->next ? qp->next : e->qps;
+
+            if (kr_qp_step(qp)) {
+                progress = true;
+                done++;
+            }
+            qp = next;
+            if (done >= budget) {
+                break;
+            }
+        } while (qp != start);
+        e->rr = qp;
+        if (!progress) {
+            break;
+        }
+    }
+    for (qp = e->qps; qp; qp = qp->next) {
+        if (kr_qp_has_work(qp)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* ------------------------------------------------------------------ */
+/* Receive                                                             */
+/* ------------------------------------------------------------------ */
+
+/* The destination GID of a frame the codec rejected, if it has one. */
+static bool kr_frame_dgid(const uint8_t *f, size_t len, uint8_t *gid)
+{
+    uint16_t type;
+
+    if (len < KITE_ETH_HDR_LEN) {
+        return false;
+    }
+    type = (uint16_t)(f[12] << 8 | f[13]);
+    memset(gid, 0, 16);
+    if (type == KITE_ETH_P_IPV4 &&
+        len >= KITE_ETH_HDR_LEN + KITE_IPV4_HDR_LEN) {
+        gid[10] = gid[11] = 0xff;
+        memcpy(gid + 12, f + KITE_ETH_HDR_LEN + 16, 4);
+        return true;
+    }
+    if (type == KITE_ETH_P_IPV6 &&
+        len >= KITE_ETH_HDR_LEN + KITE_IPV6_HDR_LEN) {
+        memcpy(gid, f + KITE_ETH_HDR_LEN + 24, 16);
+        return true;
+    }
+    return false;
+}
+
+static uint8_t kr_qp_transport(const KiteRoceQp *qp)
+{
+    switch (qp->cfg.type) {
+    case KITE_QPT_RC:
+        return KITE_BTH_RC;
+    case KITE_QPT_UC:
+        return KITE_BTH_UC;
+    default:
+        return KITE_BTH_UD;
+    }
+}
+
+bool kite_roce_rx(KiteRoce *e, const uint8_t *frame, size_t len)
+{
+    struct kite_roce_pkt p;
+    enum kite_roce_parse_result r;
+    KiteRoceQp *qp;
+    uint32_t hdrs;
+    uint8_t gid[16];
+
+    r = kite_roce_parse(frame, len, &p);
+    if (r == KITE_ROCE_NOT_ROCE) {
+        return false;
+    }
+    if (r != KITE_ROCE_OK) {
+        if (kr_frame_dgid(frame, len, gid) &&
+            !e->ops->gid_is_local(e->opaque, gid)) {
+            return false;
+        }
+        e->cnt.rx_packets++;
+        e->cnt.rx_bytes += len;
+        if (r == KITE_ROCE_BAD_ICRC) {
+            e->cnt.icrc_errors++;
+        } else {
+            e->cnt.rx_dropped++;
+        }
+        return true;
+    }
+    if (!e->ops->gid_is_local(e->opaque, p.dgid)) {
+        return false;
+    }
+    e->cnt.rx_packets++;
+    e->cnt.rx_bytes += len;
+    hdrs = kite_roce_op_hdrs(p.opcode);
+    qp = e->ops->qp_lookup(e->opaque, p.dqpn);
+    if (!qp || !(hdrs & KITE_OPF_VALID) ||
+        (p.pkey & 0x7fff) != 0x7fff ||
+        KITE_BTH_TRANSPORT(p.opcode) != kr_qp_transport(qp) ||
+        (!kr_is_ud(qp) && memcmp(p.sgid, qp->path.dgid, 16))) {
+        e->cnt.rx_dropped++;
+        return true;
+    }
+    qp->cnt.rx_packets++;
+    qp->cnt.rx_bytes += len;
+    if (hdrs & KITE_OPF_REQUEST) {
+        if (qp->state != KITE_QPS_RTR && qp->state != KITE_QPS_RTS &&
+            qp->state != KITE_QPS_SQD && qp->state != KITE_QPS_SQE) {
+            e->cnt.rx_dropped++;
+            return true;
+        }
+        if (kr_is_ud(qp)) {
+            kr_resp_ud(qp, &p);
+        } else {
+            kr_resp_rx(qp, &p);
+        }
+    } else {
+        if (qp->state != KITE_QPS_RTS && qp->state != KITE_QPS_SQD &&
+            qp->state != KITE_QPS_SQE) {
+            e->cnt.rx_dropped++;
+            return true;
+        }
+        kr_comp_rx(qp, &p);
+    }
+    if (kr_qp_has_work(qp)) {
+        e->ops->kick(e->opaque);
+    }
+    return true;
+}
+
+void kite_roce_qp_timer(KiteRoceQp *qp)
+{
+    KiteRoce *e = qp->e;
+
+    qp->timer_deadline = KITE_ROCE_TIMER_OFF;
+    if (qp->state != KITE_QPS_RTS && qp->state != KITE_QPS_SQD &&
+        qp->state != KITE_QPS_SQE) {
+        return;
+    }
+    kr_comp_timer(qp);
+    if (kr_qp_has_work(qp)) {
+        e->ops->kick(e->opaque);
+    }
+}

@@ -1,0 +1,516 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Kite RoCEv2 transport engine: the requester. Parses SQ WQEs
+ * (Documentation/kite/hardware.rst, "Send queue"), gathers their data
+ * through the MR keys, segments messages at the path MTU and sends the
+ * request packets within the PSN window and the READ/atomic limit.
+ *
+ * Copyright (c) 2026 The Kite authors
+ */
+#include "kite_roce_int.h"
+
+uint8_t kr_cqe_opcode(uint8_t wqe_opcode)
+{
+    switch (wqe_opcode) {
+    case KITE_WQE_WRITE:
+    case KITE_WQE_WRITE_IMM:
+        return KITE_CQE_WRITE;
+    case KITE_WQE_READ:
+        return KITE_CQE_READ;
+    case KITE_WQE_CMP_SWP:
+        return KITE_CQE_CMP_SWP;
+    case KITE_WQE_FETCH_ADD:
+        return KITE_CQE_FETCH_ADD;
+    default:
+        return KITE_CQE_SEND;
+    }
+}
+
+static bool kr_is_rd_atomic(uint8_t op)
+{
+    return op == KITE_WQE_READ || op == KITE_WQE_CMP_SWP ||
+           op == KITE_WQE_FETCH_ADD;
+}
+
+/*
+ * Read and parse SQ WQE @idx into @w. false: the ring could not be read.
+ * *@status is KITE_CQE_SUCCESS or the error the WQE completes with.
+ */
+static bool kr_sq_parse(KiteRoceQp *qp, uint32_t idx, KrSendWqe *w,
+                        uint8_t *status)
+{
+    KiteRoce *e = qp->e;
+    uint8_t b[1u << KITE_SQ_MAX_LOG_STRIDE];
+    uint32_t stride = qp->sq_stride;
+    uint32_t seg = 0, off, i;
+    uint64_t total = 0;
+    bool rc = qp->cfg.type == KITE_QPT_RC;
+    bool uc = qp->cfg.type == KITE_QPT_UC;
+
+    *status = KITE_CQE_SUCCESS;
+    if (!e->ops->wqe_read(e->opaque, qp->cfg.qpn, false,
+                          idx & (qp->sq_depth - 1), b, stride)) {
+        return false;
+    }
+    memset(w, 0, offsetof(KrSendWqe, sge));
+    w->opcode = b[0];
+    w->flags = b[1];
+    w->num_sge = b[2];
+    w->inline_len = kr_ld16(b + 4);
+    memcpy(w->imm, b + 8, 4);
+
+    switch (w->opcode) {
+    case KITE_WQE_SEND:
+    case KITE_WQE_SEND_IMM:
+        if (!rc && !uc) {
+            if (!e->ops->gid_get) {
+                /* The host cannot resolve source GIDs: no UD sends. */
+                *status = KITE_CQE_LOC_QP_OP_ERR;
+                return true;
+            }
+            seg = KR_UD_SEG_LEN;
+        }
+        break;
+    case KITE_WQE_WRITE:
+    case KITE_WQE_WRITE_IMM:
+        if (!rc && !uc) {
+            *status = KITE_CQE_LOC_QP_OP_ERR;
+            return true;
+        }
+        seg = KR_RADDR_LEN;
+        break;
+    case KITE_WQE_READ:
+        seg = KR_RADDR_LEN;
+        /* fall through */
+    case KITE_WQE_CMP_SWP:
+    case KITE_WQE_FETCH_ADD:
+        if (!rc || (w->flags & KITE_WQE_F_INLINE)) {
+            *status = KITE_CQE_LOC_QP_OP_ERR;
+            return true;
+        }
+        if (!seg) {
+            seg = KR_ATOMIC_SEG_LEN;
+        }
+        break;
+    default:
+        *status = KITE_CQE_LOC_QP_OP_ERR;
+        return true;
+    }
+    off = KR_WQE_HDR_LEN + seg;
+    if (seg) {
+        w->raddr = kr_ld64(b + KR_WQE_HDR_LEN);
+        w->rkey = kr_ld32(b + KR_WQE_HDR_LEN + 8);
+    }
+    if (seg == KR_UD_SEG_LEN) {
+        memcpy(w->av, b + KR_WQE_HDR_LEN, sizeof(w->av));
+        w->remote_qpn = kr_ld32(b + KR_WQE_HDR_LEN + 32) & KITE_QPN_MASK;
+        w->remote_qkey = kr_ld32(b + KR_WQE_HDR_LEN + 36);
+        w->raddr = 0;
+        w->rkey = 0;
+    }
+    if (seg == KR_ATOMIC_SEG_LEN) {
+        w->swap_add = kr_ld64(b + KR_WQE_HDR_LEN + 16);
+        w->compare = kr_ld64(b + KR_WQE_HDR_LEN + 24);
+    }
+    if (w->flags & KITE_WQE_F_INLINE) {
+        if (w->num_sge || w->inline_len > KR_MAX_INLINE ||
+            off + w->inline_len > stride) {
+            *status = KITE_CQE_LOC_QP_OP_ERR;
+            return true;
+        }
+        memcpy(w->inl, b + off, w->inline_len);
+        w->len = w->inline_len;
+        return true;
+    }
+    if (w->num_sge > KR_MAX_SGE || off + w->num_sge * KR_SGE_LEN > stride) {
+        *status = KITE_CQE_LOC_QP_OP_ERR;
+        return true;
+    }
+    for (i = 0; i < w->num_sge; i++) {
+        const uint8_t *s = b + off + i * KR_SGE_LEN;
+
+        w->sge[i].addr = kr_ld64(s);
+        w->sge[i].length = kr_ld32(s + 8);
+        w->sge[i].lkey = kr_ld32(s + 12);
+        total += w->sge[i].length;
+    }
+    if (w->opcode == KITE_WQE_CMP_SWP || w->opcode == KITE_WQE_FETCH_ADD) {
+        if (w->num_sge != 1 || w->sge[0].length != KR_ATOMIC_LEN) {
+            *status = KITE_CQE_LOC_QP_OP_ERR;
+            return true;
+        }
+    }
+    if (total > KITE_MAX_MSG_SIZE) {
+        *status = KITE_CQE_LOC_LEN_ERR;
+        return true;
+    }
+    w->len = (uint32_t)total;
+    return true;
+}
+
+/*
+ * A WQE may not change from its doorbell until its slot is free again, so
+ * the parsed form of the WQEs the requester and the completer work on is
+ * kept (two entries) instead of reading the ring for every packet.
+ */
+bool kr_sq_load(KiteRoceQp *qp, uint32_t idx, KrSendWqe *w, uint8_t *status)
+{
+    unsigned i;
+
+    for (i = 0; i < 2; i++) {
+        if (qp->wcache_valid[i] && qp->wcache_idx[i] == idx) {
+            *w = qp->wcache[i];
+            *status = KITE_CQE_SUCCESS;
+            return true;
+        }
+    }
+    if (!kr_sq_parse(qp, idx, w, status)) {
+        return false;
+    }
+    if (*status == KITE_CQE_SUCCESS) {
+        i = qp->wcache_next;
+        qp->wcache_next ^= 1;
+        qp->wcache[i] = *w;
+        qp->wcache_idx[i] = idx;
+        qp->wcache_valid[i] = true;
+    }
+    return true;
+}
+
+/* Forget the parsed WQE @idx (or all of them): its slot is free. */
+void kr_sq_uncache(KiteRoceQp *qp, uint32_t idx, bool all)
+{
+    unsigned i;
+
+    for (i = 0; i < 2; i++) {
+        if (all || qp->wcache_idx[i] == idx) {
+            qp->wcache_valid[i] = false;
+        }
+    }
+}
+
+/*
+ * Copy @len bytes at message offset @off of @w between its SGEs and @buf
+ * (@write: into the SGEs, needing local write access). Returns a CQE status.
+ */
+uint8_t kr_sge_copy(KiteRoceQp *qp, const KrSendWqe *w, uint32_t off,
+                    uint8_t *buf, uint32_t len, bool write)
+{
+    KiteRoce *e = qp->e;
+    uint32_t i;
+
+    if (w->flags & KITE_WQE_F_INLINE) {
+        if (write || (uint64_t)off + len > w->inline_len) {
+            return KITE_CQE_LOC_LEN_ERR;
+        }
+        memcpy(buf, w->inl + off, len);
+        return KITE_CQE_SUCCESS;
+    }
+    for (i = 0; i < w->num_sge && len; i++) {
+        uint32_t sl = w->sge[i].length, n;
+        uint8_t st;
+
+        if (off >= sl) {
+            off -= sl;
+            continue;
+        }
+        n = sl - off < len ? sl - off : len;
+        st = e->ops->mem_rw(e->opaque, qp->cfg.pdn, w->sge[i].lkey,
+                            write ? KITE_ACCESS_LOCAL_WRITE : 0,
+                            w->sge[i].addr + off, buf, n, write);
+        if (st != KITE_CQE_SUCCESS) {
+            return st;
+        }
+        buf += n;
+        len -= n;
+        off = 0;
+    }
+    return len ? KITE_CQE_LOC_LEN_ERR : KITE_CQE_SUCCESS;
+}
+
+void kr_req_reset(KiteRoceQp *qp)
+{
+    qp->sq_psn = qp->una_psn = qp->hi_psn = 0;
+    qp->rd_inflight = 0;
+    qp->rnr_wait = false;
+    qp->gap_retried = false;
+    qp->retry_left = qp->retry_cnt;
+    qp->rnr_left = qp->rnr_retry;
+}
+
+enum {
+    KR_REQ_IDLE,                /* nothing to send, or blocked */
+    KR_REQ_SEND,                /* a packet can go */
+    KR_REQ_HEAD_ERR,            /* the head WQE failed locally */
+    KR_REQ_FATAL,               /* the SQ ring cannot be read */
+};
+
+/* What the requester can do now; parses the next WQE's slot if needed. */
+static int kr_req_state(KiteRoceQp *qp)
+{
+    KrSqSlot *s;
+    bool rc = qp->cfg.type == KITE_QPT_RC;
+
+    if (!kr_req_active(qp) || qp->rnr_wait || qp->req_idx == qp->sq_pi) {
+        return KR_REQ_IDLE;
+    }
+    s = &qp->sq[qp->req_idx & (qp->sq_depth - 1)];
+    if (!s->parsed) {
+        KrSendWqe w;
+        uint8_t st;
+
+        if (!kr_sq_load(qp, qp->req_idx, &w, &st)) {
+            return KR_REQ_FATAL;
+        }
+        s->parsed = true;
+        s->opcode = w.opcode;
+        s->flags = w.flags;
+        s->len = w.len;
+        s->status = st;
+    }
+    if (s->status) {
+        return qp->req_idx == qp->sq_ci ? KR_REQ_HEAD_ERR : KR_REQ_IDLE;
+    }
+    if (rc && (int32_t)((qp->sq_psn - qp->una_psn) << 8) >=
+        (int32_t)(KR_MAX_UNACKED_PSNS << 8)) {
+        return KR_REQ_IDLE;
+    }
+    if (!s->started) {
+        if (qp->state == KITE_QPS_SQD) {
+            return KR_REQ_IDLE;
+        }
+        if ((s->flags & KITE_WQE_F_FENCE) && qp->rd_inflight) {
+            return KR_REQ_IDLE;
+        }
+        if (kr_is_rd_atomic(s->opcode) &&
+            qp->rd_inflight >= qp->max_rd_atomic) {
+            return KR_REQ_IDLE;
+        }
+    }
+    return KR_REQ_SEND;
+}
+
+bool kr_req_has_work(const KiteRoceQp *cqp)
+{
+    KiteRoceQp *qp = (KiteRoceQp *)cqp;
+
+    return kr_req_state(qp) != KR_REQ_IDLE;
+}
+
+static void kr_req_sent(KiteRoceQp *qp, uint32_t next_psn)
+{
+    qp->sq_psn = next_psn & KITE_PSN_MASK;
+    if (kite_psn_cmp(qp->sq_psn, qp->hi_psn) > 0) {
+        qp->hi_psn = qp->sq_psn;
+    }
+    if (qp->cfg.type != KITE_QPT_RC) {
+        qp->una_psn = qp->sq_psn;
+        qp->hi_psn = qp->sq_psn;
+    } else if (qp->timer_deadline == KITE_ROCE_TIMER_OFF) {
+        kr_comp_arm_timer(qp);
+    }
+}
+
+bool kr_is_ud(const KiteRoceQp *qp)
+{
+    return qp->cfg.type == KITE_QPT_UD || qp->cfg.type == KITE_QPT_GSI;
+}
+
+/*
+ * Send UD WQE @w (one SEND_ONLY packet with a DETH to the WQE's address
+ * vector) and complete it. A message larger than the port's active MTU
+ * completes successfully without being sent (IB C10-93.1.1).
+ */
+static void kr_req_ud(KiteRoceQp *qp, const KrSendWqe *w, KrSqSlot *s)
+{
+    KiteRoce *e = qp->e;
+    struct kite_roce_pkt p;
+    const uint8_t *av = w->av;
+    uint32_t mtu = kite_mtu_bytes(kite_mtu_from_eth(e->eth_mtu));
+    bool imm = w->opcode == KITE_WQE_SEND_IMM;
+    uint8_t st;
+
+    memset(&p, 0, sizeof(p));
+    /*
+     * struct kite_av: dgid 0, dmac 16, sgid_index 22, net_type 23,
+     * hop_limit 24, traffic_class 25, sl 26, flow_label 28.
+     */
+    if (!e->ops->gid_get || !e->ops->gid_get(e->opaque, av[22], p.sgid) ||
+        av[23] > KITE_NET_IPV6) {
+        s->status = KITE_CQE_LOC_QP_OP_ERR;
+        return;
+    }
+    if (w->len <= mtu) {
+        st = kr_sge_copy(qp, w, 0, e->payload, w->len, false);
+        if (st) {
+            s->status = st;
+            return;
+        }
+        memcpy(p.dmac, av + 16, 6);
+        memcpy(p.smac, e->mac, 6);
+        memcpy(p.dgid, av, 16);
+        p.ipv6 = av[23] == KITE_NET_IPV6;
+        p.hop_limit = av[24];
+        p.traffic_class = av[25];
+        p.flow_label = kr_ld32(av + 28) & 0xfffff;
+        p.sport = kite_roce_udp_sport(qp->cfg.qpn, w->remote_qpn,
+                                      p.flow_label);
+        p.opcode = imm ? KITE_OP_UD_SEND_ONLY_IMM : KITE_OP_UD_SEND_ONLY;
+        p.pkey = KITE_BTH_PKEY_DEFAULT;
+        p.dqpn = w->remote_qpn;
+        p.psn = qp->sq_psn;
+        p.se = (w->flags & KITE_WQE_F_SOLICITED) != 0;
+        if (qp->cfg.type == KITE_QPT_GSI) {
+            p.deth_qkey = KITE_GSI_QKEY;
+        } else if (w->remote_qkey & 0x80000000u) {
+            p.deth_qkey = qp->qkey;
+        } else {
+            p.deth_qkey = w->remote_qkey;
+        }
+        p.deth_sqpn = qp->cfg.qpn;
+        if (imm) {
+            memcpy(p.imm, w->imm, 4);
+        }
+        p.payload = e->payload;
+        p.paylen = w->len;
+        kr_transmit(qp, &p, false);
+    }
+    kr_req_sent(qp, qp->sq_psn + 1);
+    qp->req_idx++;
+    kr_comp_uc_done(qp);
+}
+
+/* Send one request packet of the WQE at req_idx. */
+bool kr_req_step(KiteRoceQp *qp)
+{
+    KiteRoce *e = qp->e;
+    struct kite_roce_pkt p;
+    KrSqSlot *s;
+    KrSendWqe w;
+    uint8_t st, tr = qp->cfg.type == KITE_QPT_RC ? KITE_BTH_RC : KITE_BTH_UC;
+    uint32_t k, n, off, plen;
+    bool retx, last;
+
+    switch (kr_req_state(qp)) {
+    case KR_REQ_IDLE:
+        return false;
+    case KR_REQ_FATAL:
+        kr_qp_error(qp, KITE_EVT_QP_FATAL);
+        kr_flush(qp);
+        return true;
+    case KR_REQ_HEAD_ERR:
+        kr_comp_req_error(qp);
+        return true;
+    default:
+        break;
+    }
+    s = &qp->sq[qp->req_idx & (qp->sq_depth - 1)];
+    if (!kr_sq_load(qp, qp->req_idx, &w, &st)) {
+        kr_qp_error(qp, KITE_EVT_QP_FATAL);
+        kr_flush(qp);
+        return true;
+    }
+    if (st || w.opcode != s->opcode || w.len != s->len) {
+        /* The WQE changed under us: a malformed post. */
+        s->status = st ? st : KITE_CQE_LOC_QP_OP_ERR;
+        return true;
+    }
+    if (!s->started) {
+        s->started = true;
+        s->first_psn = qp->sq_psn;
+        s->rd_off = 0;
+        switch (w.opcode) {
+        case KITE_WQE_CMP_SWP:
+        case KITE_WQE_FETCH_ADD:
+            s->npsn = 1;
+            break;
+        default:
+            s->npsn = kite_roce_npkts(w.len, qp->mtu);
+            break;
+        }
+        if (kr_is_rd_atomic(w.opcode)) {
+            qp->rd_inflight++;
+        }
+    }
+    k = (qp->sq_psn - s->first_psn) & KITE_PSN_MASK;
+    n = s->npsn;
+    if (k >= n) {
+        /* Nothing left of this WQE (cannot happen): move on. */
+        qp->req_idx++;
+        return true;
+    }
+    if (kr_is_ud(qp)) {
+        kr_req_ud(qp, &w, s);
+        return true;
+    }
+    retx = kite_psn_cmp(qp->sq_psn, qp->hi_psn) < 0;
+    switch (w.opcode) {
+    case KITE_WQE_SEND:
+    case KITE_WQE_SEND_IMM:
+    case KITE_WQE_WRITE:
+    case KITE_WQE_WRITE_IMM: {
+        bool send = w.opcode == KITE_WQE_SEND ||
+                    w.opcode == KITE_WQE_SEND_IMM;
+        bool imm = w.opcode == KITE_WQE_SEND_IMM ||
+                   w.opcode == KITE_WQE_WRITE_IMM;
+
+        off = k * qp->mtu;
+        plen = w.len - off < qp->mtu ? w.len - off : qp->mtu;
+        st = kr_sge_copy(qp, &w, off, e->payload, plen, false);
+        if (st) {
+            s->status = st;
+            return true;
+        }
+        last = k + 1 == n;
+        kr_pkt_init(qp, &p, kite_roce_seg_opcode(
+                        tr | (send ? KITE_OP_SEND_FIRST : KITE_OP_WRITE_FIRST),
+                        imm, k, n), qp->sq_psn);
+        if (!send && k == 0) {
+            p.reth_va = w.raddr;
+            p.reth_rkey = w.rkey;
+            p.reth_len = w.len;
+        }
+        if (imm && last) {
+            memcpy(p.imm, w.imm, 4);
+        }
+        p.se = last && (w.flags & KITE_WQE_F_SOLICITED) &&
+               w.opcode != KITE_WQE_WRITE;
+        p.ackreq = tr == KITE_BTH_RC &&
+                   (last || (k % KR_MAX_PKT_PER_ACK) == KR_MAX_PKT_PER_ACK - 1);
+        p.payload = e->payload;
+        p.paylen = plen;
+        kr_transmit(qp, &p, retx);
+        kr_req_sent(qp, qp->sq_psn + 1);
+        if (last) {
+            qp->req_idx++;
+            if (tr == KITE_BTH_UC) {
+                kr_comp_uc_done(qp);
+            }
+        }
+        return true;
+    }
+    case KITE_WQE_READ:
+        off = k * qp->mtu;
+        kr_pkt_init(qp, &p, KITE_OP_READ_REQ, qp->sq_psn);
+        p.reth_va = w.raddr + off;
+        p.reth_rkey = w.rkey;
+        p.reth_len = w.len - off;
+        p.ackreq = true;
+        kr_transmit(qp, &p, retx);
+        kr_req_sent(qp, s->first_psn + n);
+        qp->req_idx++;
+        return true;
+    default:
+        kr_pkt_init(qp, &p, w.opcode == KITE_WQE_CMP_SWP ?
+                    KITE_OP_CMP_SWP : KITE_OP_FETCH_ADD, qp->sq_psn);
+        p.atomic_va = w.raddr;
+        p.atomic_rkey = w.rkey;
+        p.atomic_swap_add = w.swap_add;
+        p.atomic_compare = w.compare;
+        p.ackreq = true;
+        kr_transmit(qp, &p, retx);
+        kr_req_sent(qp, qp->sq_psn + 1);
+        qp->req_idx++;
+        return true;
+    }
+}

@@ -1,0 +1,784 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Host simulation harness for the Kite RoCEv2 engine: see roce_sim.h.
+ *
+ * Copyright (c) 2026 The Kite authors
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "roce_sim.h"
+
+/* ---- little-endian helpers for the ring layouts ---- */
+
+static void st16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+static void st32(uint8_t *p, uint32_t v)
+{
+    st16(p, (uint16_t)v);
+    st16(p + 2, (uint16_t)(v >> 16));
+}
+
+static void st64(uint8_t *p, uint64_t v)
+{
+    st32(p, (uint32_t)v);
+    st32(p + 4, (uint32_t)(v >> 32));
+}
+
+static void *xcalloc(size_t n, size_t sz)
+{
+    void *p = calloc(n, sz);
+
+    if (!p) {
+        fprintf(stderr, "roce_sim: out of memory\n");
+        abort();
+    }
+    return p;
+}
+
+uint64_t sim_rand(Sim *s)
+{
+    /* xorshift64* */
+    s->rng ^= s->rng >> 12;
+    s->rng ^= s->rng << 25;
+    s->rng ^= s->rng >> 27;
+    return s->rng * 0x2545f4914f6cdd1dull;
+}
+
+static bool sim_chance(Sim *s, uint32_t ppm)
+{
+    return ppm && (sim_rand(s) >> 32) % 1000000 < ppm;
+}
+
+uint8_t *sim_mem(SimNode *n, uint64_t off)
+{
+    return n->mem + off;
+}
+
+/* ---- engine callbacks ---- */
+
+static uint8_t cb_mem_rw(void *opaque, uint32_t pdn, uint32_t key,
+                         uint32_t access, uint64_t va, void *buf,
+                         uint32_t len, bool write)
+{
+    SimNode *n = opaque;
+    uint32_t idx = kite_key_index(key);
+    SimMr *mr;
+    uint64_t o;
+
+    if (idx >= SIM_MAX_MRS || !n->mr[idx].valid || n->mr[idx].key != key ||
+        n->mr[idx].pdn != pdn) {
+        n->mem_errors++;
+        return KITE_CQE_LOC_PROT_ERR;
+    }
+    mr = &n->mr[idx];
+    if (len) {
+        if (va < mr->iova || va - mr->iova > mr->len ||
+            len > mr->len - (va - mr->iova)) {
+            n->mem_errors++;
+            return KITE_CQE_LOC_PROT_ERR;
+        }
+    }
+    if (access & ~mr->access) {
+        n->mem_errors++;
+        return KITE_CQE_LOC_ACCESS_ERR;
+    }
+    if (!len) {
+        return KITE_CQE_SUCCESS;
+    }
+    o = mr->off + (va - mr->iova);
+    if (o + len > n->mem_size) {
+        return KITE_CQE_GENERAL_ERR;
+    }
+    if (write) {
+        memcpy(n->mem + o, buf, len);
+        if (access & KITE_ACCESS_REMOTE_ATOMIC) {
+            n->atomic_writes++;
+        }
+    } else {
+        memcpy(buf, n->mem + o, len);
+        if (access & KITE_ACCESS_REMOTE_READ) {
+            n->remote_reads++;
+        }
+    }
+    return KITE_CQE_SUCCESS;
+}
+
+SimQp *sim_qp(SimNode *n, uint32_t qpn)
+{
+    uint32_t i = qpn - SIM_QPN_BASE;
+
+    if (qpn < SIM_QPN_BASE || i >= SIM_MAX_QPS || !n->qp[i].valid) {
+        return NULL;
+    }
+    return &n->qp[i];
+}
+
+static bool cb_wqe_read(void *opaque, uint32_t qpn, bool rq, uint32_t slot,
+                        void *buf, uint32_t len)
+{
+    SimQp *q = sim_qp(opaque, qpn);
+    uint32_t stride;
+
+    if (!q) {
+        return false;
+    }
+    stride = 1u << (rq ? q->cfg.rq_log_stride : q->cfg.sq_log_stride);
+    if (len > stride ||
+        slot >= (1u << (rq ? q->cfg.rq_log_depth : q->cfg.sq_log_depth))) {
+        return false;
+    }
+    memcpy(buf, (rq ? q->rq : q->sq) + (size_t)slot * stride, len);
+    return true;
+}
+
+static bool cb_cq_post(void *opaque, uint32_t cqn, const struct kite_cqe *cqe)
+{
+    SimNode *n = opaque;
+    SimCq *cq;
+    uint8_t *slot;
+
+    if (cqn >= SIM_MAX_CQS || !n->cq[cqn].valid) {
+        return false;
+    }
+    cq = &n->cq[cqn];
+    if (cq->error || cq->pi - cq->ci >= (1u << cq->log_depth)) {
+        cq->error = true;
+        return false;
+    }
+    slot = cq->ring + kite_ring_slot(cq->pi, cq->log_depth) * 32;
+    memcpy(slot, cqe, 31);
+    slot[31] = (uint8_t)((cqe->flags & ~KITE_CQE_F_PHASE) |
+                         kite_ring_phase(cq->pi, cq->log_depth));
+    cq->pi++;
+    return true;
+}
+
+static void cb_qp_event(void *opaque, uint32_t qpn, uint8_t type)
+{
+    SimNode *n = opaque;
+
+    if (n->nevents < SIM_MAX_EVENTS) {
+        n->events[n->nevents].qpn = qpn;
+        n->events[n->nevents].type = type;
+        n->nevents++;
+    }
+}
+
+static void sim_enqueue(Sim *s, int dst, const uint8_t *frame, size_t len)
+{
+    SimFrame *f = malloc(sizeof(*f) + len);
+
+    if (!f) {
+        abort();
+    }
+    f->next = NULL;
+    f->dst = dst;
+    f->len = len;
+    memcpy(f->data, frame, len);
+    if (s->tail) {
+        s->tail->next = f;
+    } else {
+        s->head = f;
+    }
+    s->tail = f;
+    s->qlen++;
+}
+
+static void cb_transmit(void *opaque, const uint8_t *frame, size_t len)
+{
+    SimNode *n = opaque;
+    Sim *s = n->sim;
+    int dst = -1, i;
+
+    s->frames++;
+    if (s->tap) {
+        s->tap(s, n->id, frame, len, s->tap_arg);
+    }
+    for (i = 0; i < s->n; i++) {
+        if (len >= 6 && !memcmp(frame, s->node[i].mac, 6)) {
+            dst = i;
+            break;
+        }
+    }
+    if (dst < 0 || s->drop_all || sim_chance(s, s->drop_ppm)) {
+        s->dropped++;
+        return;
+    }
+    if (!s->held && sim_chance(s, s->reorder_ppm)) {
+        SimFrame *f = malloc(sizeof(*f) + len);
+
+        if (!f) {
+            abort();
+        }
+        f->next = NULL;
+        f->dst = dst;
+        f->len = len;
+        memcpy(f->data, frame, len);
+        s->held = f;
+        s->reordered++;
+        return;
+    }
+    sim_enqueue(s, dst, frame, len);
+    if (sim_chance(s, s->dup_ppm)) {
+        s->duplicated++;
+        sim_enqueue(s, dst, frame, len);
+    }
+    if (s->held) {
+        SimFrame *f = s->held;
+
+        s->held = NULL;
+        if (s->tail) {
+            s->tail->next = f;
+        } else {
+            s->head = f;
+        }
+        s->tail = f;
+        s->qlen++;
+    }
+}
+
+static uint64_t cb_now(void *opaque)
+{
+    SimNode *n = opaque;
+
+    return n->sim->now;
+}
+
+static void cb_timer_mod(void *opaque, uint32_t qpn, uint64_t deadline)
+{
+    SimQp *q = sim_qp(opaque, qpn);
+
+    if (q) {
+        q->deadline = deadline;
+    }
+}
+
+static void cb_kick(void *opaque)
+{
+    SimNode *n = opaque;
+
+    n->kicked = true;
+}
+
+static KiteRoceQp *cb_qp_lookup(void *opaque, uint32_t qpn)
+{
+    SimQp *q = sim_qp(opaque, qpn);
+
+    return q ? q->qp : NULL;
+}
+
+static bool cb_gid_is_local(void *opaque, const uint8_t *gid)
+{
+    SimNode *n = opaque;
+
+    return !memcmp(gid, n->gid, 16);
+}
+
+static bool cb_gid_get(void *opaque, uint8_t index, uint8_t *gid)
+{
+    SimNode *n = opaque;
+
+    if (index) {
+        return false;
+    }
+    memcpy(gid, n->gid, 16);
+    return true;
+}
+
+static const struct kite_roce_ops sim_ops = {
+    .mem_rw = cb_mem_rw,
+    .wqe_read = cb_wqe_read,
+    .cq_post = cb_cq_post,
+    .qp_event = cb_qp_event,
+    .transmit = cb_transmit,
+    .now_ns = cb_now,
+    .timer_mod = cb_timer_mod,
+    .kick = cb_kick,
+    .qp_lookup = cb_qp_lookup,
+    .gid_is_local = cb_gid_is_local,
+    .gid_get = cb_gid_get,
+};
+
+/* ---- setup ---- */
+
+void sim_init(Sim *s, int nodes, size_t mem_size, uint64_t seed)
+{
+    int i;
+
+    memset(s, 0, sizeof(*s));
+    s->n = nodes;
+    s->rng = seed ? seed : 1;
+    s->now = 1000;
+    for (i = 0; i < nodes; i++) {
+        SimNode *n = &s->node[i];
+        uint8_t mac[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, (uint8_t)(i + 1) };
+
+        n->sim = s;
+        n->id = i;
+        memcpy(n->mac, mac, 6);
+        /* ::ffff:198.18.0.(i + 1) */
+        n->gid[10] = n->gid[11] = 0xff;
+        n->gid[12] = 198;
+        n->gid[13] = 18;
+        n->gid[14] = 0;
+        n->gid[15] = (uint8_t)(i + 1);
+        n->mem = xcalloc(1, mem_size);
+        n->mem_size = mem_size;
+        n->e = kite_roce_new(&sim_ops, n);
+        kite_roce_set_port(n->e, n->mac, 4200);
+    }
+}
+
+void sim_free(Sim *s)
+{
+    int i, j;
+
+    while (s->head) {
+        SimFrame *f = s->head;
+
+        s->head = f->next;
+        free(f);
+    }
+    s->tail = NULL;
+    free(s->held);
+    s->held = NULL;
+    for (i = 0; i < s->n; i++) {
+        SimNode *n = &s->node[i];
+
+        kite_roce_free(n->e);
+        for (j = 0; j < SIM_MAX_QPS; j++) {
+            free(n->qp[j].sq);
+            free(n->qp[j].rq);
+        }
+        for (j = 0; j < SIM_MAX_CQS; j++) {
+            free(n->cq[j].ring);
+        }
+        free(n->mem);
+    }
+}
+
+uint32_t sim_reg_mr(SimNode *n, uint32_t pdn, uint64_t iova, uint64_t len,
+                    uint32_t access, uint64_t off)
+{
+    uint32_t i;
+
+    for (i = 1; i < SIM_MAX_MRS; i++) {
+        if (!n->mr[i].valid) {
+            SimMr *mr = &n->mr[i];
+
+            mr->valid = true;
+            mr->key = kite_key_make(i, (uint8_t)(0x40 + i));
+            mr->pdn = pdn;
+            mr->iova = iova;
+            mr->len = len;
+            mr->access = access;
+            mr->off = off;
+            return mr->key;
+        }
+    }
+    abort();
+}
+
+void sim_dereg_mr(SimNode *n, uint32_t key)
+{
+    uint32_t i = kite_key_index(key);
+
+    if (i < SIM_MAX_MRS) {
+        n->mr[i].valid = false;
+    }
+}
+
+uint32_t sim_create_cq(SimNode *n, uint8_t log_depth)
+{
+    uint32_t i;
+
+    for (i = 1; i < SIM_MAX_CQS; i++) {
+        if (!n->cq[i].valid) {
+            n->cq[i].valid = true;
+            n->cq[i].log_depth = log_depth;
+            n->cq[i].ring = xcalloc(1u << log_depth, 32);
+            return i;
+        }
+    }
+    abort();
+}
+
+uint32_t sim_create_qp(SimNode *n, uint8_t type, uint32_t pdn,
+                       uint32_t scq, uint32_t rcq, uint8_t sq_log_depth,
+                       uint8_t sq_log_stride, uint8_t rq_log_depth,
+                       uint8_t rq_log_stride, bool sig_all)
+{
+    uint32_t i;
+
+    for (i = 0; i < SIM_MAX_QPS; i++) {
+        SimQp *q = &n->qp[i];
+
+        if (q->valid) {
+            continue;
+        }
+        memset(q, 0, sizeof(*q));
+        q->cfg.qpn = SIM_QPN_BASE + i;
+        q->cfg.type = type;
+        q->cfg.sig_all = sig_all;
+        q->cfg.pdn = pdn;
+        q->cfg.send_cqn = scq;
+        q->cfg.recv_cqn = rcq;
+        q->cfg.sq_log_depth = sq_log_depth;
+        q->cfg.sq_log_stride = sq_log_stride;
+        q->cfg.rq_log_depth = rq_log_depth;
+        q->cfg.rq_log_stride = rq_log_stride;
+        q->sq = xcalloc(1u << sq_log_depth, 1u << sq_log_stride);
+        q->rq = xcalloc(1u << rq_log_depth, 1u << rq_log_stride);
+        q->deadline = KITE_ROCE_TIMER_OFF;
+        q->valid = true;
+        q->qp = kite_roce_qp_create(n->e, &q->cfg);
+        if (!q->qp) {
+            abort();
+        }
+        return q->cfg.qpn;
+    }
+    abort();
+}
+
+void sim_modify(SimNode *n, uint32_t qpn, const struct kite_roce_qp_attr *a,
+                uint32_t mask)
+{
+    SimQp *q = sim_qp(n, qpn);
+
+    kite_roce_qp_modify(q->qp, a, mask);
+}
+
+void sim_default_params(SimConnParams *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->path_mtu = KITE_MTU_1024;
+    p->psn_a = 0x100;
+    p->psn_b = 0x200;
+    p->timeout = 12;
+    p->retry_cnt = 7;
+    p->rnr_retry = 7;
+    p->min_rnr_timer = 1;
+    p->max_rd_atomic = 16;
+    p->max_dest_rd_atomic = 16;
+    p->access_a = p->access_b = KITE_ACCESS_LOCAL_WRITE |
+        KITE_ACCESS_REMOTE_WRITE | KITE_ACCESS_REMOTE_READ |
+        KITE_ACCESS_REMOTE_ATOMIC;
+}
+
+static void sim_connect_one(SimNode *n, uint32_t qpn, SimNode *peer,
+                            uint32_t peer_qpn, uint32_t sq_psn,
+                            uint32_t rq_psn, uint32_t access,
+                            const SimConnParams *p, bool rtr_only)
+{
+    struct kite_roce_qp_attr a;
+
+    memset(&a, 0, sizeof(a));
+    a.state = KITE_QPS_INIT;
+    a.access = access;
+    sim_modify(n, qpn, &a, KITE_QP_ATTR_STATE | KITE_QP_ATTR_ACCESS_FLAGS);
+
+    a.state = KITE_QPS_RTR;
+    a.path_mtu = p->path_mtu;
+    a.dest_qpn = peer_qpn;
+    a.rq_psn = rq_psn;
+    a.max_dest_rd_atomic = p->max_dest_rd_atomic;
+    a.min_rnr_timer = p->min_rnr_timer;
+    memcpy(a.path.smac, n->mac, 6);
+    memcpy(a.path.dmac, peer->mac, 6);
+    memcpy(a.path.sgid, n->gid, 16);
+    memcpy(a.path.dgid, peer->gid, 16);
+    a.path.hop_limit = 64;
+    a.path.ipv6 = p->ipv6;
+    a.path.traffic_class = p->ipv6 ? 0x10 : 0;
+    a.path.flow_label = p->ipv6 ? 0x12345 : 0;
+    sim_modify(n, qpn, &a, KITE_QP_ATTR_STATE | KITE_QP_ATTR_AV |
+               KITE_QP_ATTR_PATH_MTU | KITE_QP_ATTR_DEST_QPN |
+               KITE_QP_ATTR_RQ_PSN | KITE_QP_ATTR_MAX_DEST_RD_ATOMIC |
+               KITE_QP_ATTR_MIN_RNR_TIMER);
+    if (rtr_only) {
+        return;
+    }
+
+    a.state = KITE_QPS_RTS;
+    a.sq_psn = sq_psn;
+    a.timeout = p->timeout;
+    a.retry_cnt = p->retry_cnt;
+    a.rnr_retry = p->rnr_retry;
+    a.max_rd_atomic = p->max_rd_atomic;
+    sim_modify(n, qpn, &a, KITE_QP_ATTR_STATE | KITE_QP_ATTR_SQ_PSN |
+               KITE_QP_ATTR_TIMEOUT | KITE_QP_ATTR_RETRY_CNT |
+               KITE_QP_ATTR_RNR_RETRY | KITE_QP_ATTR_MAX_QP_RD_ATOMIC);
+}
+
+void sim_connect(Sim *s, int a, uint32_t qpa, int b, uint32_t qpb,
+                 const SimConnParams *p)
+{
+    sim_connect_one(&s->node[a], qpa, &s->node[b], qpb, p->psn_a, p->psn_b,
+                    p->access_a, p, false);
+    sim_connect_one(&s->node[b], qpb, &s->node[a], qpa, p->psn_b, p->psn_a,
+                    p->access_b, p, p->b_stays_rtr);
+}
+
+/* ---- posting ---- */
+
+uint32_t sim_write_send(SimNode *n, uint32_t qpn, const SimWr *wr)
+{
+    SimQp *q = sim_qp(n, qpn);
+    uint32_t stride = 1u << q->cfg.sq_log_stride;
+    uint32_t idx = q->sq_pi++;
+    uint8_t *w = q->sq + (size_t)kite_ring_slot(idx, q->cfg.sq_log_depth) *
+                 stride;
+    uint32_t off = 16, i;
+
+    memset(w, 0, stride);
+    w[0] = wr->opcode;
+    w[1] = wr->flags;
+    w[2] = (uint8_t)wr->num_sge;
+    st16(w + 4, wr->inline_len);
+    memcpy(w + 8, wr->imm, 4);
+    switch (q->cfg.type == KITE_QPT_UD && wr->opcode <= KITE_WQE_SEND_IMM ?
+            0xff : wr->opcode) {
+    case 0xff:
+        memcpy(w + 16, wr->av, 32);
+        st32(w + 48, wr->remote_qpn);
+        st32(w + 52, wr->remote_qkey);
+        off += 40;
+        break;
+    case KITE_WQE_WRITE:
+    case KITE_WQE_WRITE_IMM:
+    case KITE_WQE_READ:
+        st64(w + 16, wr->raddr);
+        st32(w + 24, wr->rkey);
+        off += 16;
+        break;
+    case KITE_WQE_CMP_SWP:
+    case KITE_WQE_FETCH_ADD:
+        st64(w + 16, wr->raddr);
+        st32(w + 24, wr->rkey);
+        st64(w + 32, wr->swap_add);
+        st64(w + 40, wr->compare);
+        off += 32;
+        break;
+    default:
+        break;
+    }
+    if (wr->flags & KITE_WQE_F_INLINE) {
+        if (off + wr->inline_len <= stride) {
+            memcpy(w + off, wr->inl, wr->inline_len);
+        }
+    } else {
+        for (i = 0; i < wr->num_sge && off + 16 <= stride; i++, off += 16) {
+            st64(w + off, wr->sge[i].addr);
+            st32(w + off + 8, wr->sge[i].length);
+            st32(w + off + 12, wr->sge[i].lkey);
+        }
+    }
+    return idx;
+}
+
+void sim_sq_doorbell(SimNode *n, uint32_t qpn)
+{
+    SimQp *q = sim_qp(n, qpn);
+
+    kite_roce_sq_doorbell(q->qp, q->sq_pi);
+}
+
+uint32_t sim_post_send(SimNode *n, uint32_t qpn, const SimWr *wr)
+{
+    uint32_t idx = sim_write_send(n, qpn, wr);
+
+    sim_sq_doorbell(n, qpn);
+    return idx;
+}
+
+uint32_t sim_post_recv(SimNode *n, uint32_t qpn, unsigned num_sge,
+                       const SimSge *sge)
+{
+    SimQp *q = sim_qp(n, qpn);
+    uint32_t stride = 1u << q->cfg.rq_log_stride;
+    uint32_t idx = q->rq_pi++;
+    uint8_t *w = q->rq + (size_t)kite_ring_slot(idx, q->cfg.rq_log_depth) *
+                 stride;
+    unsigned i;
+
+    memset(w, 0, stride);
+    w[0] = (uint8_t)num_sge;
+    for (i = 0; i < num_sge && 16 + (i + 1) * 16 <= stride; i++) {
+        st64(w + 16 + i * 16, sge[i].addr);
+        st32(w + 24 + i * 16, sge[i].length);
+        st32(w + 28 + i * 16, sge[i].lkey);
+    }
+    kite_roce_rq_doorbell(q->qp, q->rq_pi);
+    return idx;
+}
+
+bool sim_poll_cq(SimNode *n, uint32_t cqn, struct kite_cqe *cqe)
+{
+    SimCq *cq = &n->cq[cqn];
+    uint8_t *slot = cq->ring + kite_ring_slot(cq->ci, cq->log_depth) * 32;
+
+    if ((slot[31] & KITE_CQE_F_PHASE) !=
+        kite_ring_phase(cq->ci, cq->log_depth)) {
+        return false;
+    }
+    memcpy(cqe, slot, 32);
+    cq->ci++;
+    return true;
+}
+
+unsigned sim_cq_count(SimNode *n, uint32_t cqn)
+{
+    SimCq *cq = &n->cq[cqn];
+
+    return cq->pi - cq->ci;
+}
+
+bool sim_has_event(SimNode *n, uint32_t qpn, uint8_t type)
+{
+    unsigned i;
+
+    for (i = 0; i < n->nevents; i++) {
+        if (n->events[i].qpn == qpn && n->events[i].type == type) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* ---- the link and the clock ---- */
+
+void sim_inject(Sim *s, int dst, const uint8_t *frame, size_t len)
+{
+    sim_enqueue(s, dst, frame, len);
+}
+
+static bool sim_run_engines(Sim *s)
+{
+    bool any = false;
+    int i;
+
+    for (i = 0; i < s->n; i++) {
+        SimNode *n = &s->node[i];
+
+        if (n->kicked) {
+            n->kicked = false;
+            if (kite_roce_run(n->e, 4)) {
+                n->kicked = true;
+            }
+            any = true;
+        }
+    }
+    return any;
+}
+
+bool sim_step(Sim *s)
+{
+    uint64_t best = KITE_ROCE_TIMER_OFF;
+    SimQp *bq = NULL;
+    int i, j;
+
+    /* Timers that are due fire first. */
+    for (i = 0; i < s->n; i++) {
+        for (j = 0; j < SIM_MAX_QPS; j++) {
+            SimQp *q = &s->node[i].qp[j];
+
+            if (q->valid && q->deadline <= s->now) {
+                q->deadline = KITE_ROCE_TIMER_OFF;
+                kite_roce_qp_timer(q->qp);
+                return true;
+            }
+        }
+    }
+    if (s->qlen < SIM_LINK_QMAX && sim_run_engines(s)) {
+        return true;
+    }
+    if (s->head) {
+        SimFrame *f = s->head;
+
+        s->head = f->next;
+        if (!s->head) {
+            s->tail = NULL;
+        }
+        s->qlen--;
+        /* About 10 Gb/s plus a little latency. */
+        s->now += 100 + f->len;
+        s->delivered++;
+        if (!kite_roce_rx(s->node[f->dst].e, f->data, f->len)) {
+            s->not_roce++;
+        }
+        free(f);
+        return true;
+    }
+    if (s->held) {
+        SimFrame *f = s->held;
+
+        s->held = NULL;
+        s->head = s->tail = f;
+        s->qlen = 1;
+        return true;
+    }
+    if (sim_run_engines(s)) {
+        return true;
+    }
+    for (i = 0; i < s->n; i++) {
+        for (j = 0; j < SIM_MAX_QPS; j++) {
+            SimQp *q = &s->node[i].qp[j];
+
+            if (q->valid && q->deadline != KITE_ROCE_TIMER_OFF &&
+                q->deadline < best) {
+                best = q->deadline;
+                bq = q;
+            }
+        }
+    }
+    if (!bq) {
+        return false;
+    }
+    if (best > s->now) {
+        s->now = best;
+    }
+    bq->deadline = KITE_ROCE_TIMER_OFF;
+    kite_roce_qp_timer(bq->qp);
+    return true;
+}
+
+uint64_t sim_run(Sim *s, uint64_t max_steps)
+{
+    uint64_t n = 0;
+
+    while (n < max_steps && sim_step(s)) {
+        n++;
+    }
+    return n;
+}
+
+void sim_ud_av(Sim *s, int dst, uint8_t *av, uint8_t sgid_index)
+{
+    memset(av, 0, 32);
+    memcpy(av, s->node[dst].gid, 16);
+    memcpy(av + 16, s->node[dst].mac, 6);
+    av[22] = sgid_index;
+    av[23] = KITE_NET_IPV4;
+    av[24] = 64;
+}
+
+void sim_ud_up(SimNode *n, uint32_t qpn, uint32_t qkey)
+{
+    struct kite_roce_qp_attr a;
+
+    memset(&a, 0, sizeof(a));
+    a.state = KITE_QPS_INIT;
+    a.qkey = qkey;
+    sim_modify(n, qpn, &a, KITE_QP_ATTR_STATE | KITE_QP_ATTR_QKEY);
+    a.state = KITE_QPS_RTR;
+    sim_modify(n, qpn, &a, KITE_QP_ATTR_STATE);
+    a.state = KITE_QPS_RTS;
+    a.sq_psn = 0x42;
+    sim_modify(n, qpn, &a, KITE_QP_ATTR_STATE | KITE_QP_ATTR_SQ_PSN);
+}

@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Host simulation harness for the Kite RoCEv2 engine (qemu/roce/): N
+ * engines, each with its own flat memory and MR table (mem_rw with real
+ * key, PD, bounds and access checks), SQ/RQ/CQ rings in the
+ * Documentation/kite/hardware.rst layout, a virtual clock with per-QP
+ * timers, and a link between the engines with seedable drop, duplication
+ * and reordering. A frame whose destination MAC is the sender's own MAC is
+ * looped back to it.
+ *
+ * Copyright (c) 2026 The Kite authors
+ */
+#ifndef ROCE_SIM_H
+#define ROCE_SIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kite_roce.h"
+
+#define SIM_MAX_NODES   4
+#define SIM_MAX_QPS     16
+#define SIM_MAX_CQS     16
+#define SIM_MAX_MRS     64
+#define SIM_MAX_EVENTS  256
+#define SIM_QPN_BASE    0x11
+/* Frames the link holds before the engines must wait (pacing). */
+#define SIM_LINK_QMAX   8
+
+typedef struct Sim Sim;
+typedef struct SimNode SimNode;
+
+typedef struct SimMr {
+    bool valid;
+    uint32_t key;
+    uint32_t pdn;
+    uint32_t access;
+    uint64_t iova;
+    uint64_t len;
+    uint64_t off;               /* offset in the node's memory */
+} SimMr;
+
+typedef struct SimCq {
+    bool valid;
+    bool error;
+    uint8_t log_depth;
+    uint8_t *ring;              /* 32-byte CQEs */
+    uint32_t pi, ci;
+} SimCq;
+
+typedef struct SimQp {
+    bool valid;
+    KiteRoceQp *qp;
+    struct kite_roce_qp_cfg cfg;
+    uint8_t *sq;
+    uint8_t *rq;
+    uint32_t sq_pi, rq_pi;
+    uint64_t deadline;
+} SimQp;
+
+typedef struct SimEvent {
+    uint32_t qpn;
+    uint8_t type;
+} SimEvent;
+
+struct SimNode {
+    Sim *sim;
+    int id;
+    KiteRoce *e;
+    uint8_t mac[6];
+    uint8_t gid[16];
+    uint8_t *mem;
+    size_t mem_size;
+    SimMr mr[SIM_MAX_MRS];
+    SimCq cq[SIM_MAX_CQS];
+    SimQp qp[SIM_MAX_QPS];
+    bool kicked;
+    SimEvent events[SIM_MAX_EVENTS];
+    unsigned nevents;
+    /* mem_rw accounting for tests */
+    uint64_t remote_reads;      /* successful REMOTE_READ accesses */
+    uint64_t atomic_writes;     /* successful REMOTE_ATOMIC writes */
+    uint64_t mem_errors;
+};
+
+typedef struct SimFrame {
+    struct SimFrame *next;
+    int dst;
+    size_t len;
+    uint8_t data[];
+} SimFrame;
+
+/* Called for every frame a node transmits, before the link's faults. */
+typedef void (*SimTap)(Sim *s, int src, const uint8_t *frame, size_t len,
+                       void *arg);
+
+struct Sim {
+    SimNode node[SIM_MAX_NODES];
+    int n;
+    uint64_t now;
+    uint64_t rng;
+    uint32_t drop_ppm, dup_ppm, reorder_ppm;
+    bool drop_all;
+    SimTap tap;
+    void *tap_arg;
+    SimFrame *head, *tail;
+    unsigned qlen;
+    SimFrame *held;             /* reorder: sent after the next frame */
+    /* figures */
+    uint64_t frames, dropped, duplicated, reordered, delivered, not_roce;
+};
+
+/* Path and transport settings for sim_connect(). */
+typedef struct SimConnParams {
+    uint8_t path_mtu;           /* enum kite_mtu */
+    uint32_t psn_a, psn_b;      /* start PSNs of each side's requester */
+    uint8_t timeout;
+    uint8_t retry_cnt;
+    uint8_t rnr_retry;
+    uint8_t min_rnr_timer;
+    uint8_t max_rd_atomic;
+    uint8_t max_dest_rd_atomic;
+    uint32_t access_a, access_b;    /* QP remote access flags */
+    bool b_stays_rtr;           /* leave B in RTR (responder only) */
+    bool ipv6;                  /* IPv6 path (set the nodes' GIDs first) */
+} SimConnParams;
+
+typedef struct SimSge {
+    uint64_t addr;
+    uint32_t length;
+    uint32_t lkey;
+} SimSge;
+
+typedef struct SimWr {
+    uint8_t opcode;             /* enum kite_wqe_opcode */
+    uint8_t flags;              /* KITE_WQE_F_* */
+    uint8_t imm[4];
+    uint64_t raddr;
+    uint32_t rkey;
+    uint64_t swap_add, compare;
+    unsigned num_sge;
+    SimSge sge[8];
+    const uint8_t *inl;         /* with KITE_WQE_F_INLINE */
+    uint16_t inline_len;
+    /* UD QPs: struct kite_wqe_ud */
+    uint8_t av[32];             /* struct kite_av, ABI layout */
+    uint32_t remote_qpn;
+    uint32_t remote_qkey;
+} SimWr;
+
+void sim_init(Sim *s, int nodes, size_t mem_size, uint64_t seed);
+void sim_free(Sim *s);
+uint64_t sim_rand(Sim *s);
+
+uint32_t sim_reg_mr(SimNode *n, uint32_t pdn, uint64_t iova, uint64_t len,
+                    uint32_t access, uint64_t off);
+void sim_dereg_mr(SimNode *n, uint32_t key);
+uint32_t sim_create_cq(SimNode *n, uint8_t log_depth);
+uint32_t sim_create_qp(SimNode *n, uint8_t type, uint32_t pdn,
+                       uint32_t scq, uint32_t rcq, uint8_t sq_log_depth,
+                       uint8_t sq_log_stride, uint8_t rq_log_depth,
+                       uint8_t rq_log_stride, bool sig_all);
+SimQp *sim_qp(SimNode *n, uint32_t qpn);
+void sim_modify(SimNode *n, uint32_t qpn, const struct kite_roce_qp_attr *a,
+                uint32_t mask);
+/* Take both QPs RESET -> INIT -> RTR -> RTS connected to each other. */
+void sim_connect(Sim *s, int a, uint32_t qpa, int b, uint32_t qpb,
+                 const SimConnParams *p);
+void sim_default_params(SimConnParams *p);
+
+/* Write a WQE at the producer index (no doorbell); returns its index. */
+uint32_t sim_write_send(SimNode *n, uint32_t qpn, const SimWr *wr);
+void sim_sq_doorbell(SimNode *n, uint32_t qpn);
+uint32_t sim_post_send(SimNode *n, uint32_t qpn, const SimWr *wr);
+uint32_t sim_post_recv(SimNode *n, uint32_t qpn, unsigned num_sge,
+                       const SimSge *sge);
+bool sim_poll_cq(SimNode *n, uint32_t cqn, struct kite_cqe *cqe);
+unsigned sim_cq_count(SimNode *n, uint32_t cqn);
+
+/* Put a frame on the link to node @dst (no faults applied). */
+void sim_inject(Sim *s, int dst, const uint8_t *frame, size_t len);
+/* One step of work; false when nothing at all is left to do. */
+bool sim_step(Sim *s);
+/* Step until idle or until @max_steps; returns steps taken. */
+uint64_t sim_run(Sim *s, uint64_t max_steps);
+bool sim_has_event(SimNode *n, uint32_t qpn, uint8_t type);
+/* Fill @av (struct kite_av) for a UD send from @n to node @dst. */
+void sim_ud_av(Sim *s, int dst, uint8_t *av, uint8_t sgid_index);
+/* Take a UD QP RESET -> INIT -> RTR -> RTS with Q_Key @qkey. */
+void sim_ud_up(SimNode *n, uint32_t qpn, uint32_t qkey);
+uint8_t *sim_mem(SimNode *n, uint64_t off);
+
+#endif
