@@ -30,6 +30,8 @@
 #   rdma-core/inst/<hash>/           installed trees keyed by a hash of every
 #                                    input (this script, providers/kite/*,
 #                                    kite-abi.h, kite_hw.h, version, toolchain)
+# Each build also compiles and runs the provider's host self-test
+# (providers/kite/selftest/) against the tree; a failure fails the build.
 # A warm run copies the cached tree to out/rdma-core (or does nothing when it
 # is already there). Quiet on success; on failure prints the log's path.
 set -euo pipefail
@@ -181,6 +183,22 @@ nice -n 10 ninja -C "$BUILD" -j "$JOBS" >>"$LOG" 2>&1 || fail "build failed"
 if grep -E '^[^ ]*providers/kite/[^ ]*: (warning|error):' "$LOG" >/dev/null; then
 	fail "the kite provider compiles with warnings"
 fi
+
+# ---- 3b. the provider's host self-test --------------------------------------
+# providers/kite/selftest/ (not copied into the tree, not part of the
+# library) drives the fast path in kite_fast.c against a fake device in
+# memory; built with the provider's include paths, warnings as errors and
+# the address/undefined sanitizers. A failure fails the build.
+SELFTEST=$BUILD/kite-fast-selftest
+echo "== provider self-test" >>"$LOG"
+nice -n 10 cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wno-sign-compare \
+	-Wno-unused-parameter -Wmissing-prototypes -Wshadow \
+	-fsanitize=address,undefined -fno-sanitize-recover=all \
+	-I"$BUILD/include" -I"$TREE/providers/kite" \
+	"$REPO/providers/kite/selftest/kite_fast_test.c" \
+	"$TREE/providers/kite/kite_fast.c" -lpthread -o "$SELFTEST" >>"$LOG" 2>&1 ||
+	fail "cannot build the provider self-test"
+"$SELFTEST" >>"$LOG" 2>&1 || fail "the provider self-test failed"
 
 # ---- 4. install into the cache, then out/ ----------------------------------
 rm -rf "$inst" "$inst.tmp"

@@ -18,9 +18,9 @@
 static void kite_free_context(struct ibv_context *ibctx);
 
 /*
- * Control path only: the data path (post_send/post_recv, poll_cq,
- * req_notify_cq) comes with issue 4, and AH, SRQ, MW, ... are not offered.
- * Verbs left out here are answered by libibverbs with EOPNOTSUPP.
+ * Control path and the RC/UC fast path (kite_fast.c). AH, SRQ, MW, the
+ * extended CQ/QP interfaces (ibv_create_cq_ex, ibv_wr_*) ... are not
+ * offered: libibverbs answers the verbs left out here with EOPNOTSUPP.
  */
 static const struct verbs_context_ops kite_ctx_ops = {
 	.alloc_pd = kite_alloc_pd,
@@ -32,6 +32,9 @@ static const struct verbs_context_ops kite_ctx_ops = {
 	.destroy_qp = kite_destroy_qp,
 	.free_context = kite_free_context,
 	.modify_qp = kite_modify_qp,
+	.poll_cq = kite_poll_cq,
+	.post_recv = kite_post_recv,
+	.post_send = kite_post_send,
 	.query_device_ex = kite_query_device_ex,
 	.query_port = kite_query_port,
 	.query_qp = kite_query_qp,
@@ -95,6 +98,7 @@ static struct verbs_context *kite_alloc_context(struct ibv_device *ibdev,
 	ctx->max_inline = resp.max_inline;
 	ctx->max_rd_atom = resp.max_rd_atom;
 	ctx->cap_flags = resp.cap_flags;
+	kite_qp_table_init(&ctx->qps);
 
 	/* The doorbell page is device memory: map it write-only, shared. */
 	ctx->db_size = resp.db_size;
@@ -105,6 +109,7 @@ static struct verbs_context *kite_alloc_context(struct ibv_device *ibdev,
 		verbs_err(&ctx->ibv_ctx,
 			  "kite: cannot map doorbell page of context %u: %d\n",
 			  ctx->uctx, err);
+		pthread_mutex_destroy(&ctx->qps.lock);
 		goto err_free;
 	}
 
@@ -124,6 +129,7 @@ static void kite_free_context(struct ibv_context *ibctx)
 	struct kite_context *ctx = to_kite_ctx(ibctx);
 
 	munmap(ctx->db, ctx->db_size);
+	pthread_mutex_destroy(&ctx->qps.lock);
 	verbs_uninit_context(&ctx->ibv_ctx);
 	free(ctx);
 }

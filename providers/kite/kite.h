@@ -7,6 +7,8 @@
 #ifndef __KITE_H__
 #define __KITE_H__
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,6 +19,21 @@
 
 struct kite_device {
 	struct verbs_device ibv_dev;
+};
+
+struct kite_qp;
+
+/*
+ * QPs of a context by QP number, for poll_cq to find the QP a CQE names:
+ * a hash of singly linked chains. Changes hold the mutex; poll_cq also
+ * takes it, but only when a CQE names another QP than the previous one.
+ */
+#define KITE_QP_TABLE_BITS	8
+#define KITE_QP_TABLE_SIZE	(1u << KITE_QP_TABLE_BITS)
+
+struct kite_qp_table {
+	pthread_mutex_t lock;
+	struct kite_qp *chain[KITE_QP_TABLE_SIZE];
 };
 
 struct kite_context {
@@ -33,6 +50,7 @@ struct kite_context {
 	uint32_t max_inline;
 	uint32_t max_rd_atom;
 	uint32_t cap_flags;	/* KITE_DEV_CAP_* */
+	struct kite_qp_table qps;
 };
 
 struct kite_pd {
@@ -46,22 +64,52 @@ struct kite_ring {
 	size_t len;		/* bytes allocated (whole pages) */
 };
 
+/*
+ * A CQ. @lock covers the ring, the depth and everything after the lock
+ * (resize_cq changes the ring under it). @ci is the free-running consumer
+ * index; @db_ci the last one written to the CQ doorbell (the device's view
+ * of the free space). After a resize, @old holds the previous ring until
+ * poll_cq has consumed the CQEs the device wrote there before switching.
+ */
 struct kite_cq {
 	struct verbs_cq vcq;
 	struct kite_ring ring;
 	uint32_t cqn;
 	uint32_t depth;		/* CQEs in the ring */
-	uint32_t ci;		/* consumer index (0 until poll_cq exists) */
+	pthread_spinlock_t lock;
+	uint8_t log_depth;
+	uint32_t ci;
+	uint32_t db_ci;
+	struct kite_qp *last_qp;	/* lookup cache of poll_cq */
+	struct kite_ring old;		/* ring before a resize, or none */
+	uint8_t old_log_depth;
+	uint32_t old_ci;
+};
+
+/*
+ * A send or receive queue. @pi is the free-running producer index (the
+ * last doorbell value), @ci the index of the oldest WQE not completed yet;
+ * @wr_id holds the wr_id of the WQE in each slot. @lock covers all of it.
+ */
+struct kite_wq {
+	pthread_spinlock_t lock;
+	struct kite_ring ring;
+	uint32_t depth;		/* WQEs (power of two) */
+	uint8_t log_depth;
+	uint32_t stride;	/* bytes per WQE */
+	uint32_t pi;
+	uint32_t ci;
+	uint32_t max_sge;	/* SGEs a WQE may carry (the QP's cap) */
+	uint64_t *wr_id;	/* depth entries */
 };
 
 struct kite_qp {
 	struct verbs_qp vqp;
-	struct kite_ring sq;
-	struct kite_ring rq;
-	uint32_t sq_depth;	/* WQEs */
-	uint32_t sq_stride;	/* bytes per WQE */
-	uint32_t rq_depth;
-	uint32_t rq_stride;
+	struct kite_wq sq;
+	struct kite_wq rq;
+	uint32_t max_inline;	/* bytes of inline data (the QP's cap) */
+	bool sig_all;
+	struct kite_qp *next;	/* chain in kite_context.qps */
 };
 
 static inline struct kite_device *to_kite_dev(struct ibv_device *ibdev)
@@ -112,5 +160,29 @@ int kite_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 int kite_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 		  struct ibv_qp_init_attr *init_attr);
 int kite_destroy_qp(struct ibv_qp *qp);
+
+void kite_ring_free(struct kite_ring *ring);
+
+/* log2 of a power of two. */
+static inline uint8_t kite_log2(uint32_t pow2)
+{
+	return __builtin_ctz(pow2);
+}
+
+/* Fast path (kite_fast.c). */
+int kite_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+		   struct ibv_send_wr **bad_wr);
+int kite_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+		   struct ibv_recv_wr **bad_wr);
+int kite_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
+void kite_cq_report_ci(struct kite_context *ctx, struct kite_cq *cq);
+void kite_cq_forget_qp(struct kite_cq *cq, uint32_t qpn);
+bool kite_cq_ring_pending(void *ring, uint32_t ci, uint8_t log_depth);
+void kite_wq_reset(struct kite_wq *wq);
+void kite_qp_table_init(struct kite_qp_table *table);
+void kite_qp_table_insert(struct kite_qp_table *table, struct kite_qp *qp);
+void kite_qp_table_remove(struct kite_qp_table *table, struct kite_qp *qp);
+struct kite_qp *kite_qp_table_find(struct kite_qp_table *table,
+				   uint32_t qpn);
 
 #endif /* __KITE_H__ */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Kite RoCEv2 NIC: rdma-core provider, control path verbs: device/port
- * queries, protection domains, CQs, MRs and QPs.
+ * queries, protection domains, CQs, MRs and QPs (the fast path on their
+ * rings is in kite_fast.c).
  *
  * CQ and QP rings live in this process's memory (rdma/kite-abi.h): the
  * provider sizes them with the driver's rules, allocates them zeroed and
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <ccan/minmax.h>
 #include <util/mmio.h>
 #include <util/udma_barrier.h>
 
@@ -116,7 +118,7 @@ static int kite_ring_alloc(struct kite_ring *ring, size_t bytes)
 	return 0;
 }
 
-static void kite_ring_free(struct kite_ring *ring)
+void kite_ring_free(struct kite_ring *ring)
 {
 	if (!ring->buf)
 		return;
@@ -201,6 +203,8 @@ struct ibv_cq *kite_create_cq(struct ibv_context *context, int cqe,
 	}
 	cq->cqn = resp.cqn;
 	cq->depth = resp.depth;
+	cq->log_depth = kite_log2(cq->depth);
+	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
 	return &cq->vcq.cq;
 
 err_ring:
@@ -219,6 +223,8 @@ int kite_destroy_cq(struct ibv_cq *ibcq)
 	err = ibv_cmd_destroy_cq(ibcq);
 	if (err)
 		return err;
+	pthread_spin_destroy(&cq->lock);
+	kite_ring_free(&cq->old);
 	kite_ring_free(&cq->ring);
 	free(cq);
 	return 0;
@@ -228,6 +234,12 @@ int kite_destroy_cq(struct ibv_cq *ibcq)
  * Move the CQ to a new ring sized as for create. The kernel pins the new
  * ring and hands it to the device; the old ring is freed only after that
  * succeeded (until then the device may still write to it).
+ *
+ * The device finishes the old ring and writes the next CQE at index 0 of
+ * the new one. CQEs it wrote to the old ring and poll_cq has not consumed
+ * yet stay there: the old ring is kept as cq->old and poll_cq drains it
+ * (by phase, up to the first entry the device has not written) before it
+ * turns to the new ring. The lock keeps poll_cq out meanwhile.
  */
 int kite_resize_cq(struct ibv_cq *ibcq, int cqe)
 {
@@ -253,39 +265,43 @@ int kite_resize_cq(struct ibv_cq *ibcq, int cqe)
 	cmd.buf_va = (uintptr_t)ring.buf;
 	cmd.buf_len = ring.len;
 
+	pthread_spin_lock(&cq->lock);
+	/* Only one old ring at a time: one with CQEs left blocks a resize. */
+	if (cq->old.buf && kite_cq_ring_pending(cq->old.buf, cq->old_ci,
+						cq->old_log_depth)) {
+		err = EBUSY;
+		goto out_unlock;
+	}
+	kite_ring_free(&cq->old);
+	/* The device refuses a depth below pi - ci: give it the real ci. */
+	if (cq->ci != cq->db_ci)
+		kite_cq_report_ci(ctx, cq);
+
 	err = ibv_cmd_resize_cq(ibcq, cqe, &cmd.ibv_cmd, sizeof(cmd),
 				&resp.ibv_resp, sizeof(resp));
-	if (err) {
-		kite_ring_free(&ring);
-		return err;
+	if (err)
+		goto out_unlock;
+	if (kite_cq_ring_pending(cq->ring.buf, cq->ci, cq->log_depth)) {
+		cq->old = cq->ring;
+		cq->old_ci = cq->ci;
+		cq->old_log_depth = cq->log_depth;
+	} else {
+		kite_ring_free(&cq->ring);
 	}
-	kite_ring_free(&cq->ring);
 	cq->ring = ring;
+	ring.buf = NULL;
 	cq->depth = ibcq->cqe;
+	cq->log_depth = kite_log2(cq->depth);
 	cq->ci = 0;
+	cq->db_ci = 0;
 	if (cq->depth != depth)
 		verbs_err(&ctx->ibv_ctx,
 			  "kite: CQ %u: driver depth %u, provider expected %u\n",
 			  cq->cqn, cq->depth, depth);
-	return 0;
-}
-
-/*
- * Arm the CQ: the 64-bit CQ doorbell on this context's page carries the
- * consumer index and ARM_SOLICITED or ARM_NEXT. The barrier orders the
- * consumer's earlier ring reads and writes before the device sees it.
- */
-int kite_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
-{
-	struct kite_context *ctx = to_kite_ctx(ibcq->context);
-	struct kite_cq *cq = to_kite_cq(ibcq);
-	uint8_t arm = solicited_only ? KITE_DB_CQ_ARM_SOLICITED :
-				       KITE_DB_CQ_ARM_NEXT;
-
-	udma_to_device_barrier();
-	mmio_write64_le((uint8_t *)ctx->db + KITE_DB_CQ,
-			htole64(kite_db_make(cq->cqn, arm, cq->ci)));
-	return 0;
+out_unlock:
+	pthread_spin_unlock(&cq->lock);
+	kite_ring_free(&ring);
+	return err;
 }
 
 /* ---- MR ------------------------------------------------------------------- */
@@ -372,9 +388,36 @@ static bool kite_qp_sizes(const struct kite_context *ctx,
 	       sz->rq_stride <= 1u << KITE_RQ_MAX_LOG_STRIDE;
 }
 
+/* Set up a work queue on its ring: the wr_id array and the lock. */
+static int kite_wq_init(struct kite_wq *wq, uint32_t depth, uint32_t stride,
+			uint32_t max_sge)
+{
+	wq->wr_id = calloc(depth, sizeof(*wq->wr_id));
+	if (!wq->wr_id)
+		return ENOMEM;
+	wq->depth = depth;
+	wq->log_depth = kite_log2(depth);
+	wq->stride = stride;
+	wq->max_sge = max_sge;
+	wq->pi = 0;
+	wq->ci = 0;
+	pthread_spin_init(&wq->lock, PTHREAD_PROCESS_PRIVATE);
+	return 0;
+}
+
+static void kite_wq_fini(struct kite_wq *wq)
+{
+	if (wq->wr_id)
+		pthread_spin_destroy(&wq->lock);
+	free(wq->wr_id);
+	wq->wr_id = NULL;
+	kite_ring_free(&wq->ring);
+}
+
 /*
  * Create an RC, UC or UD QP. The type, SRQ and the CQs are checked by the
- * kernel; on success attr->cap holds what the rings actually take.
+ * kernel; on success attr->cap holds what the rings actually take, and the
+ * fast path enforces exactly those limits.
  */
 struct ibv_qp *kite_create_qp(struct ibv_pd *pd,
 			      struct ibv_qp_init_attr *attr)
@@ -394,20 +437,20 @@ struct ibv_qp *kite_create_qp(struct ibv_pd *pd,
 
 	/* Beyond the limits: no rings, the kernel answers EINVAL. */
 	if (kite_qp_sizes(ctx, &attr->cap, &sz)) {
-		err = kite_ring_alloc(&qp->sq, (size_t)sz.sq_depth *
+		err = kite_ring_alloc(&qp->sq.ring, (size_t)sz.sq_depth *
 				      sz.sq_stride);
 		if (err)
 			goto err_free;
-		err = kite_ring_alloc(&qp->rq, (size_t)sz.rq_depth *
+		err = kite_ring_alloc(&qp->rq.ring, (size_t)sz.rq_depth *
 				      sz.rq_stride);
 		if (err)
 			goto err_rings;
 	}
 	cmd.comp_mask = 0;
-	cmd.sq_va = (uintptr_t)qp->sq.buf;
-	cmd.sq_len = qp->sq.len;
-	cmd.rq_va = (uintptr_t)qp->rq.buf;
-	cmd.rq_len = qp->rq.len;
+	cmd.sq_va = (uintptr_t)qp->sq.ring.buf;
+	cmd.sq_len = qp->sq.ring.len;
+	cmd.rq_va = (uintptr_t)qp->rq.ring.buf;
+	cmd.rq_len = qp->rq.ring.len;
 
 	err = ibv_cmd_create_qp(pd, &qp->vqp.qp, attr, &cmd.ibv_cmd,
 				sizeof(cmd), &resp.ibv_resp, sizeof(resp));
@@ -415,7 +458,7 @@ struct ibv_qp *kite_create_qp(struct ibv_pd *pd,
 		goto err_rings;
 
 	/* The driver must have used our sizing rules (and so our rings). */
-	if (!qp->sq.buf || resp.sq_depth != sz.sq_depth ||
+	if (!qp->sq.ring.buf || resp.sq_depth != sz.sq_depth ||
 	    resp.sq_stride != sz.sq_stride || resp.rq_depth != sz.rq_depth ||
 	    resp.rq_stride != sz.rq_stride) {
 		verbs_err(&ctx->ibv_ctx,
@@ -423,32 +466,76 @@ struct ibv_qp *kite_create_qp(struct ibv_pd *pd,
 			  resp.qpn, resp.sq_depth, resp.sq_stride,
 			  resp.rq_depth, resp.rq_stride, sz.sq_depth,
 			  sz.sq_stride, sz.rq_depth, sz.rq_stride);
-		ibv_cmd_destroy_qp(&qp->vqp.qp);
 		err = EPROTO;
-		goto err_rings;
+		goto err_destroy;
 	}
-	qp->sq_depth = resp.sq_depth;
-	qp->sq_stride = resp.sq_stride;
-	qp->rq_depth = resp.rq_depth;
-	qp->rq_stride = resp.rq_stride;
+	/*
+	 * The fast path enforces the caps the kernel reported, never more
+	 * than the WQE stride holds (so a WQE can never run past its slot).
+	 */
+	err = kite_wq_init(&qp->sq, resp.sq_depth, resp.sq_stride,
+			   min_t(uint32_t, attr->cap.max_send_sge,
+				 (resp.sq_stride - KITE_SQ_WQE_FIXED) /
+				 sizeof(struct kite_sge)));
+	if (err)
+		goto err_destroy;
+	err = kite_wq_init(&qp->rq, resp.rq_depth, resp.rq_stride,
+			   min_t(uint32_t, attr->cap.max_recv_sge,
+				 (resp.rq_stride - KITE_RQ_WQE_FIXED) /
+				 sizeof(struct kite_sge)));
+	if (err)
+		goto err_destroy;
+	qp->max_inline = min_t(uint32_t, attr->cap.max_inline_data,
+			       resp.sq_stride - KITE_SQ_WQE_FIXED);
+	qp->sig_all = attr->sq_sig_all;
+	kite_qp_table_insert(&ctx->qps, qp);
 	return &qp->vqp.qp;
 
+err_destroy:
+	ibv_cmd_destroy_qp(&qp->vqp.qp);
 err_rings:
-	kite_ring_free(&qp->rq);
-	kite_ring_free(&qp->sq);
+	kite_wq_fini(&qp->rq);
+	kite_wq_fini(&qp->sq);
 err_free:
 	free(qp);
 	errno = err;
 	return NULL;
 }
 
-/* The state machine and the attribute masks are checked by ib_core/driver. */
-int kite_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+/*
+ * The QP's CQEs still in its CQs: drop them (poll_cq would report them
+ * for a QP that is gone or whose queues start over).
+ */
+static void kite_qp_forget_cqes(struct ibv_qp *ibqp)
+{
+	if (ibqp->send_cq)
+		kite_cq_forget_qp(to_kite_cq(ibqp->send_cq), ibqp->qp_num);
+	if (ibqp->recv_cq && ibqp->recv_cq != ibqp->send_cq)
+		kite_cq_forget_qp(to_kite_cq(ibqp->recv_cq), ibqp->qp_num);
+}
+
+/*
+ * The state machine and the attribute masks are checked by ib_core/driver.
+ * A move to RESET makes the device discard the queues and zero its
+ * indexes: the provider does the same with its own, and drops the QP's
+ * completions that are still in its CQs.
+ */
+int kite_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		   int attr_mask)
 {
+	struct kite_qp *qp = to_kite_qp(ibqp);
 	struct ibv_modify_qp cmd = {};
+	int err;
 
-	return ibv_cmd_modify_qp(qp, attr, attr_mask, &cmd, sizeof(cmd));
+	err = ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
+	if (err)
+		return err;
+	if ((attr_mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
+		kite_qp_forget_cqes(ibqp);
+		kite_wq_reset(&qp->sq);
+		kite_wq_reset(&qp->rq);
+	}
+	return 0;
 }
 
 int kite_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
@@ -460,16 +547,23 @@ int kite_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 				sizeof(cmd));
 }
 
+/*
+ * Once the destroy command returned, the device writes no CQE for the QP
+ * any more: take it out of the table, drop its unpolled CQEs, free it.
+ */
 int kite_destroy_qp(struct ibv_qp *ibqp)
 {
+	struct kite_context *ctx = to_kite_ctx(ibqp->context);
 	struct kite_qp *qp = to_kite_qp(ibqp);
 	int err;
 
 	err = ibv_cmd_destroy_qp(ibqp);
 	if (err)
 		return err;
-	kite_ring_free(&qp->rq);
-	kite_ring_free(&qp->sq);
+	kite_qp_table_remove(&ctx->qps, qp);
+	kite_qp_forget_cqes(ibqp);
+	kite_wq_fini(&qp->rq);
+	kite_wq_fini(&qp->sq);
 	free(qp);
 	return 0;
 }

@@ -1,0 +1,641 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Kite RoCEv2 NIC: rdma-core provider, the kernel-bypass fast path:
+ * post_send, post_recv, poll_cq and req_notify_cq, on the rings this process
+ * owns and the doorbell page of its context (Documentation/kite/hardware.rst,
+ * "RDMA queues"; Documentation/kite/provider.rst, "Fast path").
+ *
+ * Posting writes WQEs at the queue's producer index and then rings one
+ * doorbell for the whole list, after udma_to_device_barrier(), so the WQE
+ * stores are visible before the device sees the doorbell. Polling checks a
+ * CQE's phase bit, then issues udma_from_device_barrier() before reading
+ * the rest of the entry (the device writes the flags byte last).
+ *
+ * Copyright (c) 2026 The Kite authors
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <util/compiler.h>
+#include <util/mmio.h>
+#include <util/udma_barrier.h>
+
+#include "kite.h"
+
+/* CQE status values are ib_wc_status values; libibverbs numbers them alike. */
+#define KITE_SAME_STATUS(kite, ibv) \
+	static_assert((int)(kite) == (int)(ibv), #kite " == " #ibv)
+
+KITE_SAME_STATUS(KITE_CQE_SUCCESS, IBV_WC_SUCCESS);
+KITE_SAME_STATUS(KITE_CQE_LOC_LEN_ERR, IBV_WC_LOC_LEN_ERR);
+KITE_SAME_STATUS(KITE_CQE_LOC_QP_OP_ERR, IBV_WC_LOC_QP_OP_ERR);
+KITE_SAME_STATUS(KITE_CQE_LOC_PROT_ERR, IBV_WC_LOC_PROT_ERR);
+KITE_SAME_STATUS(KITE_CQE_WR_FLUSH_ERR, IBV_WC_WR_FLUSH_ERR);
+KITE_SAME_STATUS(KITE_CQE_BAD_RESP_ERR, IBV_WC_BAD_RESP_ERR);
+KITE_SAME_STATUS(KITE_CQE_LOC_ACCESS_ERR, IBV_WC_LOC_ACCESS_ERR);
+KITE_SAME_STATUS(KITE_CQE_REM_INV_REQ_ERR, IBV_WC_REM_INV_REQ_ERR);
+KITE_SAME_STATUS(KITE_CQE_REM_ACCESS_ERR, IBV_WC_REM_ACCESS_ERR);
+KITE_SAME_STATUS(KITE_CQE_REM_OP_ERR, IBV_WC_REM_OP_ERR);
+KITE_SAME_STATUS(KITE_CQE_RETRY_EXC_ERR, IBV_WC_RETRY_EXC_ERR);
+KITE_SAME_STATUS(KITE_CQE_RNR_RETRY_EXC_ERR, IBV_WC_RNR_RETRY_EXC_ERR);
+KITE_SAME_STATUS(KITE_CQE_GENERAL_ERR, IBV_WC_GENERAL_ERR);
+
+/* ---- QP table ------------------------------------------------------------- */
+
+static unsigned int kite_qp_hash(uint32_t qpn)
+{
+	return qpn & (KITE_QP_TABLE_SIZE - 1);
+}
+
+void kite_qp_table_init(struct kite_qp_table *table)
+{
+	pthread_mutex_init(&table->lock, NULL);
+	memset(table->chain, 0, sizeof(table->chain));
+}
+
+void kite_qp_table_insert(struct kite_qp_table *table, struct kite_qp *qp)
+{
+	unsigned int h = kite_qp_hash(qp->vqp.qp.qp_num);
+
+	pthread_mutex_lock(&table->lock);
+	qp->next = table->chain[h];
+	table->chain[h] = qp;
+	pthread_mutex_unlock(&table->lock);
+}
+
+void kite_qp_table_remove(struct kite_qp_table *table, struct kite_qp *qp)
+{
+	struct kite_qp **pp;
+
+	pthread_mutex_lock(&table->lock);
+	for (pp = &table->chain[kite_qp_hash(qp->vqp.qp.qp_num)]; *pp;
+	     pp = &(*pp)->next) {
+		if (*pp == qp) {
+			*pp = qp->next;
+			break;
+		}
+	}
+	qp->next = NULL;
+	pthread_mutex_unlock(&table->lock);
+}
+
+struct kite_qp *kite_qp_table_find(struct kite_qp_table *table, uint32_t qpn)
+{
+	struct kite_qp *qp;
+
+	pthread_mutex_lock(&table->lock);
+	for (qp = table->chain[kite_qp_hash(qpn)]; qp; qp = qp->next)
+		if (qp->vqp.qp.qp_num == qpn)
+			break;
+	pthread_mutex_unlock(&table->lock);
+	return qp;
+}
+
+/* ---- work queues ---------------------------------------------------------- */
+
+static void *kite_wq_wqe(struct kite_wq *wq, uint32_t index)
+{
+	return (uint8_t *)wq->ring.buf +
+	       (size_t)kite_ring_slot(index, wq->log_depth) * wq->stride;
+}
+
+/* Forget every posted WQE: the device did the same (modify to RESET). */
+void kite_wq_reset(struct kite_wq *wq)
+{
+	pthread_spin_lock(&wq->lock);
+	wq->pi = 0;
+	wq->ci = 0;
+	pthread_spin_unlock(&wq->lock);
+}
+
+/*
+ * Retire the WQEs up to and including slot @slot (the wqe_idx of a CQE)
+ * and return the wr_id of that slot. A send CQE also retires the earlier
+ * unsignaled WQEs; a receive CQE always names the oldest one. A slot that
+ * is not outstanding (a device bug) retires nothing. Caller holds wq->lock.
+ */
+static uint64_t kite_wq_retire(struct kite_wq *wq, uint32_t slot)
+{
+	uint32_t mask = wq->depth - 1;
+	uint32_t ahead = (slot - wq->ci) & mask;
+
+	if (ahead < kite_ring_used(wq->pi, wq->ci))
+		wq->ci += ahead + 1;
+	return wq->wr_id[slot & mask];
+}
+
+/* 64-bit doorbell write on this context's page; the caller orders it. */
+static void kite_ring_doorbell(struct kite_context *ctx, unsigned int reg,
+			       uint32_t num, uint8_t flags, uint32_t index)
+{
+	mmio_write64_le((uint8_t *)ctx->db + reg,
+			htole64(kite_db_make(num, flags, index)));
+}
+
+/* ---- post_send ------------------------------------------------------------ */
+
+/*
+ * The device opcode for @wr on a QP of type @qp_type, or -1 when the QP
+ * type does not allow it (RC: all; UC: SEND and WRITE; UD: SEND).
+ */
+static int kite_wqe_opcode(enum ibv_qp_type qp_type, enum ibv_wr_opcode op)
+{
+	switch (op) {
+	case IBV_WR_SEND:
+		return KITE_WQE_SEND;
+	case IBV_WR_SEND_WITH_IMM:
+		return KITE_WQE_SEND_IMM;
+	case IBV_WR_RDMA_WRITE:
+		return qp_type == IBV_QPT_UD ? -1 : KITE_WQE_WRITE;
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return qp_type == IBV_QPT_UD ? -1 : KITE_WQE_WRITE_IMM;
+	case IBV_WR_RDMA_READ:
+		return qp_type == IBV_QPT_RC ? KITE_WQE_READ : -1;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		return qp_type == IBV_QPT_RC ? KITE_WQE_CMP_SWP : -1;
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return qp_type == IBV_QPT_RC ? KITE_WQE_FETCH_ADD : -1;
+	default:
+		return -1;
+	}
+}
+
+static void kite_put_sges(struct kite_sge *dst, const struct ibv_sge *sg,
+			  int num_sge)
+{
+	int i;
+
+	for (i = 0; i < num_sge; i++) {
+		dst[i].addr = htole64(sg[i].addr);
+		dst[i].length = htole32(sg[i].length);
+		dst[i].lkey = htole32(sg[i].lkey);
+	}
+}
+
+/*
+ * Gather the data of @wr's SGEs into the WQE at @dst (inline send or
+ * write). EINVAL when it exceeds the QP's max_inline_data.
+ */
+static int kite_put_inline(const struct kite_qp *qp, uint8_t *dst,
+			   const struct ibv_send_wr *wr, uint16_t *len_out)
+{
+	size_t len = 0;
+	int i;
+
+	if (wr->num_sge < 0)
+		return EINVAL;
+	for (i = 0; i < wr->num_sge; i++) {
+		if (wr->sg_list[i].length > qp->max_inline - len)
+			return EINVAL;
+		len += wr->sg_list[i].length;
+	}
+	for (i = 0, len = 0; i < wr->num_sge; i++) {
+		if (!wr->sg_list[i].length)
+			continue;
+		memcpy(dst + len, (void *)(uintptr_t)wr->sg_list[i].addr,
+		       wr->sg_list[i].length);
+		len += wr->sg_list[i].length;
+	}
+	*len_out = len;
+	return 0;
+}
+
+/*
+ * Write the WQE for @wr into @wqe (a free SQ slot of the QP's stride). The
+ * header goes in last, as one structure, after the segment and the data;
+ * the device reads none of it before the doorbell anyway.
+ */
+static int kite_build_send_wqe(struct kite_qp *qp, const struct ibv_send_wr *wr,
+			       void *wqe)
+{
+	enum ibv_qp_type qp_type = qp->vqp.qp.qp_type;
+	struct kite_sq_wqe_hdr hdr = {};
+	uint8_t *data = (uint8_t *)wqe + sizeof(hdr);
+	bool inline_data;
+	int op, err;
+
+	op = kite_wqe_opcode(qp_type, wr->opcode);
+	if (op < 0)
+		return EINVAL;
+	hdr.opcode = op;
+
+	switch (op) {
+	case KITE_WQE_SEND_IMM:
+	case KITE_WQE_WRITE_IMM:
+		/* Network byte order already: copied to the wire as is. */
+		hdr.imm_data = (__force __le32)wr->imm_data;
+		break;
+	default:
+		break;
+	}
+
+	switch (op) {
+	case KITE_WQE_WRITE:
+	case KITE_WQE_WRITE_IMM:
+	case KITE_WQE_READ: {
+		struct kite_wqe_raddr *raddr = (struct kite_wqe_raddr *)data;
+
+		raddr->remote_addr = htole64(wr->wr.rdma.remote_addr);
+		raddr->rkey = htole32(wr->wr.rdma.rkey);
+		raddr->reserved = 0;
+		data += sizeof(*raddr);
+		break;
+	}
+	case KITE_WQE_CMP_SWP:
+	case KITE_WQE_FETCH_ADD: {
+		struct kite_wqe_atomic *at = (struct kite_wqe_atomic *)data;
+
+		at->remote_addr = htole64(wr->wr.atomic.remote_addr);
+		at->rkey = htole32(wr->wr.atomic.rkey);
+		at->reserved = 0;
+		if (op == KITE_WQE_CMP_SWP) {
+			at->swap_add = htole64(wr->wr.atomic.swap);
+			at->compare = htole64(wr->wr.atomic.compare_add);
+		} else {
+			at->swap_add = htole64(wr->wr.atomic.compare_add);
+			at->compare = 0;
+		}
+		data += sizeof(*at);
+		break;
+	}
+	default:
+		break;
+	}
+
+	/*
+	 * Inline data is for SENDs and WRITEs only; as other providers do,
+	 * IBV_SEND_INLINE on a READ or an atomic is ignored (their SGEs
+	 * describe where the result goes).
+	 */
+	inline_data = (wr->send_flags & IBV_SEND_INLINE) &&
+		      op != KITE_WQE_READ && op != KITE_WQE_CMP_SWP &&
+		      op != KITE_WQE_FETCH_ADD;
+	if (inline_data) {
+		uint16_t len = 0;
+
+		err = kite_put_inline(qp, data, wr, &len);
+		if (err)
+			return err;
+		hdr.flags |= KITE_WQE_F_INLINE;
+		hdr.inline_len = htole16(len);
+	} else {
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->sq.max_sge)
+			return EINVAL;
+		kite_put_sges((struct kite_sge *)data, wr->sg_list,
+			      wr->num_sge);
+		hdr.num_sge = wr->num_sge;
+	}
+
+	if ((wr->send_flags & IBV_SEND_SIGNALED) || qp->sig_all)
+		hdr.flags |= KITE_WQE_F_SIGNALED;
+	if (wr->send_flags & IBV_SEND_SOLICITED)
+		hdr.flags |= KITE_WQE_F_SOLICITED;
+	if (wr->send_flags & IBV_SEND_FENCE)
+		hdr.flags |= KITE_WQE_F_FENCE;
+
+	memcpy(wqe, &hdr, sizeof(hdr));
+	return 0;
+}
+
+/*
+ * Post a list of send WRs: each goes into the next free SQ slot; one
+ * doorbell then covers all that were written. On an error, *bad_wr is the
+ * WR that failed and the ones before it are posted.
+ */
+int kite_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		   struct ibv_send_wr **bad_wr)
+{
+	struct kite_context *ctx = to_kite_ctx(ibqp->context);
+	struct kite_qp *qp = to_kite_qp(ibqp);
+	struct kite_wq *sq = &qp->sq;
+	uint32_t pi;
+	int err = 0;
+
+	pthread_spin_lock(&sq->lock);
+	pi = sq->pi;
+
+	/* The SQ takes work from RTS on (SQD, SQE and ERR queue or flush). */
+	switch (ibqp->state) {
+	case IBV_QPS_RESET:
+	case IBV_QPS_INIT:
+	case IBV_QPS_RTR:
+		err = EINVAL;
+		goto out;
+	default:
+		break;
+	}
+	/* A UD WQE needs an address vector, i.e. an AH: none yet (issue 6). */
+	if (ibqp->qp_type == IBV_QPT_UD) {
+		err = EOPNOTSUPP;
+		goto out;
+	}
+
+	for (; wr; wr = wr->next) {
+		if (kite_ring_used(pi, sq->ci) >= sq->depth) {
+			err = ENOMEM;
+			break;
+		}
+		err = kite_build_send_wqe(qp, wr, kite_wq_wqe(sq, pi));
+		if (err)
+			break;
+		sq->wr_id[kite_ring_slot(pi, sq->log_depth)] = wr->wr_id;
+		pi++;
+	}
+
+	if (pi != sq->pi) {
+		sq->pi = pi;
+		udma_to_device_barrier();
+		kite_ring_doorbell(ctx, KITE_DB_SQ, ibqp->qp_num, 0, pi);
+	}
+out:
+	if (err)
+		*bad_wr = wr;
+	pthread_spin_unlock(&sq->lock);
+	return err;
+}
+
+/* ---- post_recv ------------------------------------------------------------ */
+
+int kite_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		   struct ibv_recv_wr **bad_wr)
+{
+	struct kite_context *ctx = to_kite_ctx(ibqp->context);
+	struct kite_qp *qp = to_kite_qp(ibqp);
+	struct kite_wq *rq = &qp->rq;
+	uint32_t pi;
+	int err = 0;
+
+	pthread_spin_lock(&rq->lock);
+	pi = rq->pi;
+
+	/* Receives may be posted from INIT on. */
+	if (ibqp->state == IBV_QPS_RESET) {
+		err = EINVAL;
+		goto out;
+	}
+
+	for (; wr; wr = wr->next) {
+		struct kite_rq_wqe_hdr hdr = {};
+		uint8_t *wqe;
+
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > rq->max_sge) {
+			err = EINVAL;
+			break;
+		}
+		if (kite_ring_used(pi, rq->ci) >= rq->depth) {
+			err = ENOMEM;
+			break;
+		}
+		wqe = kite_wq_wqe(rq, pi);
+		kite_put_sges((struct kite_sge *)(wqe + sizeof(hdr)),
+			      wr->sg_list, wr->num_sge);
+		hdr.num_sge = wr->num_sge;
+		memcpy(wqe, &hdr, sizeof(hdr));
+		rq->wr_id[kite_ring_slot(pi, rq->log_depth)] = wr->wr_id;
+		pi++;
+	}
+
+	if (pi != rq->pi) {
+		rq->pi = pi;
+		udma_to_device_barrier();
+		kite_ring_doorbell(ctx, KITE_DB_RQ, ibqp->qp_num, 0, pi);
+	}
+out:
+	if (err)
+		*bad_wr = wr;
+	pthread_spin_unlock(&rq->lock);
+	return err;
+}
+
+/* ---- CQ ------------------------------------------------------------------- */
+
+static struct kite_cqe *kite_cqe_at(void *ring, uint32_t index,
+				    uint8_t log_depth)
+{
+	return (struct kite_cqe *)ring + kite_ring_slot(index, log_depth);
+}
+
+/*
+ * The CQE at free-running @index if the device has written it (its phase
+ * is the one of this pass), else NULL. The flags byte is written last by
+ * the device; the barrier keeps the reads of the other bytes after it.
+ */
+static struct kite_cqe *kite_cqe_ready(void *ring, uint32_t index,
+				       uint8_t log_depth)
+{
+	struct kite_cqe *cqe = kite_cqe_at(ring, index, log_depth);
+	uint8_t flags = *(volatile uint8_t *)&cqe->flags;
+
+	if ((flags & KITE_CQE_F_PHASE) != kite_ring_phase(index, log_depth))
+		return NULL;
+	udma_from_device_barrier();
+	return cqe;
+}
+
+/* Whether the device has written the CQE at @ci of @ring (unpolled). */
+bool kite_cq_ring_pending(void *ring, uint32_t ci, uint8_t log_depth)
+{
+	return kite_cqe_ready(ring, ci, log_depth) != NULL;
+}
+
+/* Tell the device how far the CQ has been consumed (frees its space). */
+void kite_cq_report_ci(struct kite_context *ctx, struct kite_cq *cq)
+{
+	udma_to_device_barrier();
+	kite_ring_doorbell(ctx, KITE_DB_CQ, cq->cqn, 0, cq->ci);
+	cq->db_ci = cq->ci;
+}
+
+/*
+ * Mark the written, unpolled CQEs of QP @qpn in @ring (from @ci on) as
+ * belonging to no QP (qpn 0 is never a QP), so poll_cq drops them.
+ */
+static void kite_cq_ring_forget(void *ring, uint32_t ci, uint8_t log_depth,
+				uint32_t qpn)
+{
+	uint32_t i, n = 1u << log_depth;
+	struct kite_cqe *cqe;
+
+	for (i = 0; i < n; i++) {
+		cqe = kite_cqe_ready(ring, ci + i, log_depth);
+		if (!cqe)
+			break;
+		if (le32toh(cqe->qpn) == qpn)
+			cqe->qpn = 0;
+	}
+}
+
+/*
+ * The QP @qpn is gone or was reset: drop its CQEs that are still in the CQ
+ * and the lookup cache. Called after the device stopped writing CQEs for
+ * it (destroy or modify to RESET returned).
+ */
+void kite_cq_forget_qp(struct kite_cq *cq, uint32_t qpn)
+{
+	pthread_spin_lock(&cq->lock);
+	if (cq->last_qp && cq->last_qp->vqp.qp.qp_num == qpn)
+		cq->last_qp = NULL;
+	if (cq->old.buf)
+		kite_cq_ring_forget(cq->old.buf, cq->old_ci, cq->old_log_depth,
+				    qpn);
+	kite_cq_ring_forget(cq->ring.buf, cq->ci, cq->log_depth, qpn);
+	pthread_spin_unlock(&cq->lock);
+}
+
+static enum ibv_wc_opcode kite_wc_opcode(uint8_t op, bool *ok)
+{
+	*ok = true;
+	switch (op) {
+	case KITE_CQE_SEND:
+		return IBV_WC_SEND;
+	case KITE_CQE_WRITE:
+		return IBV_WC_RDMA_WRITE;
+	case KITE_CQE_READ:
+		return IBV_WC_RDMA_READ;
+	case KITE_CQE_CMP_SWP:
+		return IBV_WC_COMP_SWAP;
+	case KITE_CQE_FETCH_ADD:
+		return IBV_WC_FETCH_ADD;
+	case KITE_CQE_RECV:
+		return IBV_WC_RECV;
+	case KITE_CQE_RECV_WRITE_IMM:
+		return IBV_WC_RECV_RDMA_WITH_IMM;
+	default:
+		*ok = false;
+		return op >= KITE_CQE_RECV ? IBV_WC_RECV : IBV_WC_SEND;
+	}
+}
+
+/*
+ * Turn @cqe into @wc. False when the CQE is to be dropped: it names no QP
+ * of this context (anymore).
+ */
+static bool kite_cqe_to_wc(struct kite_context *ctx, struct kite_cq *cq,
+			   const struct kite_cqe *cqe, struct ibv_wc *wc)
+{
+	uint32_t qpn = le32toh(cqe->qpn);
+	struct kite_qp *qp = cq->last_qp;
+	struct kite_wq *wq;
+	bool ok;
+
+	if (!qpn)
+		return false;
+	if (!qp || qp->vqp.qp.qp_num != qpn) {
+		qp = kite_qp_table_find(&ctx->qps, qpn);
+		if (!qp)
+			return false;
+		cq->last_qp = qp;
+	}
+
+	/* Bit 7 of the opcode: a receive completion, from the RQ. */
+	wq = cqe->opcode >= KITE_CQE_RECV ? &qp->rq : &qp->sq;
+	pthread_spin_lock(&wq->lock);
+	wc->wr_id = kite_wq_retire(wq, le16toh(cqe->wqe_idx));
+	pthread_spin_unlock(&wq->lock);
+
+	wc->status = cqe->status;
+	wc->opcode = kite_wc_opcode(cqe->opcode, &ok);
+	if (!ok && wc->status == IBV_WC_SUCCESS)
+		wc->status = IBV_WC_GENERAL_ERR;
+	wc->vendor_err = cqe->vendor_err;
+	wc->byte_len = le32toh(cqe->byte_len);
+	wc->qp_num = qpn;
+	wc->src_qp = le32toh(cqe->src_qp);
+	wc->wc_flags = 0;
+	wc->imm_data = 0;
+	if (cqe->flags & KITE_CQE_F_IMM) {
+		wc->wc_flags |= IBV_WC_WITH_IMM;
+		/* As on the wire (__be32), like ibv_send_wr's imm_data. */
+		wc->imm_data = (__force __be32)cqe->imm_data;
+	}
+	if (cqe->flags & KITE_CQE_F_GRH)
+		wc->wc_flags |= IBV_WC_GRH;
+	wc->pkey_index = le16toh(cqe->pkey_index);
+	wc->slid = 0;
+	wc->sl = cqe->sl;
+	wc->dlid_path_bits = 0;
+	return true;
+}
+
+/*
+ * Consume the CQEs the device wrote to the ring in use before the last
+ * resize; free that ring once none is left. Caller holds cq->lock.
+ */
+static int kite_poll_old_ring(struct kite_context *ctx, struct kite_cq *cq,
+			      int ne, struct ibv_wc *wc)
+{
+	struct kite_cqe *cqe;
+	int n = 0;
+
+	while (n < ne) {
+		cqe = kite_cqe_ready(cq->old.buf, cq->old_ci,
+				     cq->old_log_depth);
+		if (!cqe) {
+			/* The device finished this ring before the resize. */
+			kite_ring_free(&cq->old);
+			break;
+		}
+		cq->old_ci++;
+		if (kite_cqe_to_wc(ctx, cq, cqe, &wc[n]))
+			n++;
+	}
+	return n;
+}
+
+int kite_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
+{
+	struct kite_context *ctx = to_kite_ctx(ibcq->context);
+	struct kite_cq *cq = to_kite_cq(ibcq);
+	struct kite_cqe *cqe;
+	int n = 0;
+
+	if (ne < 0)
+		return -EINVAL;
+
+	pthread_spin_lock(&cq->lock);
+	if (cq->old.buf)
+		n = kite_poll_old_ring(ctx, cq, ne, wc);
+	while (n < ne) {
+		cqe = kite_cqe_ready(cq->ring.buf, cq->ci, cq->log_depth);
+		if (!cqe)
+			break;
+		cq->ci++;
+		if (kite_cqe_to_wc(ctx, cq, cqe, &wc[n]))
+			n++;
+		/* Give the device space back during long polls too. */
+		if (kite_ring_used(cq->ci, cq->db_ci) >= cq->depth / 2)
+			kite_cq_report_ci(ctx, cq);
+	}
+	/*
+	 * Report the consumer index whenever it moved: the ring holds exactly
+	 * depth CQEs, and a consumer may keep that many completions pending,
+	 * so any CQE consumed but not reported could make the device see an
+	 * overflow (fatal for the CQ) that the consumer never caused.
+	 */
+	if (cq->ci != cq->db_ci)
+		kite_cq_report_ci(ctx, cq);
+	pthread_spin_unlock(&cq->lock);
+	return n;
+}
+
+/*
+ * Arm the CQ: the CQ doorbell with ARM_SOLICITED or ARM_NEXT and the
+ * current consumer index. If CQEs beyond that index exist already, the
+ * device posts the event at once, so no completion is missed between the
+ * last poll and the arm.
+ */
+int kite_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
+{
+	struct kite_context *ctx = to_kite_ctx(ibcq->context);
+	struct kite_cq *cq = to_kite_cq(ibcq);
+	uint8_t arm = solicited_only ? KITE_DB_CQ_ARM_SOLICITED :
+				       KITE_DB_CQ_ARM_NEXT;
+
+	pthread_spin_lock(&cq->lock);
+	udma_to_device_barrier();
+	kite_ring_doorbell(ctx, KITE_DB_CQ, cq->cqn, arm, cq->ci);
+	cq->db_ci = cq->ci;
+	pthread_spin_unlock(&cq->lock);
+	return 0;
+}
