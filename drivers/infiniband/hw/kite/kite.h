@@ -12,6 +12,7 @@
 #include <linux/netdevice.h>
 #include <linux/pci.h>
 #include <linux/spinlock.h>
+#include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
 #include "kite_admin.h"
@@ -70,6 +71,12 @@ struct kite_eq {
  * @ib_active: the ib_device is registered; events may be dispatched
  * @aeq_ready: @aeq is set up and may be processed
  * @mr_variant: variant byte source of REG_MR (advances per registration)
+ * @cqs: CQs by number, for completion and CQ error events
+ * @qps: QPs by number, for poll_cq and QP events
+ *
+ * Event handlers look objects up in @cqs and @qps without a lock (xa_load
+ * is RCU-safe) from hard interrupt context; destroy erases the entry and
+ * then waits with synchronize_irq() for a handler that may still use it.
  */
 struct kite_dev {
 	struct ib_device ibdev;
@@ -90,6 +97,8 @@ struct kite_dev {
 	bool ib_active;
 	bool aeq_ready;
 	atomic_t mr_variant;
+	struct xarray cqs;
+	struct xarray qps;
 };
 
 static inline struct kite_dev *to_kdev(struct ib_device *ibdev)
@@ -107,6 +116,25 @@ static inline void kite_wr32(struct kite_dev *kdev, u32 reg, u32 val)
 	writel(val, kdev->regs + reg);
 }
 
+/**
+ * kite_db_write() - ring a doorbell of the kernel doorbell page
+ * @kdev: device
+ * @reg: KITE_DB_SQ, KITE_DB_RQ, KITE_DB_CQ or KITE_DB_EQ
+ * @num: QP, CQ or EQ number
+ * @flags: KITE_DB_*_ARM* flags or 0
+ * @index: free-running producer (SQ, RQ) or consumer (CQ, EQ) index
+ *
+ * One 64-bit write the device takes whole. writeq() orders every earlier
+ * store to memory (WQEs, ring contents) before the doorbell reaches the
+ * device; callers that publish WQEs also issue wmb() first, as the
+ * data-path contract in hardware.rst asks.
+ */
+static inline void kite_db_write(struct kite_dev *kdev, u32 reg, u32 num,
+				 u8 flags, u32 index)
+{
+	writeq(kite_db_make(num, flags, index), kdev->db + reg);
+}
+
 static inline bool kite_link_up(struct kite_dev *kdev)
 {
 	return kite_rd32(kdev, KITE_REG_DEV_STATUS) & KITE_STATUS_LINK_UP;
@@ -118,6 +146,7 @@ int kite_eq_alloc_ring(struct kite_dev *kdev, struct kite_eq *eq,
 void kite_eq_free_ring(struct kite_dev *kdev, struct kite_eq *eq);
 struct kite_eqe *kite_eq_next(struct kite_eq *eq);
 void kite_eq_arm(struct kite_dev *kdev, struct kite_eq *eq);
+void kite_eq_update_ci(struct kite_dev *kdev, struct kite_eq *eq);
 int kite_aeq_setup(struct kite_dev *kdev);
 void kite_aeq_process(struct kite_dev *kdev);
 int kite_comp_eqs_create(struct kite_dev *kdev);

@@ -48,6 +48,7 @@ static const char * const kite_opcode_names[] = {
 	[KITE_CMD_MODIFY_QP] = "MODIFY_QP",
 	[KITE_CMD_QUERY_QP] = "QUERY_QP",
 	[KITE_CMD_DESTROY_QP] = "DESTROY_QP",
+	[KITE_CMD_QUERY_QP_STATS] = "QUERY_QP_STATS",
 	[KITE_CMD_REG_MR] = "REG_MR",
 	[KITE_CMD_DEREG_MR] = "DEREG_MR",
 	[KITE_CMD_ADD_GID] = "ADD_GID",
@@ -128,6 +129,7 @@ struct kite_aq_out_buf *kite_cmd_out_buf(struct kite_aq_cmd *cmd)
 		return &cmd->query.out;
 	case KITE_CMD_QUERY_QP:
 	case KITE_CMD_QUERY_CQ:
+	case KITE_CMD_QUERY_QP_STATS:
 		return &cmd->query_obj.out;
 	default:
 		return NULL;

@@ -139,6 +139,16 @@ struct kite_hw_stats {
 	u64 roce_icrc_errors;
 	u64 eq_events_dropped;
 	u64 db_rejected;
+	u64 roce_tx_bytes;
+	u64 roce_rx_bytes;
+	u64 roce_naks_sent;
+	u64 roce_naks_rcvd;
+	u64 roce_rnr_naks_sent;
+	u64 roce_rnr_naks_rcvd;
+	u64 roce_dup_requests;
+	u64 roce_rx_dropped;
+	u64 roce_timeouts;
+	u64 wire_dropped;
 };
 
 /**

@@ -240,6 +240,16 @@ static void kite_test_dec_stats(struct kunit *test)
 		.roce_icrc_errors = cpu_to_le64(17),
 		.eq_events_dropped = cpu_to_le64(18),
 		.db_rejected = cpu_to_le64(0x200000019ULL),
+		.roce_tx_bytes = cpu_to_le64(20),
+		.roce_rx_bytes = cpu_to_le64(21),
+		.roce_naks_sent = cpu_to_le64(22),
+		.roce_naks_rcvd = cpu_to_le64(23),
+		.roce_rnr_naks_sent = cpu_to_le64(24),
+		.roce_rnr_naks_rcvd = cpu_to_le64(25),
+		.roce_dup_requests = cpu_to_le64(26),
+		.roce_rx_dropped = cpu_to_le64(27),
+		.roce_timeouts = cpu_to_le64(28),
+		.wire_dropped = cpu_to_le64(0x30000001dULL),
 	};
 	struct kite_hw_stats s;
 
@@ -263,6 +273,16 @@ static void kite_test_dec_stats(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, s.roce_icrc_errors, 17);
 	KUNIT_EXPECT_EQ(test, s.eq_events_dropped, 18);
 	KUNIT_EXPECT_EQ(test, s.db_rejected, 0x200000019ULL);
+	KUNIT_EXPECT_EQ(test, s.roce_tx_bytes, 20);
+	KUNIT_EXPECT_EQ(test, s.roce_rx_bytes, 21);
+	KUNIT_EXPECT_EQ(test, s.roce_naks_sent, 22);
+	KUNIT_EXPECT_EQ(test, s.roce_naks_rcvd, 23);
+	KUNIT_EXPECT_EQ(test, s.roce_rnr_naks_sent, 24);
+	KUNIT_EXPECT_EQ(test, s.roce_rnr_naks_rcvd, 25);
+	KUNIT_EXPECT_EQ(test, s.roce_dup_requests, 26);
+	KUNIT_EXPECT_EQ(test, s.roce_rx_dropped, 27);
+	KUNIT_EXPECT_EQ(test, s.roce_timeouts, 28);
+	KUNIT_EXPECT_EQ(test, s.wire_dropped, 0x30000001dULL);
 }
 
 #define KITE_TEST_AQ_LOG	2	/* 4 contexts, 4 completions */

@@ -191,6 +191,17 @@ void kite_dec_stats(const struct kite_stats *st, struct kite_hw_stats *out)
 	out->roce_icrc_errors = le64_to_cpu(st->roce_icrc_errors);
 	out->eq_events_dropped = le64_to_cpu(st->eq_events_dropped);
 	out->db_rejected = le64_to_cpu(st->db_rejected);
+	/* ABI 1.1; a 1.0 device writes a shorter result and these stay 0. */
+	out->roce_tx_bytes = le64_to_cpu(st->roce_tx_bytes);
+	out->roce_rx_bytes = le64_to_cpu(st->roce_rx_bytes);
+	out->roce_naks_sent = le64_to_cpu(st->roce_naks_sent);
+	out->roce_naks_rcvd = le64_to_cpu(st->roce_naks_rcvd);
+	out->roce_rnr_naks_sent = le64_to_cpu(st->roce_rnr_naks_sent);
+	out->roce_rnr_naks_rcvd = le64_to_cpu(st->roce_rnr_naks_rcvd);
+	out->roce_dup_requests = le64_to_cpu(st->roce_dup_requests);
+	out->roce_rx_dropped = le64_to_cpu(st->roce_rx_dropped);
+	out->roce_timeouts = le64_to_cpu(st->roce_timeouts);
+	out->wire_dropped = le64_to_cpu(st->wire_dropped);
 }
 
 /**

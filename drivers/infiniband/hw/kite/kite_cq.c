@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Kite completion queues: creation and destruction from user space (ring
- * in pinned user memory) and from the kernel (coherent ring); arming of
- * kernel CQs through the CQ doorbell; resizing to a new ring. Polling comes
- * with the data path.
+ * in pinned user memory) and from the kernel (coherent ring); resizing to
+ * a new ring; for kernel CQs the data path: polling CQEs into ib_wc,
+ * arming through the CQ doorbell; completion and CQ error events.
  *
  * Copyright (c) 2026 The Kite authors
  */
+#include <linux/etherdevice.h>
 #include <linux/log2.h>
 #include <rdma/kite-abi.h>
 
@@ -26,6 +27,18 @@ static_assert(sizeof(struct kite_resize_cq_req) == 24);
 u32 kite_cq_depth(u32 cqe)
 {
 	return roundup_pow_of_two(max_t(u32, cqe, 1u << KITE_MIN_LOG_DEPTH));
+}
+
+/*
+ * Take the CQ out of the event lookup and wait for event handlers that
+ * may have found it before: completion events run in the CQ's EQ
+ * interrupt, CQ errors in the admin interrupt.
+ */
+static void kite_cq_forget(struct kite_dev *kdev, struct kite_cq *cq)
+{
+	xa_erase(&kdev->cqs, cq->cqn);
+	synchronize_irq(pci_irq_vector(kdev->pdev, cq->eq->vector));
+	synchronize_irq(pci_irq_vector(kdev->pdev, KITE_MSIX_ADMIN));
 }
 
 static int kite_cmd_create_cq(struct kite_dev *kdev, struct kite_cq *cq,
@@ -98,21 +111,27 @@ int kite_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	if (err)
 		return err;
 
-	err = kite_cmd_create_cq(kdev, cq, kdev->comp_eqs[attr->comp_vector %
-				 kdev->num_comp_eqs].eqn);
+	spin_lock_init(&cq->lock);
+	cq->eq = &kdev->comp_eqs[attr->comp_vector % kdev->num_comp_eqs];
+	err = kite_cmd_create_cq(kdev, cq, cq->eq->eqn);
 	if (err)
 		goto err_ring;
 	ibcq->cqe = depth;
+	err = xa_insert(&kdev->cqs, cq->cqn, cq, GFP_KERNEL);
+	if (err)
+		goto err_destroy;
 
 	if (udata) {
 		resp.cqn = cq->cqn;
 		resp.depth = depth;
 		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
 		if (err)
-			goto err_destroy;
+			goto err_erase;
 	}
 	return 0;
 
+err_erase:
+	kite_cq_forget(kdev, cq);
 err_destroy:
 	kite_cmd_destroy(&kdev->admin, KITE_CMD_DESTROY_CQ, cq->uctx, cq->cqn);
 err_ring:
@@ -124,6 +143,9 @@ err_ring:
  * kite_destroy_cq() - destroy a CQ
  * @ibcq: CQ
  * @udata: user data (unused)
+ *
+ * Once the device has let the CQ go, no event handler can find it any
+ * more and none still runs with it (kite_cq_forget()).
  *
  * Return: 0, or the device's error while it still holds the CQ (ib_core
  * keeps the CQ, and its ring stays allocated, until a later destroy
@@ -139,20 +161,29 @@ int kite_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 			       cq->cqn);
 	if (err && !kite_admin_is_dead(&kdev->admin))
 		return err;
+	kite_cq_forget(kdev, cq);
+	kite_ring_free(kdev, &cq->old_ring);
 	kite_ring_free(kdev, &cq->ring);
 	return 0;
 }
 
 static int kite_cmd_modify_cq(struct kite_dev *kdev, struct kite_cq *cq,
-			      const struct kite_ring *ring, u8 log_depth)
+			      const struct kite_ring *ring, u8 log_depth,
+			      u32 *old_pi)
 {
+	struct kite_aq_cqe cqe;
 	struct kite_aq_cmd cmd;
+	int err;
 
 	kite_enc_hdr(&cmd, KITE_CMD_MODIFY_CQ, cq->uctx);
 	cmd.modify_cq.cqn = cpu_to_le32(cq->cqn);
 	cmd.modify_cq.ring = ring->pbl.desc;
 	cmd.modify_cq.log_depth = log_depth;
-	return kite_admin_exec(&kdev->admin, &cmd, NULL, 0, NULL);
+	err = kite_admin_exec(&kdev->admin, &cmd, NULL, 0, &cqe);
+	if (err)
+		return err;
+	*old_pi = le32_to_cpu(cqe.out[0]);
+	return 0;
 }
 
 /**
@@ -162,9 +193,13 @@ static int kite_cmd_modify_cq(struct kite_dev *kdev, struct kite_cq *cq,
  * @udata: user CQ: struct kite_resize_cq_req naming the new ring
  *
  * The new ring (coherent for kernel CQs, pinned user memory for user CQs)
- * is handed to the device with MODIFY_CQ; the old one is freed only once
- * the device has accepted the new one. The device keeps the arm and
- * refuses a depth that cannot hold the CQEs not yet consumed (-EINVAL).
+ * is handed to the device with MODIFY_CQ; the device refuses a depth that
+ * cannot hold the CQEs not yet consumed (-EINVAL) and keeps the arm. It
+ * finishes the old ring at the final producer index it returns and
+ * writes the next CQE at index 0 of the new ring. A user CQ's provider
+ * polls the rest of its old ring itself, so the old ring is unpinned at
+ * once. A kernel CQ keeps its old ring until kite_poll_cq() has consumed
+ * it up to that index; a second resize before then fails with -EBUSY.
  *
  * Return: 0 or a negative errno.
  */
@@ -174,8 +209,9 @@ int kite_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	struct kite_resize_cq_req req = {};
 	struct kite_cq *cq = to_kcq(ibcq);
 	struct kite_ring ring = {};
+	unsigned long flags;
 	size_t bytes;
-	u32 depth;
+	u32 depth, old_pi;
 	int err;
 
 	if (cqe <= 0 || cqe > kdev->caps.max_cqe)
@@ -194,20 +230,48 @@ int kite_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 		err = kite_ring_get_user(kdev, &ring, req.buf_va, req.buf_len,
 					 bytes);
 	} else {
+		/* ib_core serializes resize against itself, not poll_cq. */
+		spin_lock_irqsave(&cq->lock, flags);
+		err = cq->draining ? -EBUSY : 0;
+		spin_unlock_irqrestore(&cq->lock, flags);
+		if (err)
+			return err;
+		/* The previous old ring, fully polled. */
+		kite_ring_free(kdev, &cq->old_ring);
 		err = kite_ring_alloc_kernel(kdev, &ring, bytes);
 	}
 	if (err)
 		return err;
 
-	err = kite_cmd_modify_cq(kdev, cq, &ring, ilog2(depth));
+	err = kite_cmd_modify_cq(kdev, cq, &ring, ilog2(depth), &old_pi);
 	if (err) {
 		kite_ring_free(kdev, &ring);
 		return err;
 	}
-	kite_ring_free(kdev, &cq->ring);
-	cq->ring = ring;
-	cq->log_depth = ilog2(depth);
-	cq->ci = 0;
+
+	if (udata) {
+		kite_ring_free(kdev, &cq->ring);
+		cq->ring = ring;
+		cq->log_depth = ilog2(depth);
+		cq->ci = 0;
+	} else {
+		spin_lock_irqsave(&cq->lock, flags);
+		cq->old_ring = cq->ring;
+		cq->old_log_depth = cq->log_depth;
+		cq->old_pi = old_pi;
+		cq->draining = cq->ci != old_pi;
+		cq->ring = ring;
+		cq->log_depth = ilog2(depth);
+		if (cq->draining) {
+			/* Polling goes on in the old ring up to old_pi. */
+			swap(cq->ring, cq->old_ring);
+			swap(cq->log_depth, cq->old_log_depth);
+		} else {
+			cq->ci = 0;
+		}
+		cq->ci_reported = 0;
+		spin_unlock_irqrestore(&cq->lock, flags);
+	}
 	ibcq->cqe = depth;
 	return 0;
 }
@@ -238,6 +302,213 @@ int kite_cmd_query_cq(struct kite_dev *kdev, struct kite_cq *cq,
 	return 0;
 }
 
+/* CQE status values are ib_core's, passed through. */
+static_assert(KITE_CQE_SUCCESS == (int)IB_WC_SUCCESS);
+static_assert(KITE_CQE_LOC_LEN_ERR == (int)IB_WC_LOC_LEN_ERR);
+static_assert(KITE_CQE_LOC_QP_OP_ERR == (int)IB_WC_LOC_QP_OP_ERR);
+static_assert(KITE_CQE_LOC_PROT_ERR == (int)IB_WC_LOC_PROT_ERR);
+static_assert(KITE_CQE_WR_FLUSH_ERR == (int)IB_WC_WR_FLUSH_ERR);
+static_assert(KITE_CQE_BAD_RESP_ERR == (int)IB_WC_BAD_RESP_ERR);
+static_assert(KITE_CQE_LOC_ACCESS_ERR == (int)IB_WC_LOC_ACCESS_ERR);
+static_assert(KITE_CQE_REM_INV_REQ_ERR == (int)IB_WC_REM_INV_REQ_ERR);
+static_assert(KITE_CQE_REM_ACCESS_ERR == (int)IB_WC_REM_ACCESS_ERR);
+static_assert(KITE_CQE_REM_OP_ERR == (int)IB_WC_REM_OP_ERR);
+static_assert(KITE_CQE_RETRY_EXC_ERR == (int)IB_WC_RETRY_EXC_ERR);
+static_assert(KITE_CQE_RNR_RETRY_EXC_ERR == (int)IB_WC_RNR_RETRY_EXC_ERR);
+static_assert(KITE_CQE_GENERAL_ERR == (int)IB_WC_GENERAL_ERR);
+
+/* Receive-side CQE opcodes have this bit set. */
+#define KITE_CQE_OP_RECV_BIT	0x80
+/* UD receives: CQE sl tells the network of the packet. */
+#define KITE_CQE_SL_ROCE_V2_IPV4	2
+#define KITE_CQE_SL_ROCE_V2_IPV6	3
+
+/* The index the CQ doorbell reports: the new ring's while the old drains. */
+static u32 kite_cq_db_ci(const struct kite_cq *cq)
+{
+	return cq->draining ? 0 : cq->ci;
+}
+
+/*
+ * The CQE at the consumer index if the device has written it (its phase
+ * matches), else NULL. Called with cq->lock held.
+ */
+static struct kite_cqe *kite_cq_peek(struct kite_cq *cq)
+{
+	struct kite_cqe *ring = cq->ring.buf;
+	struct kite_cqe *cqe;
+
+	if (cq->draining && cq->ci == cq->old_pi) {
+		/* The old ring is done: continue at index 0 of the new one. */
+		swap(cq->ring, cq->old_ring);
+		cq->log_depth = cq->old_log_depth;
+		cq->ci = 0;
+		cq->draining = false;
+		ring = cq->ring.buf;
+	}
+	cqe = &ring[kite_ring_slot(cq->ci, cq->log_depth)];
+	if ((READ_ONCE(cqe->flags) & KITE_CQE_F_PHASE) !=
+	    kite_ring_phase(cq->ci, cq->log_depth))
+		return NULL;
+	/* The device writes flags last: read the rest only after it. */
+	dma_rmb();
+	return cqe;
+}
+
+static enum ib_wc_opcode kite_wc_opcode(u8 opcode)
+{
+	switch (opcode) {
+	case KITE_CQE_SEND:
+		return IB_WC_SEND;
+	case KITE_CQE_WRITE:
+		return IB_WC_RDMA_WRITE;
+	case KITE_CQE_READ:
+		return IB_WC_RDMA_READ;
+	case KITE_CQE_CMP_SWP:
+		return IB_WC_COMP_SWAP;
+	case KITE_CQE_FETCH_ADD:
+		return IB_WC_FETCH_ADD;
+	case KITE_CQE_RECV_WRITE_IMM:
+		return IB_WC_RECV_RDMA_WITH_IMM;
+	case KITE_CQE_RECV:
+	default:
+		return IB_WC_RECV;
+	}
+}
+
+/**
+ * kite_cqe_retire() - find and retire the WQE a CQE completes
+ * @qp: QP the CQE names
+ * @cqe: the CQE
+ * @wr_id: the WQE's wr_id
+ *
+ * The CQE's slot is matched against the WQEs outstanding between the
+ * queue's consumer and producer index. Completions come in posting order,
+ * and a send CQE for slot s also retires every earlier (unsignaled) send
+ * WQE, so the consumer index moves to just past the completed WQE. The
+ * producer index is read without the post lock: a WQE posted concurrently
+ * cannot be the one a CQE already names.
+ *
+ * Return: true, or false for a CQE naming no outstanding WQE (stale, e.g.
+ * from before the QP went to RESET).
+ */
+static bool kite_cqe_retire(struct kite_qp *qp, const struct kite_cqe *cqe,
+			    u64 *wr_id)
+{
+	bool recv = cqe->opcode & KITE_CQE_OP_RECV_BIT;
+	u8 log_depth = recv ? qp->rq_log_depth : qp->sq_log_depth;
+	u32 pi = recv ? READ_ONCE(qp->rq_pi) : READ_ONCE(qp->sq_pi);
+	u32 ci = recv ? qp->rq_ci : qp->sq_ci;
+	u32 slot = le16_to_cpu(cqe->wqe_idx);
+	u32 ahead;
+
+	if (slot >= (1u << log_depth))
+		return false;
+	ahead = kite_ring_slot(slot - ci, log_depth);
+	if (ahead >= kite_ring_used(pi, ci))
+		return false;
+	if (recv) {
+		*wr_id = qp->rq_wrid[slot];
+		/* Free the slots after reading wr_id: pairs with post_recv. */
+		smp_store_release(&qp->rq_ci, ci + ahead + 1);
+	} else {
+		*wr_id = qp->sq_wrid[slot];
+		/* Free the slots after reading wr_id: pairs with post_send. */
+		smp_store_release(&qp->sq_ci, ci + ahead + 1);
+	}
+	return true;
+}
+
+/*
+ * Translate one CQE into @wc. Return: false when the CQE names no kernel
+ * QP or no outstanding WQE (it is dropped).
+ */
+static bool kite_cqe_to_wc(struct kite_dev *kdev, struct kite_cq *cq,
+			   const struct kite_cqe *cqe, struct ib_wc *wc)
+{
+	u32 qpn = le32_to_cpu(cqe->qpn);
+	struct kite_qp *qp;
+	u64 wr_id;
+
+	/* destroy_qp takes cq->lock after erasing: qp stays valid here. */
+	qp = xa_load(&kdev->qps, qpn);
+	if (!qp || !qp->sq_wrid || !kite_cqe_retire(qp, cqe, &wr_id)) {
+		dev_dbg_ratelimited(&kdev->pdev->dev,
+				    "CQ %u: dropped CQE for QP %u slot %u\n",
+				    cq->cqn, qpn, le16_to_cpu(cqe->wqe_idx));
+		return false;
+	}
+
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = wr_id;
+	wc->status = cqe->status;
+	wc->opcode = kite_wc_opcode(cqe->opcode);
+	wc->vendor_err = cqe->vendor_err;
+	wc->byte_len = le32_to_cpu(cqe->byte_len);
+	wc->qp = &qp->ibqp;
+	wc->port_num = KITE_PORT_NUM;
+	wc->pkey_index = le16_to_cpu(cqe->pkey_index);
+	if (cqe->flags & KITE_CQE_F_IMM) {
+		/* As on the wire: ib_wc carries it big-endian too. */
+		wc->ex.imm_data = (__force __be32)cqe->imm_data;
+		wc->wc_flags |= IB_WC_WITH_IMM;
+	}
+	if (cqe->flags & KITE_CQE_F_GRH)
+		wc->wc_flags |= IB_WC_GRH;
+	if (qp->ibqp.qp_type == IB_QPT_UD &&
+	    (cqe->opcode & KITE_CQE_OP_RECV_BIT)) {
+		wc->src_qp = le32_to_cpu(cqe->src_qp);
+		wc->sl = cqe->sl;
+		ether_addr_copy(wc->smac, cqe->smac);
+		wc->wc_flags |= IB_WC_WITH_SMAC;
+		if (cqe->sl == KITE_CQE_SL_ROCE_V2_IPV4) {
+			wc->network_hdr_type = RDMA_NETWORK_IPV4;
+			wc->wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
+		} else if (cqe->sl == KITE_CQE_SL_ROCE_V2_IPV6) {
+			wc->network_hdr_type = RDMA_NETWORK_IPV6;
+			wc->wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
+		}
+	}
+	return true;
+}
+
+/**
+ * kite_poll_cq() - take completions from a kernel CQ
+ * @ibcq: CQ
+ * @num_entries: size of @wc
+ * @wc: completions
+ *
+ * The consumer index goes back to the device (CQ doorbell without arm
+ * flags) whenever half the ring has been consumed since it was last
+ * reported, so that the device never sees a full CQ the consumer has in
+ * fact emptied.
+ *
+ * Return: the number of completions written to @wc.
+ */
+int kite_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
+{
+	struct kite_dev *kdev = to_kdev(ibcq->device);
+	struct kite_cq *cq = to_kcq(ibcq);
+	struct kite_cqe *cqe;
+	unsigned long flags;
+	int n = 0;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	while (n < num_entries && (cqe = kite_cq_peek(cq))) {
+		cq->ci++;
+		if (kite_cqe_to_wc(kdev, cq, cqe, &wc[n]))
+			n++;
+		if (!cq->draining &&
+		    kite_ring_used(cq->ci, cq->ci_reported) >=
+		    (1u << cq->log_depth) / 2) {
+			kite_db_write(kdev, KITE_DB_CQ, cq->cqn, 0, cq->ci);
+			cq->ci_reported = cq->ci;
+		}
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return n;
+}
+
 /**
  * kite_req_notify_cq() - arm a kernel CQ
  * @ibcq: CQ (kernel CQs only: user CQs ring their doorbell themselves)
@@ -246,25 +517,80 @@ int kite_cmd_query_cq(struct kite_dev *kdev, struct kite_cq *cq,
  *
  * Writes the CQ doorbell on doorbell page 0 with the driver's consumer
  * index and ARM_SOLICITED or ARM_NEXT. The device posts the completion
- * event at once when CQEs beyond that index exist.
+ * event at once when CQEs beyond that index exist, so no completion is
+ * missed; IB_CQ_REPORT_MISSED_EVENTS also tells the caller.
  *
- * IB_CQ_REPORT_MISSED_EVENTS: the driver consumes no CQEs yet (there is
- * no poll_cq before the data path), so no completion can be pending
- * between the consumer index and the device's producer index that the
- * caller would miss; the function always returns 0.
- *
- * Return: 0.
+ * Return: 0, or with IB_CQ_REPORT_MISSED_EVENTS 1 when a CQE is waiting
+ * to be polled.
  */
 int kite_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 {
 	struct kite_dev *kdev = to_kdev(ibcq->device);
 	struct kite_cq *cq = to_kcq(ibcq);
+	unsigned long irqflags;
+	int ret = 0;
 	u8 arm;
 
 	if ((flags & IB_CQ_SOLICITED_MASK) == IB_CQ_SOLICITED)
 		arm = KITE_DB_CQ_ARM_SOLICITED;
 	else
 		arm = KITE_DB_CQ_ARM_NEXT;
-	writeq(kite_db_make(cq->cqn, arm, cq->ci), kdev->db + KITE_DB_CQ);
-	return 0;
+
+	spin_lock_irqsave(&cq->lock, irqflags);
+	cq->ci_reported = kite_cq_db_ci(cq);
+	kite_db_write(kdev, KITE_DB_CQ, cq->cqn, arm, cq->ci_reported);
+	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) && kite_cq_peek(cq))
+		ret = 1;
+	spin_unlock_irqrestore(&cq->lock, irqflags);
+	return ret;
+}
+
+/**
+ * kite_cq_comp_event() - a completion event for CQ @cqn
+ * @kdev: device
+ * @cqn: CQ number from the EQE
+ *
+ * Runs in the completion EQ interrupt and calls the CQ's comp_handler
+ * (set by ib_core for kernel CQs, by ib_uverbs for user CQs).
+ */
+void kite_cq_comp_event(struct kite_dev *kdev, u32 cqn)
+{
+	struct kite_cq *cq = xa_load(&kdev->cqs, cqn);
+
+	if (!cq) {
+		dev_dbg_ratelimited(&kdev->pdev->dev,
+				    "completion event for unknown CQ %u\n", cqn);
+		return;
+	}
+	if (cq->ibcq.comp_handler)
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+}
+
+/**
+ * kite_cq_async_event() - KITE_EVT_CQ_ERR for CQ @cqn
+ * @kdev: device
+ * @cqn: CQ number from the EQE
+ *
+ * Runs in the admin interrupt; dispatches IB_EVENT_CQ_ERR to the CQ's
+ * event handler. The CQ stays in error until destroyed.
+ */
+void kite_cq_async_event(struct kite_dev *kdev, u32 cqn)
+{
+	struct kite_cq *cq = xa_load(&kdev->cqs, cqn);
+	struct ib_event ev = {
+		.device = &kdev->ibdev,
+		.event = IB_EVENT_CQ_ERR,
+	};
+
+	if (!cq) {
+		dev_warn_ratelimited(&kdev->pdev->dev,
+				     "CQ error event for unknown CQ %u\n", cqn);
+		return;
+	}
+	dev_warn_ratelimited(&kdev->pdev->dev,
+			     "CQ %u overflowed or is not writable: in error\n",
+			     cqn);
+	ev.element.cq = &cq->ibcq;
+	if (cq->ibcq.event_handler)
+		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
 }

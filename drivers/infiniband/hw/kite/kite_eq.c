@@ -7,8 +7,10 @@
  */
 #include <linux/dma-mapping.h>
 #include <linux/io.h>
+#include <linux/log2.h>
 
 #include "kite.h"
+#include "kite_verbs.h"
 
 static size_t kite_eq_bytes(u8 log_depth)
 {
@@ -73,8 +75,7 @@ struct kite_eqe *kite_eq_next(struct kite_eq *eq)
  */
 void kite_eq_arm(struct kite_dev *kdev, struct kite_eq *eq)
 {
-	writeq(kite_db_make(eq->eqn, KITE_DB_EQ_ARM, eq->ci),
-	       kdev->db + KITE_DB_EQ);
+	kite_db_write(kdev, KITE_DB_EQ, eq->eqn, KITE_DB_EQ_ARM, eq->ci);
 }
 
 /**
@@ -117,17 +118,45 @@ void kite_aeq_process(struct kite_dev *kdev)
 	kite_eq_arm(kdev, &kdev->aeq);
 }
 
+/**
+ * kite_eq_update_ci() - report the consumer index without arming
+ * @kdev: device
+ * @eq: EQ
+ *
+ * Frees EQ space while a long run of events is being consumed.
+ */
+void kite_eq_update_ci(struct kite_dev *kdev, struct kite_eq *eq)
+{
+	kite_db_write(kdev, KITE_DB_EQ, eq->eqn, 0, eq->ci);
+}
+
+/*
+ * Completion EQ interrupt: each KITE_EVT_COMPLETION entry names a CQ whose
+ * comp_handler runs here (kernel CQs: the ULP's handler or ib_core's
+ * poll-context scheduling; user CQs: ib_uverbs, which queues the event
+ * for ibv_get_cq_event()). The consumer index goes back to the device
+ * every half EQ, and with the arm at the end.
+ */
 static irqreturn_t kite_comp_eq_irq(int irq, void *data)
 {
 	struct kite_eq *eq = data;
 	struct kite_dev *kdev = eq->kdev;
+	u32 half = (1u << eq->log_depth) / 2;
 	struct kite_eqe *eqe;
+	u32 n = 0;
 
 	while ((eqe = kite_eq_next(eq))) {
-		/* No CQ objects exist yet (issue 3): log and drop. */
-		dev_dbg_ratelimited(&kdev->pdev->dev,
-				    "EQ %u: event %u data 0x%x\n", eq->eqn,
-				    eqe->type, le32_to_cpu(eqe->data));
+		if (eqe->type == KITE_EVT_COMPLETION)
+			kite_cq_comp_event(kdev, le32_to_cpu(eqe->data));
+		else
+			dev_warn_ratelimited(&kdev->pdev->dev,
+					     "EQ %u: unexpected event %u data 0x%x\n",
+					     eq->eqn, eqe->type,
+					     le32_to_cpu(eqe->data));
+		if (++n == half) {
+			kite_eq_update_ci(kdev, eq);
+			n = 0;
+		}
 	}
 	kite_eq_arm(kdev, eq);
 	return IRQ_HANDLED;
@@ -150,10 +179,18 @@ static int kite_comp_eq_create(struct kite_dev *kdev, int idx)
 {
 	struct kite_eq *eq = &kdev->comp_eqs[idx];
 	u16 vector = KITE_MSIX_COMP_BASE + idx;
+	u32 log_depth;
 	u32 eqn;
 	int err;
 
-	err = kite_eq_alloc_ring(kdev, eq, min_t(u8, KITE_EQ_LOG_DEPTH,
+	/*
+	 * A CQ has at most one completion event outstanding (arming is
+	 * one-shot): room for every CQ the device can hold means no event
+	 * is ever dropped for lack of space.
+	 */
+	log_depth = max_t(u32, KITE_EQ_LOG_DEPTH,
+			  order_base_2(kdev->caps.max_cq));
+	err = kite_eq_alloc_ring(kdev, eq, min_t(u32, log_depth,
 						 kdev->max_eq_log));
 	if (err)
 		return err;

@@ -50,6 +50,7 @@ static int kite_query_device(struct ib_device *ibdev,
 	attr->max_pd = caps->max_pd;
 	attr->max_qp_rd_atom = caps->max_rd_atom;
 	attr->max_qp_init_rd_atom = caps->max_rd_atom;
+	attr->max_res_rd_atom = caps->max_rd_atom * caps->max_qp;
 	attr->atomic_cap = (caps->cap_flags & KITE_DEV_CAP_ATOMIC) ?
 			   IB_ATOMIC_HCA : IB_ATOMIC_NONE;
 	attr->max_pkeys = 1;
@@ -111,8 +112,16 @@ static int kite_get_port_immutable(struct ib_device *ibdev, u32 port,
 
 	immutable->pkey_tbl_len = 1;
 	immutable->gid_tbl_len = kdev->caps.max_gid;
-	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
-	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
+	/*
+	 * RoCEv2 without MAD and CM services: the driver has no GSI QP yet,
+	 * so ib_mad could not open the port (it would log errors for QP1)
+	 * and ib_cm has no MAD agent to work with. Without these bits
+	 * ib_core skips both, and max_mad_size must then be 0.
+	 */
+	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP &
+				    ~(RDMA_CORE_CAP_IB_MAD |
+				      RDMA_CORE_CAP_IB_CM);
+	immutable->max_mad_size = 0;
 	return 0;
 }
 
@@ -159,23 +168,38 @@ static void kite_get_dev_fw_str(struct ib_device *ibdev, char *str)
 	kite_fw_version_str(to_kdev(ibdev), str, IB_FW_VERSION_NAME_MAX);
 }
 
-/* Port counters, read from the device with QUERY_STATS. */
-#define KITE_IB_STAT(f) { .name = #f, .priv = (void *)offsetof(struct kite_hw_stats, f) }
+/*
+ * Port counters, read from the device with QUERY_STATS and shown by
+ * "rdma statistic show link kite_N/1". @priv is the offset of the value in
+ * struct kite_hw_stats.
+ */
+#define KITE_IB_STAT(str, f) \
+	{ .name = str, .priv = (void *)offsetof(struct kite_hw_stats, f) }
 
 static const struct rdma_stat_desc kite_port_stats[] = {
-	KITE_IB_STAT(roce_tx_packets),
-	KITE_IB_STAT(roce_rx_packets),
-	KITE_IB_STAT(roce_retransmits),
-	KITE_IB_STAT(roce_icrc_errors),
-	KITE_IB_STAT(eth_tx_packets),
-	KITE_IB_STAT(eth_rx_packets),
-	KITE_IB_STAT(eth_rx_dropped),
-	KITE_IB_STAT(eth_tx_errors),
-	KITE_IB_STAT(eq_events_dropped),
-	KITE_IB_STAT(db_rejected),
-	KITE_IB_STAT(num_cq),
-	KITE_IB_STAT(num_qp),
-	KITE_IB_STAT(num_mr),
+	KITE_IB_STAT("tx_roce_packets", roce_tx_packets),
+	KITE_IB_STAT("rx_roce_packets", roce_rx_packets),
+	KITE_IB_STAT("tx_roce_bytes", roce_tx_bytes),
+	KITE_IB_STAT("rx_roce_bytes", roce_rx_bytes),
+	KITE_IB_STAT("retransmits", roce_retransmits),
+	KITE_IB_STAT("timeouts", roce_timeouts),
+	KITE_IB_STAT("naks_sent", roce_naks_sent),
+	KITE_IB_STAT("naks_rcvd", roce_naks_rcvd),
+	KITE_IB_STAT("rnr_naks_sent", roce_rnr_naks_sent),
+	KITE_IB_STAT("rnr_naks_rcvd", roce_rnr_naks_rcvd),
+	KITE_IB_STAT("duplicate_requests", roce_dup_requests),
+	KITE_IB_STAT("icrc_errors", roce_icrc_errors),
+	KITE_IB_STAT("rx_roce_dropped", roce_rx_dropped),
+	KITE_IB_STAT("wire_dropped", wire_dropped),
+	KITE_IB_STAT("eth_tx_packets", eth_tx_packets),
+	KITE_IB_STAT("eth_rx_packets", eth_rx_packets),
+	KITE_IB_STAT("eth_rx_dropped", eth_rx_dropped),
+	KITE_IB_STAT("eth_tx_errors", eth_tx_errors),
+	KITE_IB_STAT("eq_events_dropped", eq_events_dropped),
+	KITE_IB_STAT("db_rejected", db_rejected),
+	KITE_IB_STAT("num_cq", num_cq),
+	KITE_IB_STAT("num_qp", num_qp),
+	KITE_IB_STAT("num_mr", num_mr),
 };
 
 static struct rdma_hw_stats *kite_alloc_hw_port_stats(struct ib_device *ibdev,
@@ -230,6 +254,9 @@ static const struct ib_device_ops kite_dev_ops = {
 	.mmap = kite_mmap,
 	.mmap_free = kite_mmap_free,
 	.modify_qp = kite_modify_qp,
+	.poll_cq = kite_poll_cq,
+	.post_recv = kite_post_recv,
+	.post_send = kite_post_send,
 	.query_device = kite_query_device,
 	.query_pkey = kite_query_pkey,
 	.query_port = kite_query_port,
@@ -301,6 +328,10 @@ int kite_ib_register(struct kite_dev *kdev)
 		ib_device_set_netdev(ibdev, NULL, KITE_PORT_NUM);
 		return err;
 	}
+
+	ibdev_info(ibdev,
+		   "no GSI QP yet: MAD and CM services are off on port %u\n",
+		   KITE_PORT_NUM);
 
 	/*
 	 * Link events that came before ib_active was set were not dispatched:

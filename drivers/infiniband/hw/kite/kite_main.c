@@ -10,6 +10,7 @@
 #include <linux/module.h>
 
 #include "kite.h"
+#include "kite_verbs.h"
 
 MODULE_AUTHOR("The Kite authors");
 MODULE_DESCRIPTION("Kite RoCEv2 NIC driver");
@@ -76,8 +77,17 @@ void kite_async_event(struct kite_dev *kdev, const struct kite_eqe *eqe)
 	case KITE_EVT_DEV_FATAL:
 		kite_dev_fatal(kdev, data);
 		break;
+	case KITE_EVT_CQ_ERR:
+		kite_cq_async_event(kdev, data);
+		break;
+	case KITE_EVT_QP_FATAL:
+	case KITE_EVT_QP_REQ_ERR:
+	case KITE_EVT_QP_ACCESS_ERR:
+	case KITE_EVT_QP_LAST_WQE:
+	case KITE_EVT_COMM_EST:
+		kite_qp_async_event(kdev, data, eqe->type);
+		break;
 	default:
-		/* QP/CQ errors are raised by the data path (issue 4). */
 		dev_warn_ratelimited(&kdev->pdev->dev,
 				     "unhandled async event %u data 0x%x\n",
 				     eqe->type, data);
@@ -264,6 +274,8 @@ static int kite_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		return -ENOMEM;
 	kdev->pdev = pdev;
 	spin_lock_init(&kdev->event_lock);
+	xa_init(&kdev->cqs);
+	xa_init(&kdev->qps);
 	pci_set_drvdata(pdev, kdev);
 
 	err = pci_enable_device_mem(pdev);
@@ -369,6 +381,8 @@ err_disable_pci:
 	pci_disable_device(pdev);
 err_dealloc:
 	pci_set_drvdata(pdev, NULL);
+	xa_destroy(&kdev->qps);
+	xa_destroy(&kdev->cqs);
 	ib_dealloc_device(&kdev->ibdev);
 	return err;
 }
@@ -387,6 +401,8 @@ static void kite_remove(struct pci_dev *pdev)
 				     BIT(KITE_BAR_DB));
 	pci_disable_device(pdev);
 	pci_set_drvdata(pdev, NULL);
+	xa_destroy(&kdev->qps);
+	xa_destroy(&kdev->cqs);
 	ib_dealloc_device(&kdev->ibdev);
 }
 

@@ -210,3 +210,33 @@ int kite_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	kfree(mr);
 	return 0;
 }
+
+#if IS_ENABLED(CONFIG_INFINIBAND_KITE_KUNIT_TEST)
+/**
+ * kite_test_reg_ring_mr() - register a coherent kernel buffer (KUnit)
+ * @ibpd: kernel protection domain
+ * @ring: buffer from kite_ring_alloc_kernel(); its DMA address is the iova
+ * @access: ib_access_flags, remote access included
+ * @key: the new lkey (= rkey); kite_cmd_destroy(DEREG_MR) releases it
+ *
+ * The driver offers kernel consumers no remotely accessible MR yet
+ * (fast registration is not implemented); the device-backed KUnit cases
+ * need one as the target of RDMA WRITE, READ and atomics.
+ *
+ * Return: 0 or a negative errno.
+ */
+int kite_test_reg_ring_mr(struct ib_pd *ibpd, const struct kite_ring *ring,
+			  int access, u32 *key)
+{
+	struct kite_dev *kdev = to_kdev(ibpd->device);
+	u32 kaccess;
+	int err;
+
+	err = kite_mr_access(access, &kaccess);
+	if (err)
+		return err;
+	return kite_cmd_reg_mr(kdev, 0, to_kpd(ibpd)->pdn, kaccess, ring->dma,
+			       ring->size, &ring->pbl.desc,
+			       kite_mr_next_variant(kdev), key);
+}
+#endif /* CONFIG_INFINIBAND_KITE_KUNIT_TEST */

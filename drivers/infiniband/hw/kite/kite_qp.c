@@ -8,6 +8,7 @@
  */
 #include <linux/etherdevice.h>
 #include <linux/log2.h>
+#include <linux/slab.h>
 #include <rdma/ib_cache.h>
 #include <rdma/kite-abi.h>
 
@@ -92,18 +93,24 @@ u8 kite_rq_log_stride(u32 max_sge)
 	return max_t(u32, order_base_2(need), KITE_RQ_MIN_LOG_STRIDE);
 }
 
-static int kite_qp_type(enum ib_qp_type type, u8 *out)
+/*
+ * The device's QP type for @type, offered only when the device's
+ * capability flags say it implements that transport.
+ */
+static int kite_qp_type(struct kite_dev *kdev, enum ib_qp_type type, u8 *out)
 {
+	u32 caps = kdev->caps.cap_flags;
+
 	switch (type) {
 	case IB_QPT_RC:
 		*out = KITE_QPT_RC;
-		return 0;
+		return (caps & KITE_DEV_CAP_RC) ? 0 : -EOPNOTSUPP;
 	case IB_QPT_UC:
 		*out = KITE_QPT_UC;
-		return 0;
+		return (caps & KITE_DEV_CAP_UC) ? 0 : -EOPNOTSUPP;
 	case IB_QPT_UD:
 		*out = KITE_QPT_UD;
-		return 0;
+		return (caps & KITE_DEV_CAP_UD) ? 0 : -EOPNOTSUPP;
 	default:
 		/* GSI comes with the MAD path; others are not offered. */
 		return -EOPNOTSUPP;
@@ -152,6 +159,58 @@ static void kite_qp_fill_cap(struct kite_dev *kdev, const struct kite_qp *qp,
 	cap->max_recv_sge = min_t(u32, rq_room / sizeof(struct kite_sge),
 				  kdev->caps.max_sge);
 	cap->max_inline_data = min_t(u32, sq_room, kdev->caps.max_inline);
+}
+
+/* Bookkeeping of a kernel QP's data path: locks, wr_id per ring slot. */
+static int kite_qp_init_kernel(struct kite_dev *kdev, struct kite_qp *qp)
+{
+	struct ib_qp_cap cap;
+
+	spin_lock_init(&qp->sq_lock);
+	spin_lock_init(&qp->rq_lock);
+	kite_qp_fill_cap(kdev, qp, &cap);
+	qp->max_send_sge = cap.max_send_sge;
+	qp->max_recv_sge = cap.max_recv_sge;
+	qp->max_inline = cap.max_inline_data;
+	qp->sq_wrid = kcalloc(1u << qp->sq_log_depth, sizeof(*qp->sq_wrid),
+			      GFP_KERNEL);
+	qp->rq_wrid = kcalloc(1u << qp->rq_log_depth, sizeof(*qp->rq_wrid),
+			      GFP_KERNEL);
+	if (!qp->sq_wrid || !qp->rq_wrid) {
+		kfree(qp->sq_wrid);
+		kfree(qp->rq_wrid);
+		qp->sq_wrid = NULL;
+		qp->rq_wrid = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void kite_qp_free_kernel(struct kite_qp *qp)
+{
+	kfree(qp->sq_wrid);
+	kfree(qp->rq_wrid);
+	qp->sq_wrid = NULL;
+	qp->rq_wrid = NULL;
+}
+
+/*
+ * Take the QP out of the lookups and wait until nothing uses it: async
+ * events run in the admin interrupt, poll_cq under its CQ's lock.
+ */
+static void kite_qp_forget(struct kite_dev *kdev, struct kite_qp *qp)
+{
+	unsigned long flags;
+	struct kite_cq *cq;
+
+	xa_erase(&kdev->qps, qp->qpn);
+	synchronize_irq(pci_irq_vector(kdev->pdev, KITE_MSIX_ADMIN));
+	cq = to_kcq(qp->ibqp.send_cq);
+	spin_lock_irqsave(&cq->lock, flags);
+	spin_unlock_irqrestore(&cq->lock, flags);
+	cq = to_kcq(qp->ibqp.recv_cq);
+	spin_lock_irqsave(&cq->lock, flags);
+	spin_unlock_irqrestore(&cq->lock, flags);
 }
 
 static int kite_cmd_create_qp(struct kite_dev *kdev, struct kite_qp *qp,
@@ -238,7 +297,7 @@ int kite_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	u8 type;
 	int err;
 
-	err = kite_qp_type(attr->qp_type, &type);
+	err = kite_qp_type(kdev, attr->qp_type, &type);
 	if (err)
 		return err;
 	if (attr->srq || attr->create_flags || attr->rwq_ind_tbl ||
@@ -253,10 +312,16 @@ int kite_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	qp->uctx = kite_udata_uctx(udata);
 	mutex_init(&qp->lock);
 
-	if (udata)
+	if (udata) {
 		err = kite_qp_rings_user(kdev, qp, udata);
-	else
+	} else {
+		err = kite_qp_init_kernel(kdev, qp);
+		if (err)
+			return err;
 		err = kite_qp_rings_kernel(kdev, qp);
+		if (err)
+			kite_qp_free_kernel(qp);
+	}
 	if (err)
 		return err;
 
@@ -267,6 +332,9 @@ int kite_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		goto err_rings;
 	ibqp->qp_num = qp->qpn;
 	qp->state = IB_QPS_RESET;
+	err = xa_insert(&kdev->qps, qp->qpn, qp, GFP_KERNEL);
+	if (err)
+		goto err_destroy;
 
 	if (udata) {
 		resp.qpn = qp->qpn;
@@ -276,16 +344,19 @@ int kite_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		resp.rq_stride = 1u << qp->rq_log_stride;
 		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
 		if (err)
-			goto err_destroy;
+			goto err_erase;
 	}
 	kite_qp_fill_cap(kdev, qp, &attr->cap);
 	return 0;
 
+err_erase:
+	xa_erase(&kdev->qps, qp->qpn);
 err_destroy:
 	kite_cmd_destroy(&kdev->admin, KITE_CMD_DESTROY_QP, qp->uctx, qp->qpn);
 err_rings:
 	kite_ring_free(kdev, &qp->rq);
 	kite_ring_free(kdev, &qp->sq);
+	kite_qp_free_kernel(qp);
 	return err;
 }
 
@@ -443,8 +514,12 @@ int kite_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (err)
 		goto out;
 	err = kite_admin_exec(&kdev->admin, &cmd, NULL, 0, NULL);
-	if (!err)
-		qp->state = next;
+	if (!err) {
+		/* The device discarded the WQEs and zeroed its indexes. */
+		if (next == IB_QPS_RESET && qp->sq_wrid)
+			kite_qp_reset_indexes(qp);
+		WRITE_ONCE(qp->state, next);
+	}
 out:
 	mutex_unlock(&qp->lock);
 	return err;
@@ -552,8 +627,76 @@ int kite_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 			       qp->qpn);
 	if (err && !kite_admin_is_dead(&kdev->admin))
 		return err;
+	kite_qp_forget(kdev, qp);
 	kite_ring_free(kdev, &qp->rq);
 	kite_ring_free(kdev, &qp->sq);
+	kite_qp_free_kernel(qp);
 	mutex_destroy(&qp->lock);
 	return 0;
+}
+
+/**
+ * kite_qp_async_event() - a QP event from the async EQ
+ * @kdev: device
+ * @qpn: QP number from the EQE
+ * @type: KITE_EVT_QP_* or KITE_EVT_COMM_EST
+ *
+ * Runs in the admin interrupt; dispatches the matching ib_event to the
+ * QP's event handler (set by the kernel consumer, or by ib_uverbs for user
+ * QPs, which queues it for ibv_get_async_event()). After the error events
+ * the device has moved the QP to ERR.
+ */
+void kite_qp_async_event(struct kite_dev *kdev, u32 qpn, u8 type)
+{
+	struct kite_qp *qp = xa_load(&kdev->qps, qpn);
+	struct ib_event ev = { .device = &kdev->ibdev };
+
+	switch (type) {
+	case KITE_EVT_QP_FATAL:
+		ev.event = IB_EVENT_QP_FATAL;
+		break;
+	case KITE_EVT_QP_REQ_ERR:
+		ev.event = IB_EVENT_QP_REQ_ERR;
+		break;
+	case KITE_EVT_QP_ACCESS_ERR:
+		ev.event = IB_EVENT_QP_ACCESS_ERR;
+		break;
+	case KITE_EVT_QP_LAST_WQE:
+		ev.event = IB_EVENT_QP_LAST_WQE_REACHED;
+		break;
+	case KITE_EVT_COMM_EST:
+		ev.event = IB_EVENT_COMM_EST;
+		break;
+	default:
+		return;
+	}
+	if (!qp) {
+		dev_dbg_ratelimited(&kdev->pdev->dev,
+				    "event %u for unknown QP %u\n", type, qpn);
+		return;
+	}
+	if (type != KITE_EVT_COMM_EST)
+		dev_dbg_ratelimited(&kdev->pdev->dev, "QP %u: %s\n", qpn,
+				    ib_event_msg(ev.event));
+	ev.element.qp = &qp->ibqp;
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+/**
+ * kite_cmd_query_qp_stats() - QUERY_QP_STATS
+ * @kdev: device
+ * @qp: QP
+ * @st: the QP's counters as the device wrote them
+ *
+ * Return: 0 or a negative errno (-EOPNOTSUPP from a device before ABI 1.1).
+ */
+int kite_cmd_query_qp_stats(struct kite_dev *kdev, struct kite_qp *qp,
+			    struct kite_qp_stats *st)
+{
+	struct kite_aq_cmd cmd;
+
+	kite_enc_hdr(&cmd, KITE_CMD_QUERY_QP_STATS, qp->uctx);
+	cmd.query_obj.handle = cpu_to_le32(qp->qpn);
+	return kite_admin_exec(&kdev->admin, &cmd, st, sizeof(*st), NULL);
 }

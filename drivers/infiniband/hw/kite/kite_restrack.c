@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Kite restrack: the device's own numbers and ring sizes of CQs, QPs and
- * MRs, shown by "rdma resource show ... -d" beside ib_core's fields.
+ * MRs, and each QP's RoCEv2 counters (QUERY_QP_STATS), shown by
+ * "rdma resource show ... -d" beside ib_core's fields.
  *
  * Copyright (c) 2026 The Kite authors
  */
@@ -38,6 +39,43 @@ int kite_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
 	return kite_res_nest_end(msg, nest, err);
 }
 
+/* QUERY_QP_STATS exists from ABI 1.1 on. */
+#define KITE_ABI_MINOR_QP_STATS		1
+
+/* The QP's counters as driver attributes; skipped if the device has none. */
+static int kite_res_qp_stats(struct sk_buff *msg, struct kite_qp *qp)
+{
+	struct kite_dev *kdev = to_kdev(qp->ibqp.device);
+	struct kite_qp_stats st;
+
+	if (KITE_ABI_VER_MINOR(kdev->caps.abi_version) <
+	    KITE_ABI_MINOR_QP_STATS ||
+	    kite_cmd_query_qp_stats(kdev, qp, &st))
+		return 0;
+	return rdma_nl_put_driver_u64(msg, "tx_packets",
+				      le64_to_cpu(st.tx_packets)) ||
+	       rdma_nl_put_driver_u64(msg, "tx_bytes",
+				      le64_to_cpu(st.tx_bytes)) ||
+	       rdma_nl_put_driver_u64(msg, "rx_packets",
+				      le64_to_cpu(st.rx_packets)) ||
+	       rdma_nl_put_driver_u64(msg, "rx_bytes",
+				      le64_to_cpu(st.rx_bytes)) ||
+	       rdma_nl_put_driver_u64(msg, "retransmits",
+				      le64_to_cpu(st.retransmits)) ||
+	       rdma_nl_put_driver_u64(msg, "timeouts",
+				      le64_to_cpu(st.timeouts)) ||
+	       rdma_nl_put_driver_u64(msg, "naks_sent",
+				      le64_to_cpu(st.naks_sent)) ||
+	       rdma_nl_put_driver_u64(msg, "naks_rcvd",
+				      le64_to_cpu(st.naks_rcvd)) ||
+	       rdma_nl_put_driver_u64(msg, "rnr_naks_sent",
+				      le64_to_cpu(st.rnr_naks_sent)) ||
+	       rdma_nl_put_driver_u64(msg, "rnr_naks_rcvd",
+				      le64_to_cpu(st.rnr_naks_rcvd)) ||
+	       rdma_nl_put_driver_u64(msg, "duplicate_requests",
+				      le64_to_cpu(st.dup_requests));
+}
+
 int kite_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
 	struct kite_qp *qp = to_kqp(ibqp);
@@ -55,7 +93,8 @@ int kite_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 				     1u << qp->rq_log_depth) ||
 	      rdma_nl_put_driver_u32(msg, "rq_stride",
 				     1u << qp->rq_log_stride) ||
-	      rdma_nl_put_driver_u32(msg, "uctx", qp->uctx);
+	      rdma_nl_put_driver_u32(msg, "uctx", qp->uctx) ||
+	      kite_res_qp_stats(msg, qp);
 	return kite_res_nest_end(msg, nest, err);
 }
 

@@ -9,12 +9,14 @@
 #define KITE_VERBS_H
 
 #include <linux/mutex.h>
+#include <linux/spinlock.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 
 #include <kite/kite_hw.h>
 
 struct kite_dev;
+struct kite_eq;
 
 struct kite_ucontext {
 	struct ib_ucontext ibuc;
@@ -71,13 +73,37 @@ struct kite_mr {
 	u32 uctx;
 };
 
+/**
+ * struct kite_cq - a completion queue
+ * @ibcq: ib_core object (allocated by ib_core)
+ * @ring: CQE ring
+ * @old_ring: kernel CQ after a resize: the previous ring, whose CQEs up to
+ *	      @old_pi are polled before @ring
+ * @lock: kernel CQ: serializes poll_cq, req_notify_cq and resize
+ * @eq: completion EQ the CQ reports to
+ * @cqn: CQ number from the device
+ * @uctx: owning context (0: kernel)
+ * @ci: free-running consumer index in the ring being polled
+ * @ci_reported: last consumer index written to the CQ doorbell
+ * @old_pi: the old ring's final producer index (MODIFY_CQ's out[0])
+ * @log_depth: log2 of the depth of @ring
+ * @old_log_depth: log2 of the depth of @old_ring
+ * @draining: @old_ring still holds CQEs to poll
+ */
 struct kite_cq {
 	struct ib_cq ibcq;
 	struct kite_ring ring;
+	struct kite_ring old_ring;
+	spinlock_t lock; /* see above */
+	struct kite_eq *eq;
 	u32 cqn;
 	u32 uctx;
 	u32 ci;
+	u32 ci_reported;
+	u32 old_pi;
 	u8 log_depth;
+	u8 old_log_depth;
+	bool draining;
 };
 
 /**
@@ -86,9 +112,21 @@ struct kite_cq {
  * @sq: send ring
  * @rq: receive ring
  * @lock: serializes modify_qp and protects @state
+ * @sq_lock: kernel QP: serializes post_send (@sq_pi, the SQ ring)
+ * @rq_lock: kernel QP: serializes post_recv (@rq_pi, the RQ ring)
+ * @sq_wrid: kernel QP: wr_id of the send WQE in each SQ slot
+ * @rq_wrid: kernel QP: wr_id of the receive WQE in each RQ slot
  * @qpn: QP number from the device
  * @uctx: owning context (0: kernel)
  * @state: state after the last successful MODIFY_QP
+ * @sq_pi: free-running SQ producer index (kernel QP)
+ * @sq_ci: first SQ WQE not yet completed; written by poll_cq under the
+ *	   send CQ's lock (release), read by post_send (acquire)
+ * @rq_pi: free-running RQ producer index (kernel QP)
+ * @rq_ci: as @sq_ci, for the RQ and the receive CQ
+ * @max_send_sge: SGEs a send WQE holds
+ * @max_recv_sge: SGEs a receive WQE holds
+ * @max_inline: inline bytes a send WQE holds
  * @sq_log_depth: log2 of the SQ depth
  * @sq_log_stride: log2 of the SQ WQE size
  * @rq_log_depth: log2 of the RQ depth
@@ -100,9 +138,20 @@ struct kite_qp {
 	struct kite_ring sq;
 	struct kite_ring rq;
 	struct mutex lock; /* see above */
+	spinlock_t sq_lock; /* see above */
+	spinlock_t rq_lock; /* see above */
+	u64 *sq_wrid;
+	u64 *rq_wrid;
 	u32 qpn;
 	u32 uctx;
 	enum ib_qp_state state;
+	u32 sq_pi;
+	u32 sq_ci;
+	u32 rq_pi;
+	u32 rq_ci;
+	u32 max_send_sge;
+	u32 max_recv_sge;
+	u32 max_inline;
 	u8 sq_log_depth;
 	u8 sq_log_stride;
 	u8 rq_log_depth;
@@ -173,6 +222,10 @@ struct ib_mr *kite_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			       u64 virt, int access, struct ib_udata *udata);
 struct ib_mr *kite_get_dma_mr(struct ib_pd *ibpd, int access);
 int kite_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+#if IS_ENABLED(CONFIG_INFINIBAND_KITE_KUNIT_TEST)
+int kite_test_reg_ring_mr(struct ib_pd *ibpd, const struct kite_ring *ring,
+			  int access, u32 *key);
+#endif
 
 /* kite_cq.c */
 int kite_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
@@ -183,6 +236,9 @@ int kite_cmd_query_cq(struct kite_dev *kdev, struct kite_cq *cq,
 		      u32 out[KITE_CQ_QUERY_PI + 1]);
 int kite_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int kite_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+int kite_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
+void kite_cq_comp_event(struct kite_dev *kdev, u32 cqn);
+void kite_cq_async_event(struct kite_dev *kdev, u32 cqn);
 
 /* kite_qp.c */
 int kite_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
@@ -194,6 +250,16 @@ int kite_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 int kite_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 u8 kite_sq_log_stride(u32 max_sge, u32 max_inline);
 u8 kite_rq_log_stride(u32 max_sge);
+void kite_qp_async_event(struct kite_dev *kdev, u32 qpn, u8 type);
+int kite_cmd_query_qp_stats(struct kite_dev *kdev, struct kite_qp *qp,
+			    struct kite_qp_stats *st);
+
+/* kite_post.c */
+int kite_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		   const struct ib_send_wr **bad_wr);
+int kite_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		   const struct ib_recv_wr **bad_wr);
+void kite_qp_reset_indexes(struct kite_qp *qp);
 
 /* kite_restrack.c */
 int kite_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq);

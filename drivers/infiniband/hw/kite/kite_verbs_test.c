@@ -70,6 +70,18 @@ static void kite_vtest_qp_init(struct ib_qp_init_attr *init,
 	init->cap.max_inline_data = KITE_TEST_INLINE;
 }
 
+/*
+ * The error creating a QP of @type with an over-limit capability gives:
+ * -EINVAL, or -EOPNOTSUPP when the device does not implement the type.
+ */
+static int kite_vtest_limit_err(struct kite_dev *kdev, enum ib_qp_type type)
+{
+	u32 cap = type == IB_QPT_RC ? KITE_DEV_CAP_RC :
+		  type == IB_QPT_UC ? KITE_DEV_CAP_UC : KITE_DEV_CAP_UD;
+
+	return (kdev->caps.cap_flags & cap) ? -EINVAL : -EOPNOTSUPP;
+}
+
 static int kite_vtest_stats(struct kite_dev *kdev, struct kite_hw_stats *st)
 {
 	return kite_cmd_query_stats(&kdev->admin, st);
@@ -316,6 +328,15 @@ static void kite_vtest_qp(struct kunit *test, enum ib_qp_type type)
 
 	kite_vtest_qp_init(&init, type, cq);
 	qp = ib_create_qp(pd, &init);
+	if (kite_vtest_limit_err(kdev, type) == -EOPNOTSUPP) {
+		/* A transport the device lacks (cap_flags) is not offered. */
+		KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(qp), -EOPNOTSUPP);
+		if (!IS_ERR(qp))
+			ib_destroy_qp(qp);
+		kunit_info(test, "QP type %d not offered: cap_flags 0x%x", type,
+			   kdev->caps.cap_flags);
+		goto out_cq;
+	}
 	KUNIT_EXPECT_FALSE(test, IS_ERR(qp));
 	if (IS_ERR(qp))
 		goto out_cq;
@@ -375,23 +396,27 @@ static void kite_test_verbs_qp_limits(struct kunit *test)
 	kite_vtest_qp_init(&init, IB_QPT_RC, cq);
 	init.cap.max_send_wr = caps->max_qp_wr + 1;
 	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(ib_create_qp(pd, &init)),
-			-EINVAL);
+			kite_vtest_limit_err(kdev, IB_QPT_RC));
 	kite_vtest_qp_init(&init, IB_QPT_RC, cq);
 	init.cap.max_recv_wr = caps->max_qp_wr + 1;
 	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(ib_create_qp(pd, &init)),
-			-EINVAL);
+			kite_vtest_limit_err(kdev, IB_QPT_RC));
 	kite_vtest_qp_init(&init, IB_QPT_UC, cq);
 	init.cap.max_send_sge = caps->max_sge + 1;
 	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(ib_create_qp(pd, &init)),
-			-EINVAL);
+			kite_vtest_limit_err(kdev, IB_QPT_UC));
 	kite_vtest_qp_init(&init, IB_QPT_UD, cq);
 	init.cap.max_recv_sge = caps->max_sge + 1;
 	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(ib_create_qp(pd, &init)),
-			-EINVAL);
+			kite_vtest_limit_err(kdev, IB_QPT_UD));
+	kite_vtest_qp_init(&init, IB_QPT_RC, cq);
+	init.cap.max_recv_sge = caps->max_sge + 1;
+	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(ib_create_qp(pd, &init)),
+			kite_vtest_limit_err(kdev, IB_QPT_RC));
 	kite_vtest_qp_init(&init, IB_QPT_RC, cq);
 	init.cap.max_inline_data = caps->max_inline + 1;
 	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(ib_create_qp(pd, &init)),
-			-EINVAL);
+			kite_vtest_limit_err(kdev, IB_QPT_RC));
 	kite_vtest_qp_init(&init, IB_QPT_GSI, cq);
 	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(ib_create_qp(pd, &init)),
 			-EOPNOTSUPP);

@@ -1,0 +1,1278 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit suite kite_datapath: the kernel data path on a probed Kite device.
+ * Two RC QPs of one device are connected to each other in loopback (the
+ * path's destination MAC is the port's own MAC, the GID its GID 0) and
+ * move data with SEND (+imm), RDMA WRITE (+imm), RDMA READ, CMP_SWP and
+ * FETCH_ADD; every byte is checked. Error completions: a send with a bad
+ * lkey (IB_WC_LOC_PROT_ERR) and WQEs flushed by a QP in ERR
+ * (IB_WC_WR_FLUSH_ERR), the latter delivered through the completion EQ
+ * interrupt and the CQ's comp_handler; then ib_drain_qp().
+ *
+ * Every wait has a deadline, so a device without a RoCEv2 engine makes the
+ * cases fail, not hang. Cases are skipped only when the machine has no
+ * Kite PCI function.
+ *
+ * Copyright (c) 2026 The Kite authors
+ */
+#include <kunit/test.h>
+#include <linux/delay.h>
+#include <linux/etherdevice.h>
+#include <linux/jiffies.h>
+#include <linux/rtnetlink.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_verbs.h>
+
+#include "kite.h"
+#include "kite_verbs.h"
+
+#define KITE_DT_WAIT_MS		5000	/* deadline of every completion wait */
+#define KITE_DT_CQE		64
+#define KITE_DT_WR		16
+#define KITE_DT_SGE		2
+#define KITE_DT_INLINE		64
+#define KITE_DT_BUF_SIZE	(4 * PAGE_SIZE)
+#define KITE_DT_MSG_LEN		1500	/* more than one 1024-byte MTU packet */
+#define KITE_DT_PSN_A		0x100
+#define KITE_DT_PSN_B		0xfffff0	/* wraps during the test */
+#define KITE_DT_TIMEOUT		14
+#define KITE_DT_RETRY		7
+#define KITE_DT_RNR_TIMER	12
+#define KITE_DT_HOP_LIMIT	64
+#define KITE_DT_RD_ATOMIC	4
+#define KITE_DT_IMM		0x12345678
+#define KITE_DT_PATTERN		0x5a
+#define KITE_DT_SWAP_OLD	0x1122334455667788ULL
+#define KITE_DT_SWAP_NEW	0x8877665544332211ULL
+#define KITE_DT_ADD		0x100000001ULL
+
+#define KITE_DT_FAKE_NUM	KITE_DB_NUM_MASK	/* never handed out */
+#define KITE_DT_FAKE_LOG_DEPTH	2
+#define KITE_DT_FAKE_SQ_STRIDE	7
+#define KITE_DT_FAKE_RQ_STRIDE	5
+#define KITE_DT_FAKE_SGE	2
+
+/* QP event types the tests count (enum ib_event_type below this). */
+#define KITE_DT_NUM_EVENTS	(IB_EVENT_GID_CHANGE + 1)
+
+/* Regions of the registered buffer, one page each. */
+enum {
+	KITE_DT_A_SRC,
+	KITE_DT_A_DST,
+	KITE_DT_B_BUF,
+	KITE_DT_ATOMIC,
+};
+
+/* A fake kernel QP and CQ, see kite_test_dp_wqe_layout(). */
+struct kite_dt_fake {
+	struct kite_qp *qp;
+	struct kite_cq *cq;
+	bool inserted;
+};
+
+static void kite_dt_fake_free(struct kite_dev *kdev, struct kite_dt_fake *f)
+{
+	if (f->qp) {
+		if (f->inserted)
+			xa_erase(&kdev->qps, f->qp->qpn);
+		kite_ring_free(kdev, &f->qp->sq);
+		kite_ring_free(kdev, &f->qp->rq);
+		kfree(f->qp->sq_wrid);
+		kfree(f->qp->rq_wrid);
+		kfree(f->qp);
+	}
+	if (f->cq) {
+		kite_ring_free(kdev, &f->cq->ring);
+		kfree(f->cq);
+	}
+	f->qp = NULL;
+	f->cq = NULL;
+}
+
+struct kite_dt {
+	struct kite_dev *kdev;
+	bool opened;
+	struct kite_dt_fake fake;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_cq *cq2;
+	struct ib_qp *a;
+	struct ib_qp *b;
+	struct kite_ring buf;
+	u32 key;
+	struct completion comp;
+	atomic_t comp_events;
+	struct completion event;
+	atomic_t qp_events[KITE_DT_NUM_EVENTS];
+	struct ib_qp *qp_event_qp[KITE_DT_NUM_EVENTS];
+};
+
+static void kite_dt_comp_handler(struct ib_cq *cq, void *ctx)
+{
+	struct kite_dt *dt = ctx;
+
+	atomic_inc(&dt->comp_events);
+	complete(&dt->comp);
+}
+
+/* QP events: remembered per type, waking kite_dt_wait_event(). */
+static void kite_dt_qp_event(struct ib_event *ev, void *ctx)
+{
+	struct kite_dt *dt = ctx;
+
+	if (ev->event < KITE_DT_NUM_EVENTS) {
+		WRITE_ONCE(dt->qp_event_qp[ev->event], ev->element.qp);
+		atomic_inc(&dt->qp_events[ev->event]);
+	}
+	complete(&dt->event);
+}
+
+/* Wait until a QP event of @type arrived; return its QP or NULL. */
+static struct ib_qp *kite_dt_wait_event(struct kite_dt *dt,
+					enum ib_event_type type)
+{
+	unsigned long deadline = jiffies + msecs_to_jiffies(KITE_DT_WAIT_MS);
+
+	while (!atomic_read(&dt->qp_events[type])) {
+		if (time_after(jiffies, deadline))
+			return NULL;
+		wait_for_completion_timeout(&dt->event,
+					    msecs_to_jiffies(KITE_DT_WAIT_MS));
+	}
+	return READ_ONCE(dt->qp_event_qp[type]);
+}
+
+static void *kite_dt_va(struct kite_dt *dt, int region)
+{
+	return dt->buf.buf + region * PAGE_SIZE;
+}
+
+static u64 kite_dt_iova(struct kite_dt *dt, int region)
+{
+	return dt->buf.dma + region * PAGE_SIZE;
+}
+
+static struct ib_sge kite_dt_sge(struct kite_dt *dt, int region, u32 len)
+{
+	struct ib_sge sge = {
+		.addr = kite_dt_iova(dt, region),
+		.length = len,
+		.lkey = dt->key,
+	};
+
+	return sge;
+}
+
+static struct kite_dev *kite_dt_get(struct kunit *test)
+{
+	struct kite_dev *kdev = kite_dev_get_any();
+	struct pci_dev *pdev;
+
+	if (kdev)
+		return kdev;
+	pdev = pci_get_device(KITE_PCI_VENDOR_ID, KITE_PCI_DEVICE_ID, NULL);
+	if (!pdev)
+		kunit_skip(test, "no kite PCI device");
+	pci_dev_put(pdev);
+	KUNIT_ASSERT_FAILURE(test,
+			     "a kite PCI device is present but the driver did not probe it");
+	return NULL;
+}
+
+/* Poll until @n completions arrived or the deadline passed. */
+static int kite_dt_poll(struct ib_cq *cq, struct ib_wc *wc, int n)
+{
+	unsigned long deadline = jiffies + msecs_to_jiffies(KITE_DT_WAIT_MS);
+	int got = 0, ret;
+
+	while (got < n) {
+		ret = ib_poll_cq(cq, n - got, wc + got);
+		if (ret < 0)
+			return ret;
+		got += ret;
+		if (got < n) {
+			if (time_after(jiffies, deadline))
+				break;
+			usleep_range(200, 1000);
+		}
+	}
+	return got;
+}
+
+/* The completion for @wr_id among @n polled ones, or NULL. */
+static struct ib_wc *kite_dt_find(struct ib_wc *wc, int n, u64 wr_id)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (wc[i].wr_id == wr_id)
+			return &wc[i];
+	return NULL;
+}
+
+static struct ib_qp *kite_dt_create_qp(struct kunit *test, struct kite_dt *dt,
+				       struct ib_cq *cq)
+{
+	struct ib_qp_init_attr init = {
+		.qp_type = IB_QPT_RC,
+		.send_cq = cq,
+		.recv_cq = cq,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.event_handler = kite_dt_qp_event,
+		.qp_context = dt,
+		.cap = {
+			.max_send_wr = KITE_DT_WR,
+			.max_recv_wr = KITE_DT_WR,
+			.max_send_sge = KITE_DT_SGE,
+			.max_recv_sge = KITE_DT_SGE,
+			.max_inline_data = KITE_DT_INLINE,
+		},
+	};
+	struct ib_qp *qp;
+
+	qp = ib_create_qp(dt->pd, &init);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(qp),
+			       "RC QP: %ld (device cap_flags 0x%x)",
+			       PTR_ERR(qp), dt->kdev->caps.cap_flags);
+	return qp;
+}
+
+/* RESET -> INIT -> RTR -> RTS towards @dest over GID 0 and the own MAC. */
+static void kite_dt_connect(struct kunit *test, struct kite_dt *dt,
+			    struct ib_qp *qp, struct ib_qp *dest, u32 sq_psn,
+			    u32 rq_psn)
+{
+	const struct ib_gid_attr *gid;
+	struct ib_qp_attr attr = {};
+	union ib_gid dgid;
+	u32 sgid_index;
+
+	attr.qp_state = IB_QPS_INIT;
+	attr.port_num = KITE_PORT_NUM;
+	attr.qp_access_flags = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+			       IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC;
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(qp, &attr, IB_QP_STATE |
+					   IB_QP_PKEY_INDEX | IB_QP_PORT |
+					   IB_QP_ACCESS_FLAGS), 0);
+
+	gid = rdma_get_gid_attr(&dt->kdev->ibdev, KITE_PORT_NUM, 0);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(gid), "no GID 0: %ld",
+			       PTR_ERR(gid));
+	dgid = gid->gid;
+	sgid_index = gid->index;
+	rdma_put_gid_attr(gid);
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IB_QPS_RTR;
+	attr.ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
+	rdma_ah_set_port_num(&attr.ah_attr, KITE_PORT_NUM);
+	rdma_ah_set_grh(&attr.ah_attr, &dgid, 0, sgid_index,
+			KITE_DT_HOP_LIMIT, 0);
+	ether_addr_copy(attr.ah_attr.roce.dmac, dt->kdev->netdev->dev_addr);
+	attr.path_mtu = IB_MTU_1024;
+	attr.dest_qp_num = dest->qp_num;
+	attr.rq_psn = rq_psn;
+	attr.max_dest_rd_atomic = KITE_DT_RD_ATOMIC;
+	attr.min_rnr_timer = KITE_DT_RNR_TIMER;
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_AV |
+					   IB_QP_PATH_MTU | IB_QP_DEST_QPN |
+					   IB_QP_RQ_PSN |
+					   IB_QP_MAX_DEST_RD_ATOMIC |
+					   IB_QP_MIN_RNR_TIMER), 0);
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IB_QPS_RTS;
+	attr.sq_psn = sq_psn;
+	attr.timeout = KITE_DT_TIMEOUT;
+	attr.retry_cnt = KITE_DT_RETRY;
+	attr.rnr_retry = KITE_DT_RETRY;
+	attr.max_rd_atomic = KITE_DT_RD_ATOMIC;
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(qp, &attr, IB_QP_STATE |
+					   IB_QP_SQ_PSN | IB_QP_TIMEOUT |
+					   IB_QP_RETRY_CNT | IB_QP_RNR_RETRY |
+					   IB_QP_MAX_QP_RD_ATOMIC), 0);
+}
+
+/*
+ * The common setup: the port up, a PD, one CQ (with a comp_handler), a
+ * 4-page coherent buffer registered with every access right, and two RC
+ * QPs A and B connected to each other. kite_dt_exit() undoes it.
+ */
+static void kite_dt_setup(struct kunit *test)
+{
+	struct kite_dt *dt = test->priv;
+	struct ib_cq_init_attr cq_attr = { .cqe = KITE_DT_CQE };
+	struct kite_dev *kdev;
+	int err;
+
+	kdev = kite_dt_get(test);
+	dt->kdev = kdev;
+
+	rtnl_lock();
+	err = 0;
+	if (!(kdev->netdev->flags & IFF_UP)) {
+		err = dev_open(kdev->netdev, NULL);
+		dt->opened = !err;
+	}
+	rtnl_unlock();
+	KUNIT_ASSERT_EQ_MSG(test, err, 0, "cannot bring %s up",
+			    netdev_name(kdev->netdev));
+
+	dt->pd = ib_alloc_pd(&kdev->ibdev, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(dt->pd));
+	dt->cq = ib_create_cq(&kdev->ibdev, kite_dt_comp_handler, NULL, dt,
+			      &cq_attr);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(dt->cq));
+
+	KUNIT_ASSERT_EQ(test, kite_ring_alloc_kernel(kdev, &dt->buf,
+						     KITE_DT_BUF_SIZE), 0);
+	KUNIT_ASSERT_EQ(test, kite_test_reg_ring_mr(dt->pd, &dt->buf,
+						    IB_ACCESS_LOCAL_WRITE |
+						    IB_ACCESS_REMOTE_WRITE |
+						    IB_ACCESS_REMOTE_READ |
+						    IB_ACCESS_REMOTE_ATOMIC,
+						    &dt->key), 0);
+
+	dt->a = kite_dt_create_qp(test, dt, dt->cq);
+	dt->b = kite_dt_create_qp(test, dt, dt->cq);
+	kite_dt_connect(test, dt, dt->a, dt->b, KITE_DT_PSN_A, KITE_DT_PSN_B);
+	kite_dt_connect(test, dt, dt->b, dt->a, KITE_DT_PSN_B, KITE_DT_PSN_A);
+}
+
+static int kite_dt_init(struct kunit *test)
+{
+	struct kite_dt *dt = kunit_kzalloc(test, sizeof(*dt), GFP_KERNEL);
+
+	if (!dt)
+		return -ENOMEM;
+	init_completion(&dt->comp);
+	init_completion(&dt->event);
+	test->priv = dt;
+	return 0;
+}
+
+static void kite_dt_exit(struct kunit *test)
+{
+	struct kite_dt *dt = test->priv;
+	struct kite_dev *kdev = dt->kdev;
+
+	if (!kdev)
+		return;
+	if (dt->b && !IS_ERR(dt->b))
+		ib_destroy_qp(dt->b);
+	if (dt->a && !IS_ERR(dt->a))
+		ib_destroy_qp(dt->a);
+	if (dt->key)
+		kite_cmd_destroy(&kdev->admin, KITE_CMD_DEREG_MR, 0, dt->key);
+	kite_ring_free(kdev, &dt->buf);
+	if (dt->cq2 && !IS_ERR(dt->cq2))
+		ib_free_cq(dt->cq2);
+	if (dt->cq && !IS_ERR(dt->cq))
+		ib_destroy_cq(dt->cq);
+	if (dt->pd && !IS_ERR(dt->pd))
+		ib_dealloc_pd(dt->pd);
+	kite_dt_fake_free(kdev, &dt->fake);
+	if (dt->opened) {
+		rtnl_lock();
+		dev_close(kdev->netdev);
+		rtnl_unlock();
+	}
+	kite_dev_put(kdev);
+}
+
+static int kite_dt_post_recv(struct kite_dt *dt, struct ib_qp *qp,
+			     u64 wr_id, int region, u32 len)
+{
+	struct ib_sge sge = kite_dt_sge(dt, region, len);
+	struct ib_recv_wr wr = {
+		.wr_id = wr_id,
+		.sg_list = &sge,
+		.num_sge = 1,
+	};
+
+	return ib_post_recv(qp, &wr, NULL);
+}
+
+/* SEND with immediate data, two SGEs, 1500 bytes: two packets. */
+static void kite_test_dp_send(struct kunit *test)
+{
+	struct kite_dt *dt = test->priv;
+	u32 half = KITE_DT_MSG_LEN / 2;
+	struct ib_sge sge[2];
+	struct ib_send_wr wr = {};
+	struct ib_wc wc[2], *s, *r;
+	u8 *src, *dst;
+	int i;
+
+	kite_dt_setup(test);
+	src = kite_dt_va(dt, KITE_DT_A_SRC);
+	dst = kite_dt_va(dt, KITE_DT_B_BUF);
+	for (i = 0; i < KITE_DT_MSG_LEN; i++)
+		src[i] = i * 7 + 1;
+	memset(dst, 0, PAGE_SIZE);
+
+	KUNIT_ASSERT_EQ(test, kite_dt_post_recv(dt, dt->b, 2, KITE_DT_B_BUF,
+						PAGE_SIZE), 0);
+	sge[0] = kite_dt_sge(dt, KITE_DT_A_SRC, half);
+	sge[1] = kite_dt_sge(dt, KITE_DT_A_SRC, KITE_DT_MSG_LEN - half);
+	sge[1].addr += half;
+	wr.wr_id = 1;
+	wr.opcode = IB_WR_SEND_WITH_IMM;
+	wr.send_flags = IB_SEND_SIGNALED;
+	wr.ex.imm_data = cpu_to_be32(KITE_DT_IMM);
+	wr.sg_list = sge;
+	wr.num_sge = 2;
+	KUNIT_ASSERT_EQ(test, ib_post_send(dt->a, &wr, NULL), 0);
+
+	KUNIT_ASSERT_EQ(test, kite_dt_poll(dt->cq, wc, 2), 2);
+	s = kite_dt_find(wc, 2, 1);
+	r = kite_dt_find(wc, 2, 2);
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	KUNIT_EXPECT_EQ(test, s->status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, s->opcode, IB_WC_SEND);
+	KUNIT_EXPECT_PTR_EQ(test, s->qp, dt->a);
+	KUNIT_EXPECT_EQ(test, r->status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, r->opcode, IB_WC_RECV);
+	KUNIT_EXPECT_PTR_EQ(test, r->qp, dt->b);
+	KUNIT_EXPECT_EQ(test, r->byte_len, KITE_DT_MSG_LEN);
+	KUNIT_EXPECT_TRUE(test, r->wc_flags & IB_WC_WITH_IMM);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(r->ex.imm_data), KITE_DT_IMM);
+	KUNIT_EXPECT_EQ(test, memcmp(src, dst, KITE_DT_MSG_LEN), 0);
+	KUNIT_EXPECT_EQ(test, dst[KITE_DT_MSG_LEN], 0);
+
+	/* Inline SEND: the bytes travel in the WQE. */
+	memset(dst, 0, PAGE_SIZE);
+	KUNIT_ASSERT_EQ(test, kite_dt_post_recv(dt, dt->b, 4, KITE_DT_B_BUF,
+						PAGE_SIZE), 0);
+	sge[0] = kite_dt_sge(dt, KITE_DT_A_SRC, KITE_DT_INLINE);
+	sge[0].addr = (uintptr_t)src;	/* inline: a kernel virtual address */
+	sge[0].lkey = 0;
+	wr.wr_id = 3;
+	wr.opcode = IB_WR_SEND;
+	wr.send_flags = IB_SEND_SIGNALED | IB_SEND_INLINE;
+	wr.num_sge = 1;
+	KUNIT_ASSERT_EQ(test, ib_post_send(dt->a, &wr, NULL), 0);
+	KUNIT_ASSERT_EQ(test, kite_dt_poll(dt->cq, wc, 2), 2);
+	r = kite_dt_find(wc, 2, 4);
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	KUNIT_EXPECT_EQ(test, r->status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, r->byte_len, KITE_DT_INLINE);
+	KUNIT_EXPECT_FALSE(test, r->wc_flags & IB_WC_WITH_IMM);
+	KUNIT_EXPECT_EQ(test, memcmp(src, dst, KITE_DT_INLINE), 0);
+}
+
+/*
+ * RDMA WRITE: three unsignaled WRITEs and a signaled one in one list (one
+ * doorbell); the one completion retires all four. Then WRITE_WITH_IMM,
+ * which consumes a receive WQE.
+ */
+static void kite_test_dp_write(struct kunit *test)
+{
+	struct kite_dt *dt = test->priv;
+	u32 part = KITE_DT_MSG_LEN / 4;
+	struct ib_rdma_wr wr[4] = {};
+	struct ib_sge sge[4];
+	struct ib_wc wc[2], *r;
+	struct kite_qp *kqp;
+	u8 *src, *dst;
+	int i;
+
+	kite_dt_setup(test);
+	kqp = to_kqp(dt->a);
+	src = kite_dt_va(dt, KITE_DT_A_SRC);
+	dst = kite_dt_va(dt, KITE_DT_B_BUF);
+	for (i = 0; i < KITE_DT_MSG_LEN; i++)
+		src[i] = i ^ KITE_DT_PATTERN;
+	memset(dst, 0, PAGE_SIZE);
+
+	for (i = 0; i < ARRAY_SIZE(wr); i++) {
+		sge[i] = kite_dt_sge(dt, KITE_DT_A_SRC, part);
+		sge[i].addr += i * part;
+		wr[i].wr.wr_id = 10 + i;
+		wr[i].wr.opcode = IB_WR_RDMA_WRITE;
+		wr[i].wr.sg_list = &sge[i];
+		wr[i].wr.num_sge = 1;
+		wr[i].wr.next = i + 1 < ARRAY_SIZE(wr) ? &wr[i + 1].wr : NULL;
+		wr[i].remote_addr = kite_dt_iova(dt, KITE_DT_B_BUF) + i * part;
+		wr[i].rkey = dt->key;
+	}
+	wr[ARRAY_SIZE(wr) - 1].wr.send_flags = IB_SEND_SIGNALED;
+	KUNIT_ASSERT_EQ(test, ib_post_send(dt->a, &wr[0].wr, NULL), 0);
+	KUNIT_EXPECT_EQ(test, kqp->sq_pi, ARRAY_SIZE(wr));
+
+	KUNIT_ASSERT_EQ(test, kite_dt_poll(dt->cq, wc, 1), 1);
+	KUNIT_EXPECT_EQ(test, wc[0].status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, wc[0].opcode, IB_WC_RDMA_WRITE);
+	KUNIT_EXPECT_EQ(test, wc[0].wr_id, 10 + ARRAY_SIZE(wr) - 1);
+	/* The signaled completion retired the unsignaled WQEs before it. */
+	KUNIT_EXPECT_EQ(test, kqp->sq_ci, ARRAY_SIZE(wr));
+	KUNIT_EXPECT_EQ(test, memcmp(src, dst, 4 * part), 0);
+	/* Nothing else completed. */
+	KUNIT_EXPECT_EQ(test, ib_poll_cq(dt->cq, 1, wc), 0);
+
+	/* WRITE_WITH_IMM: data lands, the receive WQE gets the immediate. */
+	memset(dst, 0, PAGE_SIZE);
+	KUNIT_ASSERT_EQ(test, kite_dt_post_recv(dt, dt->b, 21,
+						KITE_DT_ATOMIC, 0), 0);
+	sge[0] = kite_dt_sge(dt, KITE_DT_A_SRC, KITE_DT_MSG_LEN);
+	wr[0].wr.wr_id = 20;
+	wr[0].wr.opcode = IB_WR_RDMA_WRITE_WITH_IMM;
+	wr[0].wr.send_flags = IB_SEND_SIGNALED;
+	wr[0].wr.ex.imm_data = cpu_to_be32(KITE_DT_IMM);
+	wr[0].wr.sg_list = &sge[0];
+	wr[0].wr.next = NULL;
+	wr[0].remote_addr = kite_dt_iova(dt, KITE_DT_B_BUF);
+	KUNIT_ASSERT_EQ(test, ib_post_send(dt->a, &wr[0].wr, NULL), 0);
+	KUNIT_ASSERT_EQ(test, kite_dt_poll(dt->cq, wc, 2), 2);
+	KUNIT_ASSERT_NOT_NULL(test, kite_dt_find(wc, 2, 20));
+	KUNIT_EXPECT_EQ(test, kite_dt_find(wc, 2, 20)->status, IB_WC_SUCCESS);
+	r = kite_dt_find(wc, 2, 21);
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	KUNIT_EXPECT_EQ(test, r->status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, r->opcode, IB_WC_RECV_RDMA_WITH_IMM);
+	KUNIT_EXPECT_EQ(test, r->byte_len, KITE_DT_MSG_LEN);
+	KUNIT_EXPECT_TRUE(test, r->wc_flags & IB_WC_WITH_IMM);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(r->ex.imm_data), KITE_DT_IMM);
+	KUNIT_EXPECT_EQ(test, memcmp(src, dst, KITE_DT_MSG_LEN), 0);
+}
+
+/* RDMA READ of 1500 bytes (two response packets) from B's region. */
+static void kite_test_dp_read(struct kunit *test)
+{
+	struct kite_dt *dt = test->priv;
+	struct ib_rdma_wr wr = {};
+	struct ib_sge sge;
+	struct ib_wc wc;
+	u8 *src, *dst;
+	int i;
+
+	kite_dt_setup(test);
+	src = kite_dt_va(dt, KITE_DT_B_BUF);
+	dst = kite_dt_va(dt, KITE_DT_A_DST);
+	for (i = 0; i < KITE_DT_MSG_LEN; i++)
+		src[i] = 255 - (i & 0xff);
+	memset(dst, 0, PAGE_SIZE);
+
+	sge = kite_dt_sge(dt, KITE_DT_A_DST, KITE_DT_MSG_LEN);
+	wr.wr.wr_id = 30;
+	wr.wr.opcode = IB_WR_RDMA_READ;
+	wr.wr.send_flags = IB_SEND_SIGNALED;
+	wr.wr.sg_list = &sge;
+	wr.wr.num_sge = 1;
+	wr.remote_addr = kite_dt_iova(dt, KITE_DT_B_BUF);
+	wr.rkey = dt->key;
+	KUNIT_ASSERT_EQ(test, ib_post_send(dt->a, &wr.wr, NULL), 0);
+	KUNIT_ASSERT_EQ(test, kite_dt_poll(dt->cq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(test, wc.wr_id, 30);
+	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, wc.opcode, IB_WC_RDMA_READ);
+	KUNIT_EXPECT_EQ(test, memcmp(src, dst, KITE_DT_MSG_LEN), 0);
+	KUNIT_EXPECT_EQ(test, dst[KITE_DT_MSG_LEN], 0);
+}
+
+/* One atomic on B's 8-byte word; the original value lands in A_DST. */
+static void kite_dt_atomic(struct kunit *test, struct kite_dt *dt,
+			   enum ib_wr_opcode op, u64 compare_add, u64 swap,
+			   u64 wr_id)
+{
+	struct ib_atomic_wr wr = {};
+	struct ib_sge sge;
+	struct ib_wc wc;
+
+	sge = kite_dt_sge(dt, KITE_DT_A_DST, sizeof(u64));
+	wr.wr.wr_id = wr_id;
+	wr.wr.opcode = op;
+	wr.wr.send_flags = IB_SEND_SIGNALED;
+	wr.wr.sg_list = &sge;
+	wr.wr.num_sge = 1;
+	wr.remote_addr = kite_dt_iova(dt, KITE_DT_ATOMIC);
+	wr.rkey = dt->key;
+	wr.compare_add = compare_add;
+	wr.swap = swap;
+	KUNIT_ASSERT_EQ(test, ib_post_send(dt->a, &wr.wr, NULL), 0);
+	KUNIT_ASSERT_EQ(test, kite_dt_poll(dt->cq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(test, wc.wr_id, wr_id);
+	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, wc.opcode, op == IB_WR_ATOMIC_CMP_AND_SWP ?
+			IB_WC_COMP_SWAP : IB_WC_FETCH_ADD);
+}
+
+/* CMP_SWP (a miss, then a hit) and FETCH_ADD on one 64-bit word. */
+static void kite_test_dp_atomics(struct kunit *test)
+{
+	struct kite_dt *dt = test->priv;
+	u64 *target, *orig;
+
+	kite_dt_setup(test);
+	KUNIT_ASSERT_TRUE(test, dt->kdev->caps.cap_flags & KITE_DEV_CAP_ATOMIC);
+	target = kite_dt_va(dt, KITE_DT_ATOMIC);
+	orig = kite_dt_va(dt, KITE_DT_A_DST);
+
+	/* Atomics operate on the responder's memory in host byte order. */
+	*target = KITE_DT_SWAP_OLD;
+	*orig = 0;
+	kite_dt_atomic(test, dt, IB_WR_ATOMIC_CMP_AND_SWP, KITE_DT_SWAP_NEW,
+		       KITE_DT_ADD, 40);
+	KUNIT_EXPECT_EQ(test, *orig, KITE_DT_SWAP_OLD);
+	KUNIT_EXPECT_EQ(test, *target, KITE_DT_SWAP_OLD);
+
+	kite_dt_atomic(test, dt, IB_WR_ATOMIC_CMP_AND_SWP, KITE_DT_SWAP_OLD,
+		       KITE_DT_SWAP_NEW, 41);
+	KUNIT_EXPECT_EQ(test, *orig, KITE_DT_SWAP_OLD);
+	KUNIT_EXPECT_EQ(test, *target, KITE_DT_SWAP_NEW);
+
+	kite_dt_atomic(test, dt, IB_WR_ATOMIC_FETCH_AND_ADD, KITE_DT_ADD, 0,
+		       42);
+	KUNIT_EXPECT_EQ(test, *orig, KITE_DT_SWAP_NEW);
+	KUNIT_EXPECT_EQ(test, *target, KITE_DT_SWAP_NEW + KITE_DT_ADD);
+}
+
+/* A SEND whose lkey names no MR completes with a local protection error. */
+static void kite_test_dp_bad_lkey(struct kunit *test)
+{
+	struct kite_dt *dt = test->priv;
+	struct ib_send_wr wr = {};
+	struct ib_sge sge;
+	struct ib_wc wc;
+
+	kite_dt_setup(test);
+	KUNIT_ASSERT_EQ(test, kite_dt_post_recv(dt, dt->b, 51, KITE_DT_B_BUF,
+						PAGE_SIZE), 0);
+	sge = kite_dt_sge(dt, KITE_DT_A_SRC, KITE_DT_MSG_LEN);
+	/* Same index, another variant: a stale key. */
+	sge.lkey = dt->key ^ KITE_KEY_VARIANT_MASK;
+	wr.wr_id = 50;
+	wr.opcode = IB_WR_SEND;
+	wr.send_flags = IB_SEND_SIGNALED;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	KUNIT_ASSERT_EQ(test, ib_post_send(dt->a, &wr, NULL), 0);
+	KUNIT_ASSERT_EQ(test, kite_dt_poll(dt->cq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(test, wc.wr_id, 50);
+	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_LOC_PROT_ERR);
+	KUNIT_EXPECT_PTR_EQ(test, wc.qp, dt->a);
+	/* Nothing reached B: its receive WQE is still posted. */
+	KUNIT_EXPECT_EQ(test, ib_poll_cq(dt->cq, 1, &wc), 0);
+}
+
+/*
+ * QP A to ERR: a receive posted before and a send posted after complete
+ * with IB_WC_WR_FLUSH_ERR, in order per queue. The completions are
+ * announced through the completion EQ: the CQ is armed and the test waits
+ * for its comp_handler. Then B is drained with ib_drain_qp(), which moves
+ * it to ERR and waits for the flush of a WR of its own.
+ */
+static void kite_test_dp_flush(struct kunit *test)
+{
+	struct kite_dt *dt = test->priv;
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	struct ib_send_wr wr = {};
+	struct ib_wc wc[2], *s, *r;
+	unsigned long left;
+	struct ib_sge sge;
+
+	kite_dt_setup(test);
+	KUNIT_ASSERT_EQ(test, kite_dt_post_recv(dt, dt->a, 61, KITE_DT_A_DST,
+						PAGE_SIZE), 0);
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(dt->a, &attr, IB_QP_STATE), 0);
+
+	KUNIT_EXPECT_EQ(test, ib_req_notify_cq(dt->cq, IB_CQ_NEXT_COMP), 0);
+	sge = kite_dt_sge(dt, KITE_DT_A_SRC, KITE_DT_MSG_LEN);
+	wr.wr_id = 60;
+	wr.opcode = IB_WR_SEND;
+	/* Flushed WQEs complete whether signaled or not. */
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	KUNIT_ASSERT_EQ(test, ib_post_send(dt->a, &wr, NULL), 0);
+	left = wait_for_completion_timeout(&dt->comp,
+					   msecs_to_jiffies(KITE_DT_WAIT_MS));
+	KUNIT_EXPECT_NE(test, left, 0);
+	KUNIT_EXPECT_GE(test, atomic_read(&dt->comp_events), 1);
+
+	KUNIT_ASSERT_EQ(test, kite_dt_poll(dt->cq, wc, 2), 2);
+	s = kite_dt_find(wc, 2, 60);
+	r = kite_dt_find(wc, 2, 61);
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	KUNIT_EXPECT_EQ(test, s->status, IB_WC_WR_FLUSH_ERR);
+	KUNIT_EXPECT_EQ(test, r->status, IB_WC_WR_FLUSH_ERR);
+	KUNIT_EXPECT_EQ(test, r->opcode, IB_WC_RECV);
+	/* Armed again with nothing pending: no missed event to report. */
+	KUNIT_EXPECT_EQ(test, ib_req_notify_cq(dt->cq, IB_CQ_NEXT_COMP |
+					       IB_CQ_REPORT_MISSED_EVENTS), 0);
+
+	/*
+	 * ib_drain_qp() on B needs a CQ with a poll context; only once the
+	 * flush above worked, since the drain itself waits without a limit.
+	 */
+	if (!s || s->status != IB_WC_WR_FLUSH_ERR)
+		return;
+	dt->cq2 = ib_alloc_cq(&dt->kdev->ibdev, NULL, KITE_DT_CQE, 0,
+			      IB_POLL_WORKQUEUE);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(dt->cq2));
+	ib_destroy_qp(dt->b);
+	dt->b = kite_dt_create_qp(test, dt, dt->cq2);
+	kite_dt_connect(test, dt, dt->b, dt->a, KITE_DT_PSN_B, KITE_DT_PSN_A);
+	ib_drain_qp(dt->b);
+	KUNIT_EXPECT_EQ(test, to_kqp(dt->b)->state, IB_QPS_ERR);
+}
+
+/*
+ * Many SENDs of sizes 1..KITE_DT_SLOT bytes in lists of KITE_DT_BATCH, only
+ * the last of each list signaled: the SQ, RQ and CQ rings wrap many
+ * times, so phase, retiring, slot reuse and the consumer index updates
+ * all take part. Every byte is checked.
+ */
+#define KITE_DT_BATCH		8
+#define KITE_DT_SLOT		(PAGE_SIZE / KITE_DT_BATCH)
+#define KITE_DT_ROUNDS		64
+
+static void kite_test_dp_many(struct kunit *test)
+{
+	struct kite_dt *dt = test->priv;
+	struct ib_send_wr wr[KITE_DT_BATCH] = {};
+	struct ib_sge sge[KITE_DT_BATCH];
+	struct ib_wc wc[KITE_DT_BATCH + 1];
+	struct ib_sge rsge;
+	struct ib_recv_wr rwr = { .sg_list = &rsge, .num_sge = 1 };
+	u8 *src, *dst;
+	u32 len[KITE_DT_BATCH];
+	int round, i, j, n;
+
+	kite_dt_setup(test);
+	src = kite_dt_va(dt, KITE_DT_A_SRC);
+	dst = kite_dt_va(dt, KITE_DT_B_BUF);
+	for (round = 0; round < KITE_DT_ROUNDS; round++) {
+		for (i = 0; i < KITE_DT_BATCH; i++) {
+			u32 off = i * KITE_DT_SLOT;
+
+			len[i] = 1 + (round * 37 + i * 101) % KITE_DT_SLOT;
+			for (j = 0; j < len[i]; j++)
+				src[off + j] = round + i + j;
+			memset(dst + off, 0, KITE_DT_SLOT);
+			rsge = kite_dt_sge(dt, KITE_DT_B_BUF, KITE_DT_SLOT);
+			rsge.addr += off;
+			rwr.wr_id = 1000 + i;
+			KUNIT_ASSERT_EQ(test, ib_post_recv(dt->b, &rwr, NULL), 0);
+			sge[i] = kite_dt_sge(dt, KITE_DT_A_SRC, len[i]);
+			sge[i].addr += off;
+			wr[i].wr_id = round * KITE_DT_BATCH + i;
+			wr[i].opcode = IB_WR_SEND;
+			wr[i].send_flags = i == KITE_DT_BATCH - 1 ?
+					   IB_SEND_SIGNALED : 0;
+			wr[i].sg_list = &sge[i];
+			wr[i].num_sge = 1;
+			wr[i].next = i + 1 < KITE_DT_BATCH ? &wr[i + 1] : NULL;
+		}
+		KUNIT_ASSERT_EQ(test, ib_post_send(dt->a, wr, NULL), 0);
+		n = kite_dt_poll(dt->cq, wc, KITE_DT_BATCH + 1);
+		KUNIT_ASSERT_EQ_MSG(test, n, KITE_DT_BATCH + 1, "round %d",
+				    round);
+		for (i = 0; i < n; i++) {
+			struct ib_wc *w = &wc[i];
+
+			KUNIT_ASSERT_EQ_MSG(test, w->status, IB_WC_SUCCESS,
+					    "round %d wr_id %llu", round,
+					    w->wr_id);
+			if (w->opcode == IB_WC_SEND) {
+				KUNIT_EXPECT_EQ(test, w->wr_id,
+						(u64)round * KITE_DT_BATCH +
+						KITE_DT_BATCH - 1);
+				continue;
+			}
+			j = w->wr_id - 1000;
+			KUNIT_ASSERT_TRUE(test, j >= 0 && j < KITE_DT_BATCH);
+			KUNIT_EXPECT_EQ(test, w->byte_len, len[j]);
+			KUNIT_EXPECT_EQ_MSG(test, memcmp(src + j * KITE_DT_SLOT,
+							 dst + j * KITE_DT_SLOT,
+							 len[j]), 0,
+					    "round %d message %d", round, j);
+		}
+	}
+	KUNIT_EXPECT_EQ(test, to_kqp(dt->a)->sq_ci, to_kqp(dt->a)->sq_pi);
+	KUNIT_EXPECT_EQ(test, to_kqp(dt->b)->rq_ci, to_kqp(dt->b)->rq_pi);
+}
+
+/*
+ * An RDMA WRITE with an rkey that names no MR: B's responder NAKs it and
+ * reports IB_EVENT_QP_ACCESS_ERR (async EQ, QP event handler); A
+ * completes with IB_WC_REM_ACCESS_ERR. B's memory is untouched.
+ */
+static void kite_test_dp_rem_access(struct kunit *test)
+{
+	struct kite_dt *dt = test->priv;
+	struct ib_rdma_wr wr = {};
+	struct ib_sge sge;
+	struct ib_wc wc;
+	u8 *dst;
+
+	kite_dt_setup(test);
+	dst = kite_dt_va(dt, KITE_DT_B_BUF);
+	memset(dst, 0, PAGE_SIZE);
+	memset(kite_dt_va(dt, KITE_DT_A_SRC), KITE_DT_PATTERN, PAGE_SIZE);
+	sge = kite_dt_sge(dt, KITE_DT_A_SRC, KITE_DT_MSG_LEN);
+	wr.wr.wr_id = 80;
+	wr.wr.opcode = IB_WR_RDMA_WRITE;
+	wr.wr.send_flags = IB_SEND_SIGNALED;
+	wr.wr.sg_list = &sge;
+	wr.wr.num_sge = 1;
+	wr.remote_addr = kite_dt_iova(dt, KITE_DT_B_BUF);
+	wr.rkey = dt->key ^ KITE_KEY_VARIANT_MASK;
+	KUNIT_ASSERT_EQ(test, ib_post_send(dt->a, &wr.wr, NULL), 0);
+	KUNIT_ASSERT_EQ(test, kite_dt_poll(dt->cq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(test, wc.wr_id, 80);
+	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_REM_ACCESS_ERR);
+	KUNIT_EXPECT_PTR_EQ(test, kite_dt_wait_event(dt, IB_EVENT_QP_ACCESS_ERR),
+			    dt->b);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(dst, 0, PAGE_SIZE));
+}
+
+/* Wait (without polling) until the device has written @n CQEs in all. */
+static bool kite_dt_wait_cq_pi(struct kite_dt *dt, u32 n)
+{
+	unsigned long deadline = jiffies + msecs_to_jiffies(KITE_DT_WAIT_MS);
+	u32 out[KITE_CQ_QUERY_PI + 1];
+
+	do {
+		if (kite_cmd_query_cq(dt->kdev, to_kcq(dt->cq), out))
+			return false;
+		if (out[KITE_CQ_QUERY_PI] == n)
+			return true;
+		usleep_range(200, 1000);
+	} while (!time_after(jiffies, deadline));
+	return false;
+}
+
+static void kite_dt_post_sends(struct kunit *test, struct kite_dt *dt,
+			       u64 wr_id, int n)
+{
+	struct ib_send_wr wr = {};
+	struct ib_sge sge;
+	int i;
+
+	sge = kite_dt_sge(dt, KITE_DT_A_SRC, KITE_DT_INLINE);
+	wr.opcode = IB_WR_SEND;
+	wr.send_flags = IB_SEND_SIGNALED;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	for (i = 0; i < n; i++) {
+		KUNIT_ASSERT_EQ(test, kite_dt_post_recv(dt, dt->b,
+							wr_id + 2 * i + 1,
+							KITE_DT_B_BUF,
+							PAGE_SIZE), 0);
+		wr.wr_id = wr_id + 2 * i;
+		KUNIT_ASSERT_EQ(test, ib_post_send(dt->a, &wr, NULL), 0);
+	}
+}
+
+/*
+ * Resize a kernel CQ that holds unpolled CQEs: they are polled from the
+ * old ring first, then the new ring's, none lost; a second resize before
+ * the old ring is drained gives -EBUSY.
+ */
+static void kite_test_dp_cq_resize(struct kunit *test)
+{
+	struct kite_dt *dt = test->priv;
+	struct ib_wc wc[KITE_DT_BATCH];
+	bool seen[KITE_DT_BATCH] = {};
+	int i, n;
+
+	kite_dt_setup(test);
+	kite_dt_post_sends(test, dt, 0, 2);
+	KUNIT_ASSERT_TRUE(test, kite_dt_wait_cq_pi(dt, 4));
+	KUNIT_ASSERT_EQ(test, ib_resize_cq(dt->cq, 2 * KITE_DT_CQE), 0);
+	KUNIT_EXPECT_EQ(test, dt->cq->cqe, 2 * KITE_DT_CQE);
+	KUNIT_EXPECT_EQ(test, ib_resize_cq(dt->cq, KITE_DT_CQE), -EBUSY);
+	kite_dt_post_sends(test, dt, 4, 2);
+
+	n = kite_dt_poll(dt->cq, wc, KITE_DT_BATCH);
+	KUNIT_EXPECT_EQ(test, n, 8);
+	for (i = 0; i < n; i++) {
+		KUNIT_EXPECT_EQ(test, wc[i].status, IB_WC_SUCCESS);
+		KUNIT_ASSERT_LT(test, wc[i].wr_id, KITE_DT_BATCH);
+		KUNIT_EXPECT_FALSE(test, seen[wc[i].wr_id]);
+		seen[wc[i].wr_id] = true;
+	}
+	/* Drained: resizing works again, and so does the CQ. */
+	KUNIT_EXPECT_EQ(test, ib_resize_cq(dt->cq, KITE_DT_CQE), 0);
+	kite_dt_post_sends(test, dt, 0, 1);
+	KUNIT_EXPECT_EQ(test, kite_dt_poll(dt->cq, wc, 2), 2);
+}
+
+/* Requests the QP cannot execute are refused at post time. */
+static void kite_test_dp_post_errors(struct kunit *test)
+{
+	struct kite_dt *dt = test->priv;
+	const struct ib_send_wr *bad = NULL;
+	struct ib_send_wr wr[2] = {};
+	struct ib_sge sge[KITE_DT_SGE + 1];
+	struct kite_dev *kdev;
+	struct ib_wc wc;
+	int i;
+
+	kite_dt_setup(test);
+	kdev = dt->kdev;
+	for (i = 0; i < ARRAY_SIZE(sge); i++)
+		sge[i] = kite_dt_sge(dt, KITE_DT_A_SRC, 1);
+
+	/* The second WR has too many SGEs: the first is posted. */
+	KUNIT_ASSERT_EQ(test, kite_dt_post_recv(dt, dt->b, 71, KITE_DT_B_BUF,
+						PAGE_SIZE), 0);
+	wr[0].wr_id = 70;
+	wr[0].opcode = IB_WR_SEND;
+	wr[0].send_flags = IB_SEND_SIGNALED;
+	wr[0].sg_list = sge;
+	wr[0].num_sge = 1;
+	wr[0].next = &wr[1];
+	wr[1] = wr[0];
+	wr[1].next = NULL;
+	wr[1].num_sge = to_kqp(dt->a)->max_send_sge + 1;
+	KUNIT_EXPECT_EQ(test, ib_post_send(dt->a, wr, &bad), -EINVAL);
+	KUNIT_EXPECT_PTR_EQ(test, bad, (const struct ib_send_wr *)&wr[1]);
+	KUNIT_EXPECT_EQ(test, to_kqp(dt->a)->sq_pi, 1);
+
+	/* Unsupported opcode; inline data beyond the QP's capacity. */
+	wr[1].num_sge = 1;
+	wr[1].opcode = IB_WR_LOCAL_INV;
+	KUNIT_EXPECT_EQ(test, ib_post_send(dt->a, &wr[1], &bad), -EINVAL);
+	wr[1].opcode = IB_WR_SEND;
+	wr[1].send_flags = IB_SEND_INLINE;
+	sge[0].length = kdev->caps.max_inline + 1;
+	KUNIT_EXPECT_EQ(test, ib_post_send(dt->a, &wr[1], &bad), -EINVAL);
+	KUNIT_EXPECT_EQ(test, to_kqp(dt->a)->sq_pi, 1);
+
+	/* The one posted WR completes. */
+	KUNIT_EXPECT_EQ(test, kite_dt_poll(dt->cq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(test, kite_dt_poll(dt->cq, &wc, 1), 1);
+}
+
+/*
+ * Engine-independent cases: a fake kernel QP and CQ (driver structures
+ * with coherent rings, unknown to the device) check the WQE layout
+ * post_send/post_recv write and how poll_cq turns CQEs into ib_wc. Their
+ * doorbells name an object the device does not have: it ignores them and
+ * counts each in db_rejected, which tells how many doorbells were rung.
+ */
+
+static int kite_dt_fake_alloc(struct kite_dev *kdev, struct kite_dt_fake *f)
+{
+	u32 depth = 1u << KITE_DT_FAKE_LOG_DEPTH;
+	struct kite_qp *qp;
+	struct kite_cq *cq;
+	int err = -ENOMEM;
+
+	f->qp = kzalloc(sizeof(*f->qp), GFP_KERNEL);
+	f->cq = kzalloc(sizeof(*f->cq), GFP_KERNEL);
+	if (!f->qp || !f->cq)
+		return -ENOMEM;
+	qp = f->qp;
+	cq = f->cq;
+
+	cq->ibcq.device = &kdev->ibdev;
+	cq->cqn = KITE_DT_FAKE_NUM;
+	cq->log_depth = KITE_DT_FAKE_LOG_DEPTH;
+	spin_lock_init(&cq->lock);
+	if (kite_ring_alloc_kernel(kdev, &cq->ring,
+				   depth * sizeof(struct kite_cqe)))
+		return err;
+
+	qp->ibqp.device = &kdev->ibdev;
+	qp->ibqp.qp_type = IB_QPT_RC;
+	qp->ibqp.send_cq = &cq->ibcq;
+	qp->ibqp.recv_cq = &cq->ibcq;
+	qp->qpn = KITE_DT_FAKE_NUM;
+	qp->ibqp.qp_num = qp->qpn;
+	qp->state = IB_QPS_RTS;
+	qp->sq_log_depth = KITE_DT_FAKE_LOG_DEPTH;
+	qp->rq_log_depth = KITE_DT_FAKE_LOG_DEPTH;
+	qp->sq_log_stride = KITE_DT_FAKE_SQ_STRIDE;
+	qp->rq_log_stride = KITE_DT_FAKE_RQ_STRIDE;
+	qp->max_send_sge = KITE_DT_FAKE_SGE;
+	qp->max_recv_sge = KITE_DT_FAKE_SGE;
+	qp->max_inline = KITE_DT_INLINE;
+	spin_lock_init(&qp->sq_lock);
+	spin_lock_init(&qp->rq_lock);
+	qp->sq_wrid = kcalloc(depth, sizeof(u64), GFP_KERNEL);
+	qp->rq_wrid = kcalloc(depth, sizeof(u64), GFP_KERNEL);
+	if (!qp->sq_wrid || !qp->rq_wrid)
+		return err;
+	err = kite_ring_alloc_kernel(kdev, &qp->sq, (size_t)depth <<
+				     KITE_DT_FAKE_SQ_STRIDE);
+	if (!err)
+		err = kite_ring_alloc_kernel(kdev, &qp->rq, (size_t)depth <<
+					     KITE_DT_FAKE_RQ_STRIDE);
+	if (!err)
+		err = xa_insert(&kdev->qps, qp->qpn, qp, GFP_KERNEL);
+	f->inserted = !err;
+	return err;
+}
+
+static u64 kite_dt_db_rejected(struct kunit *test, struct kite_dev *kdev)
+{
+	struct kite_hw_stats st = {};
+
+	KUNIT_EXPECT_EQ(test, kite_cmd_query_stats(&kdev->admin, &st), 0);
+	return st.db_rejected;
+}
+
+/* post_send and post_recv write the WQEs hardware.rst specifies. */
+static void kite_test_dp_wqe_layout(struct kunit *test)
+{
+	struct kite_dt *dt = test->priv;
+	struct kite_dt_fake *f = &dt->fake;
+	struct ib_rdma_wr rwr = {};
+	struct ib_atomic_wr awr = {};
+	struct ib_send_wr swr = {};
+	struct ib_recv_wr rcv = {};
+	struct ib_sge sge[2] = {
+		{ .addr = 0x1000, .length = 100, .lkey = 0x101 },
+		{ .addr = 0x2000, .length = 200, .lkey = 0x202 },
+	};
+	const struct ib_recv_wr *rbad;
+	const struct ib_send_wr *bad;
+	struct kite_sq_wqe_hdr *hdr;
+	struct kite_wqe_atomic *at;
+	struct kite_wqe_raddr *ra;
+	struct kite_dev *kdev;
+	struct kite_sge *ks;
+	u8 inline_data[KITE_DT_INLINE];
+	u64 rejected;
+	int i;
+
+	kdev = kite_dt_get(test);
+	dt->kdev = kdev;
+	KUNIT_ASSERT_EQ(test, kite_dt_fake_alloc(kdev, f), 0);
+	rejected = kite_dt_db_rejected(test, kdev);
+
+	/* SEND_WITH_IMM, two SGEs, all flags; then WRITE: one doorbell. */
+	swr.wr_id = 1;
+	swr.opcode = IB_WR_SEND_WITH_IMM;
+	swr.send_flags = IB_SEND_SIGNALED | IB_SEND_SOLICITED | IB_SEND_FENCE;
+	swr.ex.imm_data = cpu_to_be32(KITE_DT_IMM);
+	swr.sg_list = sge;
+	swr.num_sge = 2;
+	swr.next = &rwr.wr;
+	rwr.wr.wr_id = 2;
+	rwr.wr.opcode = IB_WR_RDMA_WRITE_WITH_IMM;
+	rwr.wr.sg_list = &sge[1];
+	rwr.wr.num_sge = 1;
+	rwr.remote_addr = 0x123456789abcULL;
+	rwr.rkey = 0xabcd;
+	KUNIT_ASSERT_EQ(test, kite_post_send(&f->qp->ibqp, &swr, &bad), 0);
+	KUNIT_EXPECT_EQ(test, f->qp->sq_pi, 2);
+
+	hdr = f->qp->sq.buf;
+	KUNIT_EXPECT_EQ(test, hdr->opcode, KITE_WQE_SEND_IMM);
+	KUNIT_EXPECT_EQ(test, hdr->flags, KITE_WQE_F_SIGNALED |
+			KITE_WQE_F_SOLICITED | KITE_WQE_F_FENCE);
+	KUNIT_EXPECT_EQ(test, hdr->num_sge, 2);
+	KUNIT_EXPECT_EQ(test, le16_to_cpu(hdr->inline_len), 0);
+	/* The immediate goes as is: its bytes in wire (big-endian) order. */
+	KUNIT_EXPECT_EQ(test, memcmp(&hdr->imm_data, &swr.ex.imm_data, 4), 0);
+	ks = (struct kite_sge *)(hdr + 1);
+	for (i = 0; i < 2; i++) {
+		KUNIT_EXPECT_EQ(test, le64_to_cpu(ks[i].addr), sge[i].addr);
+		KUNIT_EXPECT_EQ(test, le32_to_cpu(ks[i].length), sge[i].length);
+		KUNIT_EXPECT_EQ(test, le32_to_cpu(ks[i].lkey), sge[i].lkey);
+	}
+	hdr = f->qp->sq.buf + (1 << KITE_DT_FAKE_SQ_STRIDE);
+	KUNIT_EXPECT_EQ(test, hdr->opcode, KITE_WQE_WRITE_IMM);
+	KUNIT_EXPECT_EQ(test, hdr->flags, 0);
+	KUNIT_EXPECT_EQ(test, hdr->num_sge, 1);
+	ra = (struct kite_wqe_raddr *)(hdr + 1);
+	KUNIT_EXPECT_EQ(test, le64_to_cpu(ra->remote_addr), rwr.remote_addr);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(ra->rkey), rwr.rkey);
+	ks = (struct kite_sge *)(ra + 1);
+	KUNIT_EXPECT_EQ(test, le64_to_cpu(ks->addr), sge[1].addr);
+	KUNIT_EXPECT_EQ(test, kite_dt_db_rejected(test, kdev), rejected + 1);
+
+	/* CMP_SWP: swap in swap_add, compare in compare, SGE after. */
+	awr.wr.wr_id = 3;
+	awr.wr.opcode = IB_WR_ATOMIC_CMP_AND_SWP;
+	awr.wr.sg_list = sge;
+	awr.wr.num_sge = 1;
+	awr.remote_addr = 0x8000;
+	awr.rkey = 0x77;
+	awr.compare_add = KITE_DT_SWAP_OLD;
+	awr.swap = KITE_DT_SWAP_NEW;
+	if (kdev->caps.cap_flags & KITE_DEV_CAP_ATOMIC) {
+		KUNIT_ASSERT_EQ(test, kite_post_send(&f->qp->ibqp, &awr.wr,
+						     &bad), 0);
+		hdr = f->qp->sq.buf + (2 << KITE_DT_FAKE_SQ_STRIDE);
+		KUNIT_EXPECT_EQ(test, hdr->opcode, KITE_WQE_CMP_SWP);
+		at = (struct kite_wqe_atomic *)(hdr + 1);
+		KUNIT_EXPECT_EQ(test, le64_to_cpu(at->remote_addr), 0x8000);
+		KUNIT_EXPECT_EQ(test, le32_to_cpu(at->rkey), 0x77);
+		KUNIT_EXPECT_EQ(test, le64_to_cpu(at->swap_add),
+				KITE_DT_SWAP_NEW);
+		KUNIT_EXPECT_EQ(test, le64_to_cpu(at->compare),
+				KITE_DT_SWAP_OLD);
+		ks = (struct kite_sge *)(at + 1);
+		KUNIT_EXPECT_EQ(test, le32_to_cpu(ks->lkey), sge[0].lkey);
+	} else {
+		/* No atomics without the capability. */
+		KUNIT_EXPECT_EQ(test, kite_post_send(&f->qp->ibqp, &awr.wr,
+						     &bad), -EINVAL);
+		KUNIT_EXPECT_PTR_EQ(test, bad, (const struct ib_send_wr *)&awr.wr);
+		f->qp->sq_pi++;	/* keep the slot numbering below */
+	}
+
+	/* Inline SEND: the bytes follow the header; the SQ is then full. */
+	for (i = 0; i < sizeof(inline_data); i++)
+		inline_data[i] = i + 1;
+	sge[0].addr = (uintptr_t)inline_data;
+	sge[0].length = sizeof(inline_data);
+	swr.opcode = IB_WR_SEND;
+	swr.send_flags = IB_SEND_INLINE;
+	swr.num_sge = 1;
+	swr.next = &rwr.wr;
+	KUNIT_EXPECT_EQ(test, kite_post_send(&f->qp->ibqp, &swr, &bad), -ENOMEM);
+	KUNIT_EXPECT_PTR_EQ(test, bad, (const struct ib_send_wr *)&rwr.wr);
+	hdr = f->qp->sq.buf + (3 << KITE_DT_FAKE_SQ_STRIDE);
+	KUNIT_EXPECT_EQ(test, hdr->opcode, KITE_WQE_SEND);
+	KUNIT_EXPECT_EQ(test, hdr->flags, KITE_WQE_F_INLINE);
+	KUNIT_EXPECT_EQ(test, hdr->num_sge, 0);
+	KUNIT_EXPECT_EQ(test, le16_to_cpu(hdr->inline_len),
+			sizeof(inline_data));
+	KUNIT_EXPECT_EQ(test, memcmp(hdr + 1, inline_data,
+				     sizeof(inline_data)), 0);
+	KUNIT_EXPECT_EQ(test, f->qp->sq_pi, 4);
+
+	/* RECV: header with num_sge, then the SGEs. */
+	sge[0].addr = 0x3000;
+	rcv.wr_id = 9;
+	rcv.sg_list = sge;
+	rcv.num_sge = 2;
+	KUNIT_EXPECT_EQ(test, kite_post_recv(&f->qp->ibqp, &rcv, &rbad), 0);
+	KUNIT_EXPECT_EQ(test, ((struct kite_rq_wqe_hdr *)f->qp->rq.buf)->num_sge,
+			2);
+	ks = f->qp->rq.buf + sizeof(struct kite_rq_wqe_hdr);
+	KUNIT_EXPECT_EQ(test, le64_to_cpu(ks[0].addr), 0x3000);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(ks[1].lkey), sge[1].lkey);
+	KUNIT_EXPECT_EQ(test, f->qp->rq_wrid[0], 9);
+
+	/* Not in RTS: refused, nothing written. */
+	f->qp->state = IB_QPS_RTR;
+	KUNIT_EXPECT_EQ(test, kite_post_send(&f->qp->ibqp, &swr, &bad), -EINVAL);
+	f->qp->state = IB_QPS_RESET;
+	KUNIT_EXPECT_EQ(test, kite_post_recv(&f->qp->ibqp, &rcv, &rbad), -EINVAL);
+	/* Three SQ lists and one RQ list rang four doorbells. */
+	KUNIT_EXPECT_EQ(test, kite_dt_db_rejected(test, kdev), rejected +
+			((kdev->caps.cap_flags & KITE_DEV_CAP_ATOMIC) ? 4 : 3));
+}
+
+/* Write the CQE at free-running index @idx of the fake CQ. */
+static void kite_dt_fake_cqe(struct kite_dt_fake *f, u32 idx, u8 opcode,
+			     u8 status, u16 slot, u8 flags)
+{
+	struct kite_cqe *cqe = f->cq->ring.buf;
+
+	cqe += kite_ring_slot(idx, KITE_DT_FAKE_LOG_DEPTH);
+	memset(cqe, 0, sizeof(*cqe));
+	cqe->qpn = cpu_to_le32(f->qp->qpn);
+	cqe->wqe_idx = cpu_to_le16(slot);
+	cqe->opcode = opcode;
+	cqe->status = status;
+	cqe->byte_len = cpu_to_le32(KITE_DT_MSG_LEN);
+	cqe->imm_data = (__force __le32)cpu_to_be32(KITE_DT_IMM);
+	cqe->flags = flags | kite_ring_phase(idx, KITE_DT_FAKE_LOG_DEPTH);
+}
+
+/* poll_cq: phase, wr_id, retiring unsignaled WQEs, statuses, wrap. */
+static void kite_test_dp_poll_cqes(struct kunit *test)
+{
+	struct kite_dt *dt = test->priv;
+	struct kite_dt_fake *f = &dt->fake;
+	struct kite_dev *kdev;
+	struct ib_wc wc[4];
+	struct ib_cq *ibcq;
+	int i;
+
+	kdev = kite_dt_get(test);
+	dt->kdev = kdev;
+	KUNIT_ASSERT_EQ(test, kite_dt_fake_alloc(kdev, f), 0);
+	ibcq = &f->cq->ibcq;
+
+	/* Three send WQEs outstanding (slots 0-2), one receive (slot 0). */
+	f->qp->sq_pi = 3;
+	for (i = 0; i < 3; i++)
+		f->qp->sq_wrid[i] = 100 + i;
+	f->qp->rq_pi = 1;
+	f->qp->rq_wrid[0] = 200;
+
+	KUNIT_EXPECT_EQ(test, kite_poll_cq(ibcq, 4, wc), 0);
+	KUNIT_EXPECT_EQ(test, kite_req_notify_cq(ibcq, IB_CQ_NEXT_COMP |
+						 IB_CQ_REPORT_MISSED_EVENTS), 0);
+
+	/* A CQE for slot 2 retires slots 0 and 1 (unsignaled) too. */
+	kite_dt_fake_cqe(f, 0, KITE_CQE_WRITE, KITE_CQE_SUCCESS, 2, 0);
+	KUNIT_EXPECT_EQ(test, kite_req_notify_cq(ibcq, IB_CQ_NEXT_COMP |
+						 IB_CQ_REPORT_MISSED_EVENTS), 1);
+	kite_dt_fake_cqe(f, 1, KITE_CQE_RECV, KITE_CQE_SUCCESS, 0,
+			 KITE_CQE_F_IMM | KITE_CQE_F_SOLICITED);
+	KUNIT_ASSERT_EQ(test, kite_poll_cq(ibcq, 4, wc), 2);
+	KUNIT_EXPECT_EQ(test, wc[0].wr_id, 102);
+	KUNIT_EXPECT_EQ(test, wc[0].status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, wc[0].opcode, IB_WC_RDMA_WRITE);
+	KUNIT_EXPECT_PTR_EQ(test, wc[0].qp, &f->qp->ibqp);
+	KUNIT_EXPECT_EQ(test, f->qp->sq_ci, 3);
+	KUNIT_EXPECT_EQ(test, wc[1].wr_id, 200);
+	KUNIT_EXPECT_EQ(test, wc[1].opcode, IB_WC_RECV);
+	KUNIT_EXPECT_EQ(test, wc[1].byte_len, KITE_DT_MSG_LEN);
+	KUNIT_EXPECT_TRUE(test, wc[1].wc_flags & IB_WC_WITH_IMM);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(wc[1].ex.imm_data), KITE_DT_IMM);
+	KUNIT_EXPECT_EQ(test, f->qp->rq_ci, 1);
+	/* Half the CQ consumed: the consumer index went to the device. */
+	KUNIT_EXPECT_EQ(test, f->cq->ci_reported, 2);
+
+	/* A CQE naming a slot with no outstanding WQE is dropped. */
+	kite_dt_fake_cqe(f, 2, KITE_CQE_SEND, KITE_CQE_SUCCESS, 1, 0);
+	KUNIT_EXPECT_EQ(test, kite_poll_cq(ibcq, 4, wc), 0);
+	KUNIT_EXPECT_EQ(test, f->cq->ci, 3);
+
+	/*
+	 * Slots 3 and 0 (wrapped) outstanding; CQE index 3, then index 4
+	 * (slot 0 of the ring again, phase 0). Slot 0 still holds the
+	 * first pass's phase-1 entry: not taken before it is rewritten.
+	 */
+	f->qp->sq_pi = 5;
+	f->qp->sq_wrid[3] = 103;
+	f->qp->sq_wrid[0] = 104;
+	kite_dt_fake_cqe(f, 3, KITE_CQE_READ, KITE_CQE_SUCCESS, 3, 0);
+	KUNIT_ASSERT_EQ(test, kite_poll_cq(ibcq, 4, wc), 1);
+	KUNIT_EXPECT_EQ(test, wc[0].wr_id, 103);
+	KUNIT_EXPECT_EQ(test, wc[0].opcode, IB_WC_RDMA_READ);
+	kite_dt_fake_cqe(f, 4, KITE_CQE_SEND, KITE_CQE_WR_FLUSH_ERR, 0, 0);
+	KUNIT_ASSERT_EQ(test, kite_poll_cq(ibcq, 4, wc), 1);
+	KUNIT_EXPECT_EQ(test, wc[0].wr_id, 104);
+	KUNIT_EXPECT_EQ(test, wc[0].status, IB_WC_WR_FLUSH_ERR);
+	KUNIT_EXPECT_EQ(test, f->qp->sq_ci, 5);
+	KUNIT_EXPECT_EQ(test, f->cq->ci, 5);
+	KUNIT_EXPECT_EQ(test, kite_poll_cq(ibcq, 4, wc), 0);
+}
+
+static struct kunit_case kite_datapath_cases[] = {
+	KUNIT_CASE(kite_test_dp_wqe_layout),
+	KUNIT_CASE(kite_test_dp_poll_cqes),
+	KUNIT_CASE(kite_test_dp_send),
+	KUNIT_CASE(kite_test_dp_write),
+	KUNIT_CASE(kite_test_dp_read),
+	KUNIT_CASE(kite_test_dp_atomics),
+	KUNIT_CASE(kite_test_dp_bad_lkey),
+	KUNIT_CASE(kite_test_dp_flush),
+	KUNIT_CASE(kite_test_dp_rem_access),
+	KUNIT_CASE(kite_test_dp_cq_resize),
+	KUNIT_CASE(kite_test_dp_many),
+	KUNIT_CASE(kite_test_dp_post_errors),
+	{}
+};
+
+static struct kunit_suite kite_datapath_suite = {
+	.name = "kite_datapath",
+	.init = kite_dt_init,
+	.exit = kite_dt_exit,
+	.test_cases = kite_datapath_cases,
+};
+
+kunit_test_suite(kite_datapath_suite);

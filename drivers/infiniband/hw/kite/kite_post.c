@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Kite data path for kernel consumers: post_send and post_recv build WQEs
+ * in the coherent SQ/RQ rings of kernel QPs and ring the QP's doorbell on
+ * the kernel doorbell page once per list. poll_cq and req_notify_cq are in
+ * kite_cq.c.
+ *
+ * Copyright (c) 2026 The Kite authors
+ */
+#include <linux/io.h>
+#include <linux/string.h>
+
+#include "kite.h"
+#include "kite_verbs.h"
+
+/**
+ * kite_qp_reset_indexes() - forget every WQE of a kernel QP
+ * @qp: kernel QP the device has just moved to RESET
+ *
+ * Called with qp->lock held after a successful MODIFY_QP to RESET, which
+ * discards the WQEs and zeroes the device's indexes.
+ */
+void kite_qp_reset_indexes(struct kite_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	qp->sq_pi = 0;
+	/* Pairs with the acquire in kite_post_send(). */
+	smp_store_release(&qp->sq_ci, 0);
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	spin_lock_irqsave(&qp->rq_lock, flags);
+	qp->rq_pi = 0;
+	/* Pairs with the acquire in kite_post_recv(). */
+	smp_store_release(&qp->rq_ci, 0);
+	spin_unlock_irqrestore(&qp->rq_lock, flags);
+}
+
+static void *kite_sq_wqe(struct kite_qp *qp, u32 index)
+{
+	return qp->sq.buf + ((size_t)kite_ring_slot(index, qp->sq_log_depth) <<
+			     qp->sq_log_stride);
+}
+
+static void *kite_rq_wqe(struct kite_qp *qp, u32 index)
+{
+	return qp->rq.buf + ((size_t)kite_ring_slot(index, qp->rq_log_depth) <<
+			     qp->rq_log_stride);
+}
+
+static void kite_set_sge(struct kite_sge *dst, const struct ib_sge *src)
+{
+	dst->addr = cpu_to_le64(src->addr);
+	dst->length = cpu_to_le32(src->length);
+	dst->lkey = cpu_to_le32(src->lkey);
+}
+
+/*
+ * The device opcode and segment size of a send work request, checked
+ * against the QP type and the device's capabilities.
+ */
+static int kite_send_opcode(struct kite_dev *kdev, const struct kite_qp *qp,
+			    const struct ib_send_wr *wr, u8 *opcode,
+			    size_t *seg_len)
+{
+	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+
+	*seg_len = 0;
+	switch (wr->opcode) {
+	case IB_WR_SEND:
+		*opcode = KITE_WQE_SEND;
+		return 0;
+	case IB_WR_SEND_WITH_IMM:
+		*opcode = KITE_WQE_SEND_IMM;
+		return 0;
+	case IB_WR_RDMA_WRITE:
+		*opcode = KITE_WQE_WRITE;
+		*seg_len = sizeof(struct kite_wqe_raddr);
+		return 0;
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		*opcode = KITE_WQE_WRITE_IMM;
+		*seg_len = sizeof(struct kite_wqe_raddr);
+		return 0;
+	case IB_WR_RDMA_READ:
+		*opcode = KITE_WQE_READ;
+		*seg_len = sizeof(struct kite_wqe_raddr);
+		return rc ? 0 : -EINVAL;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		*opcode = KITE_WQE_CMP_SWP;
+		*seg_len = sizeof(struct kite_wqe_atomic);
+		break;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		*opcode = KITE_WQE_FETCH_ADD;
+		*seg_len = sizeof(struct kite_wqe_atomic);
+		break;
+	default:
+		return -EINVAL;
+	}
+	/* Atomics. */
+	if (!rc || !(kdev->caps.cap_flags & KITE_DEV_CAP_ATOMIC))
+		return -EINVAL;
+	return 0;
+}
+
+/* Copy the SGEs' bytes (kernel virtual addresses) into the WQE. */
+static int kite_copy_inline(const struct kite_qp *qp,
+			    const struct ib_send_wr *wr, void *data, u16 *len)
+{
+	size_t total = 0;
+	int i;
+
+	for (i = 0; i < wr->num_sge; i++) {
+		const struct ib_sge *sge = &wr->sg_list[i];
+
+		if (sge->length > qp->max_inline - total)
+			return -EINVAL;
+		memcpy(data + total, (void *)(uintptr_t)sge->addr,
+		       sge->length);
+		total += sge->length;
+	}
+	*len = total;
+	return 0;
+}
+
+/**
+ * kite_build_send_wqe() - write one send WQE
+ * @kdev: device
+ * @qp: kernel RC or UC QP
+ * @wr: work request
+ * @wqe: the free SQ slot, stride bytes
+ *
+ * Layout: header, segment (kite_wqe_raddr for WRITE and READ,
+ * kite_wqe_atomic for atomics, none for SEND), then the SGEs or the
+ * inline data.
+ *
+ * Return: 0, or -EINVAL for an opcode the QP cannot execute, too many
+ * SGEs, too much inline data, or inline data on READ or an atomic.
+ */
+static int kite_build_send_wqe(struct kite_dev *kdev, struct kite_qp *qp,
+			       const struct ib_send_wr *wr, void *wqe)
+{
+	struct kite_sq_wqe_hdr *hdr = wqe;
+	void *seg = hdr + 1;
+	size_t seg_len;
+	void *data;
+	u16 inline_len;
+	u8 opcode;
+	int err, i;
+
+	err = kite_send_opcode(kdev, qp, wr, &opcode, &seg_len);
+	if (err)
+		return err;
+	data = seg + seg_len;
+	memset(hdr, 0, sizeof(*hdr) + seg_len);
+	hdr->opcode = opcode;
+
+	if (wr->send_flags & IB_SEND_SIGNALED || qp->sig_all)
+		hdr->flags |= KITE_WQE_F_SIGNALED;
+	if (wr->send_flags & IB_SEND_SOLICITED)
+		hdr->flags |= KITE_WQE_F_SOLICITED;
+	if (wr->send_flags & IB_SEND_FENCE)
+		hdr->flags |= KITE_WQE_F_FENCE;
+	if (opcode == KITE_WQE_SEND_IMM || opcode == KITE_WQE_WRITE_IMM)
+		/* Big-endian in ib_send_wr and on the wire: copied as is. */
+		hdr->imm_data = (__force __le32)wr->ex.imm_data;
+
+	switch (opcode) {
+	case KITE_WQE_WRITE:
+	case KITE_WQE_WRITE_IMM:
+	case KITE_WQE_READ: {
+		struct kite_wqe_raddr *raddr = seg;
+
+		raddr->remote_addr = cpu_to_le64(rdma_wr(wr)->remote_addr);
+		raddr->rkey = cpu_to_le32(rdma_wr(wr)->rkey);
+		break;
+	}
+	case KITE_WQE_CMP_SWP:
+	case KITE_WQE_FETCH_ADD: {
+		const struct ib_atomic_wr *awr = atomic_wr(wr);
+		struct kite_wqe_atomic *atomic = seg;
+
+		atomic->remote_addr = cpu_to_le64(awr->remote_addr);
+		atomic->rkey = cpu_to_le32(awr->rkey);
+		if (opcode == KITE_WQE_CMP_SWP) {
+			atomic->swap_add = cpu_to_le64(awr->swap);
+			atomic->compare = cpu_to_le64(awr->compare_add);
+		} else {
+			atomic->swap_add = cpu_to_le64(awr->compare_add);
+		}
+		break;
+	}
+	default:
+		break;
+	}
+
+	if (wr->send_flags & IB_SEND_INLINE) {
+		if (opcode == KITE_WQE_READ || opcode == KITE_WQE_CMP_SWP ||
+		    opcode == KITE_WQE_FETCH_ADD)
+			return -EINVAL;
+		err = kite_copy_inline(qp, wr, data, &inline_len);
+		if (err)
+			return err;
+		hdr->flags |= KITE_WQE_F_INLINE;
+		hdr->inline_len = cpu_to_le16(inline_len);
+		return 0;
+	}
+
+	if (wr->num_sge < 0 || wr->num_sge > qp->max_send_sge)
+		return -EINVAL;
+	hdr->num_sge = wr->num_sge;
+	for (i = 0; i < wr->num_sge; i++)
+		kite_set_sge((struct kite_sge *)data + i, &wr->sg_list[i]);
+	return 0;
+}
+
+/**
+ * kite_post_send() - post a list of send work requests on a kernel QP
+ * @ibqp: RC or UC QP (UD sends need address handles, which the driver
+ *	  does not offer yet)
+ * @wr: first work request of the list
+ * @bad_wr: the first request not posted, on error
+ *
+ * Every WQE is written to its slot, then one doorbell (the new producer
+ * index) covers the whole list. A QP in ERR takes WQEs; the device flushes
+ * them.
+ *
+ * Return: 0; -EINVAL for a QP in RESET, INIT or RTR, a user QP, or a
+ * malformed request; -ENOMEM when the SQ is full. Requests before
+ * *@bad_wr were posted.
+ */
+int kite_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		   const struct ib_send_wr **bad_wr)
+{
+	struct kite_dev *kdev = to_kdev(ibqp->device);
+	struct kite_qp *qp = to_kqp(ibqp);
+	u32 depth = 1u << qp->sq_log_depth;
+	enum ib_qp_state state;
+	unsigned long flags;
+	int err = 0;
+	u32 pi;
+
+	state = READ_ONCE(qp->state);
+	if (!qp->sq_wrid || ibqp->qp_type == IB_QPT_UD ||
+	    state == IB_QPS_RESET || state == IB_QPS_INIT ||
+	    state == IB_QPS_RTR) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	pi = qp->sq_pi;
+	for (; wr; wr = wr->next) {
+		/* A slot is reused only after poll_cq read its wr_id. */
+		if (kite_ring_used(pi, smp_load_acquire(&qp->sq_ci)) >= depth) {
+			err = -ENOMEM;
+			break;
+		}
+		err = kite_build_send_wqe(kdev, qp, wr, kite_sq_wqe(qp, pi));
+		if (err)
+			break;
+		qp->sq_wrid[kite_ring_slot(pi, qp->sq_log_depth)] = wr->wr_id;
+		pi++;
+	}
+	if (pi != qp->sq_pi) {
+		WRITE_ONCE(qp->sq_pi, pi);
+		/* The WQEs must be in memory before the device hears of them. */
+		wmb();
+		kite_db_write(kdev, KITE_DB_SQ, qp->qpn, 0, pi);
+	}
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	if (err)
+		*bad_wr = wr;
+	return err;
+}
+
+/**
+ * kite_post_recv() - post a list of receive work requests on a kernel QP
+ * @ibqp: QP
+ * @wr: first work request of the list
+ * @bad_wr: the first request not posted, on error
+ *
+ * Return: 0; -EINVAL for a QP in RESET, a user QP or too many SGEs;
+ * -ENOMEM when the RQ is full. Requests before *@bad_wr were posted.
+ */
+int kite_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		   const struct ib_recv_wr **bad_wr)
+{
+	struct kite_dev *kdev = to_kdev(ibqp->device);
+	struct kite_qp *qp = to_kqp(ibqp);
+	u32 depth = 1u << qp->rq_log_depth;
+	struct kite_rq_wqe_hdr *hdr;
+	struct kite_sge *sge;
+	unsigned long flags;
+	int err = 0;
+	u32 pi;
+	int i;
+
+	if (!qp->rq_wrid || READ_ONCE(qp->state) == IB_QPS_RESET) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+
+	spin_lock_irqsave(&qp->rq_lock, flags);
+	pi = qp->rq_pi;
+	for (; wr; wr = wr->next) {
+		/* A slot is reused only after poll_cq read its wr_id. */
+		if (kite_ring_used(pi, smp_load_acquire(&qp->rq_ci)) >= depth) {
+			err = -ENOMEM;
+			break;
+		}
+		if (wr->num_sge < 0 || wr->num_sge > qp->max_recv_sge) {
+			err = -EINVAL;
+			break;
+		}
+		hdr = kite_rq_wqe(qp, pi);
+		memset(hdr, 0, sizeof(*hdr));
+		hdr->num_sge = wr->num_sge;
+		sge = (struct kite_sge *)(hdr + 1);
+		for (i = 0; i < wr->num_sge; i++)
+			kite_set_sge(&sge[i], &wr->sg_list[i]);
+		qp->rq_wrid[kite_ring_slot(pi, qp->rq_log_depth)] = wr->wr_id;
+		pi++;
+	}
+	if (pi != qp->rq_pi) {
+		WRITE_ONCE(qp->rq_pi, pi);
+		/* The WQEs must be in memory before the device hears of them. */
+		wmb();
+		kite_db_write(kdev, KITE_DB_RQ, qp->qpn, 0, pi);
+	}
+	spin_unlock_irqrestore(&qp->rq_lock, flags);
+	if (err)
+		*bad_wr = wr;
+	return err;
+}
