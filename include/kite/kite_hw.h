@@ -476,7 +476,7 @@ struct kite_cmd_modify_qp {
 	struct kite_qp_attr attr;
 };
 
-struct kite_cmd_query_obj {	/* QUERY_QP, QUERY_CQ */
+struct kite_cmd_query_obj {	/* QUERY_QP, QUERY_CQ, QUERY_QP_STATS */
 	__le32 handle;
 	__le32 reserved;
 	struct kite_aq_out_buf out;
