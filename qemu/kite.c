@@ -38,8 +38,9 @@ void kite_irq(KiteState *s, unsigned vector)
  * The device stops: READY drops, FATAL and the code are set, an async
  * KITE_EVT_DEV_FATAL event is posted (kite_eq_post() skips the async EQ when
  * it is not set up or is the ring that failed), the admin vector fires so
- * that a driver waiting for a completion notices, and frames QEMU queued for
- * the port are flushed (dropped: the port no longer receives).
+ * that a driver waiting for a completion notices, frames waiting for an
+ * Ethernet RX buffer are dropped (the port no longer receives) and the data
+ * path stops (engine QPs, timers and queued frames are dropped).
  */
 void kite_fatal(KiteState *s, uint32_t code)
 {
@@ -54,7 +55,8 @@ void kite_fatal(KiteState *s, uint32_t code)
     qemu_bh_cancel(s->tx_bh);
     kite_eq_post(s, 0, KITE_EVT_DEV_FATAL, code, 0);
     kite_irq(s, KITE_MSIX_ADMIN);
-    qemu_flush_queued_packets(qemu_get_queue(s->nic));
+    kite_eth_backlog_drop(s);
+    kite_dp_stop(s);
 }
 
 /* Drops every piece of state the guest created (KITE_CTRL_RESET). */
@@ -69,19 +71,20 @@ static void kite_reset(KiteState *s)
     s->aq_base_lo = s->aq_base_hi = s->aq_log_depth_reg = 0;
     s->acq_base_lo = s->acq_base_hi = s->acq_log_depth_reg = 0;
     s->aeq_base_lo = s->aeq_base_hi = s->aeq_log_depth_reg = 0;
-    kite_admin_reset(s);
-    kite_eq_reset(s);
-    kite_eth_reset(s);
     memcpy(s->mac, s->conf.macaddr.a, sizeof(s->mac));
     qemu_format_nic_info_str(qemu_get_queue(s->nic), s->mac);
     s->eth_mtu = KITE_MODEL_DEF_MTU;
+    /* Engine QPs first: kite_admin_reset() empties the QP table. */
+    kite_dp_reset(s);
+    kite_admin_reset(s);
+    kite_eq_reset(s);
+    kite_eth_reset(s);
     memset(&s->cnt, 0, sizeof(s->cnt));
     /*
-     * Frames QEMU queued while the port could not receive: RX is off now,
-     * so they are dropped (and counted) instead of reaching the next
-     * driver's ring.
+     * Frames waiting for an RX buffer: RX is off now, so they are dropped
+     * (and counted) instead of reaching the next driver's ring.
      */
-    qemu_flush_queued_packets(qemu_get_queue(s->nic));
+    kite_eth_backlog_drop(s);
 }
 
 static void kite_write_ctrl(KiteState *s, uint32_t val)
@@ -257,6 +260,12 @@ static void kite_regs_write(void *opaque, hwaddr addr, uint64_t val64,
     uint32_t *reg;
 
     trace_kite_reg_write(addr, val);
+    if (s->roce_depth) {
+        /* A DMA of the RoCEv2 engine aimed at the device itself. */
+        qemu_log_mask(LOG_GUEST_ERROR, "kite: register 0x%" HWADDR_PRIx
+                      " written by the device's own DMA: ignored\n", addr);
+        return;
+    }
     switch (addr) {
     case KITE_REG_DEV_CTRL:
         kite_write_ctrl(s, val);
@@ -322,6 +331,13 @@ static void kite_db_write(void *opaque, hwaddr addr, uint64_t val,
     }
     if (!kite_running(s)) {
         qemu_log_mask(LOG_GUEST_ERROR, "kite: doorbell while not ready\n");
+        s->cnt.db_rejected++;
+        return;
+    }
+    if (s->roce_depth) {
+        /* A DMA of the RoCEv2 engine aimed at the device itself. */
+        qemu_log_mask(LOG_GUEST_ERROR, "kite: doorbell written by the "
+                      "device's own DMA: ignored\n");
         s->cnt.db_rejected++;
         return;
     }
@@ -396,6 +412,8 @@ static void kite_realize(PCIDevice *pci, Error **errp)
     s->tx_bh = qemu_bh_new_guarded(kite_eth_tx_bh, s,
                                    &dev->mem_reentrancy_guard);
     kite_admin_init(s);
+    kite_dp_init(s);
+    QSIMPLEQ_INIT(&s->eth_backlog);
 
     qemu_macaddr_default_if_unset(&s->conf.macaddr);
     s->nic = qemu_new_nic(&kite_net_info, &s->conf,
@@ -413,6 +431,8 @@ static void kite_exit(PCIDevice *pci)
     qemu_bh_delete(s->aq_bh);
     qemu_bh_delete(s->tx_bh);
     qemu_del_nic(s->nic);
+    kite_eth_backlog_drop(s);
+    kite_dp_cleanup(s);
     kite_admin_cleanup(s);
     msix_uninit_exclusive_bar(pci);
 }
@@ -464,12 +484,20 @@ static void kite_class_init(ObjectClass *klass, void *data)
     dc->vmsd = &kite_vmstate;
     set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
     device_class_set_props(dc, kite_properties);
+    /* Wire fault injection: plain QOM properties, settable at run time. */
+    kite_dp_class_init(klass);
+}
+
+static void kite_instance_init(Object *obj)
+{
+    kite_dp_instance_init(KITE(obj));
 }
 
 static const TypeInfo kite_info = {
     .name = TYPE_KITE,
     .parent = TYPE_PCI_DEVICE,
     .instance_size = sizeof(KiteState),
+    .instance_init = kite_instance_init,
     .class_init = kite_class_init,
     .interfaces = (InterfaceInfo[]) {
         { INTERFACE_CONVENTIONAL_PCI_DEVICE },

@@ -9,6 +9,8 @@
  * kite_mr.c     page buffer lists, MR table, key lookup and translation
  * kite_cq.c     completion queues and the CQ doorbell
  * kite_qp.c     queue pairs and the QP state machine
+ * kite_dp.c     data path glue: the RoCEv2 engine (roce/) and the device,
+ *               loopback, wire fault injection
  *
  * The device ABI (registers, rings, commands) is include/kite/kite_hw.h of
  * the Kite repository.
@@ -20,8 +22,11 @@
 
 #include "hw/pci/pci.h"
 #include "net/net.h"
+#include "qemu/queue.h"
+#include "qemu/timer.h"
 #include "qom/object.h"
 #include "kite/kite_hw.h"
+#include "roce/kite_roce.h"
 
 #define TYPE_KITE "kite"
 OBJECT_DECLARE_SIMPLE_TYPE(KiteState, KITE)
@@ -29,11 +34,14 @@ OBJECT_DECLARE_SIMPLE_TYPE(KiteState, KITE)
 /* Firmware version reported by QUERY_DEVICE: major << 16 | minor. */
 #define KITE_MODEL_FW_VERSION   0x00010000u
 /*
- * KITE_DEV_CAP_* the model implements. RC/UC/UD QPs can be created and
- * moved through their states, but nothing is transmitted until the RoCEv2
- * engine (issue 4), which sets the transport bits here.
+ * KITE_DEV_CAP_* the model implements: the RoCEv2 engine runs RC and UC
+ * (SEND, WRITE, READ, atomics) over IPv4 and IPv6. The engine carries UD
+ * datagrams too, but UD is advertised together with GSI (hardware.rst),
+ * which the drivers bring with address handles in issue 6: until then
+ * KITE_DEV_CAP_UD stays clear.
  */
-#define KITE_MODEL_CAP_FLAGS    0u
+#define KITE_MODEL_CAP_FLAGS    (KITE_DEV_CAP_RC | KITE_DEV_CAP_UC | \
+                                 KITE_DEV_CAP_ATOMIC | KITE_DEV_CAP_IPV6)
 /* Default Ethernet MTU after reset. */
 #define KITE_MODEL_DEF_MTU      1500u
 
@@ -108,9 +116,11 @@ typedef struct KiteCq {
     uint32_t pi;                /* CQEs written */
     uint32_t ci;                /* last consumer index of the doorbell */
     uint8_t arm;                /* KITE_DB_CQ_ARM_* of the pending arm */
+    bool error;                 /* overflow or bad ring, until destroyed */
 } KiteCq;
 
 typedef struct KiteQp {
+    struct KiteState *dev;
     bool valid;
     uint32_t qpn;
     uint32_t owner;
@@ -120,8 +130,10 @@ typedef struct KiteQp {
     uint8_t rq_log_depth, rq_log_stride;
     uint32_t pdn, send_cqn, recv_cqn;
     KitePbl sq, rq;
-    uint32_t sq_pi, rq_pi;      /* last doorbells (issue 4 consumes them) */
+    uint32_t sq_pi, rq_pi;      /* last doorbells */
     struct kite_qp_attr attr;   /* little-endian, as QUERY_QP returns it */
+    KiteRoceQp *eqp;            /* transport state in the RoCEv2 engine */
+    QEMUTimer *timer;           /* the engine's per-QP timer */
 } KiteQp;
 
 typedef struct KiteMr {
@@ -163,7 +175,31 @@ typedef struct KiteCounters {
     uint64_t eth_rx_packets, eth_rx_bytes, eth_rx_dropped;
     uint64_t eq_dropped;
     uint64_t db_rejected;       /* doorbells for objects not owned/known */
+    uint64_t wire_dropped;      /* fault injection: RoCEv2 frames dropped */
+    uint64_t roce_rx_dropped;   /* device RX queue overflow (not the engine) */
 } KiteCounters;
+
+/* A frame waiting in one of the device's queues. */
+typedef struct KiteFrame {
+    QSIMPLEQ_ENTRY(KiteFrame) next;
+    size_t len;
+    uint8_t data[];
+} KiteFrame;
+
+typedef QSIMPLEQ_HEAD(, KiteFrame) KiteFrameQueue;
+
+/*
+ * Frames the Ethernet RX ring had no buffer for (flushed into the ring on
+ * RX_DB); RoCEv2 frames never wait here.
+ */
+#define KITE_ETH_BACKLOG_MAX    256
+/* Frames for the port's own receive path (loopback, deferred RX). */
+#define KITE_RXQ_MAX            1024
+/* Packets the engine may send per run of its bottom half. */
+#define KITE_ROCE_BUDGET        64
+/* A frame held back for reordering is sent at the latest after this. */
+#define KITE_WIRE_HOLD_NS       (100 * SCALE_US)
+#define KITE_WIRE_PPM_MAX       1000000u
 
 struct KiteState {
     PCIDevice parent_obj;
@@ -182,6 +218,12 @@ struct KiteState {
      * for the qtests; 0 = off.
      */
     uint8_t debug_mr_map_opcode;
+    /* Wire fault injection (QOM properties, settable at run time). */
+    uint32_t wire_drop_ppm, wire_dup_ppm, wire_reorder_ppm;
+    uint64_t wire_seed;
+    uint64_t wire_rng;          /* xorshift64 state, from wire_seed */
+    KiteFrame *wire_held;       /* frame held back for reordering */
+    QEMUTimer *wire_timer;      /* sends wire_held if nothing follows */
 
     /* Device control. */
     uint32_t ctrl;
@@ -225,6 +267,18 @@ struct KiteState {
     bool eth_irq_pending;
     QEMUBH *tx_bh;
     uint8_t tx_buf[KITE_ETH_MAX_FRAME];         /* frame being sent */
+    KiteFrameQueue eth_backlog; /* frames waiting for an RX buffer */
+    uint32_t eth_backlog_len;
+
+    /* RoCEv2 engine. */
+    KiteRoce *roce;
+    QEMUBH *roce_bh;            /* kite_roce_run() */
+    QEMUBH *rxq_bh;             /* delivers rxq to the port */
+    KiteFrameQueue rxq;         /* loopback and deferred received frames */
+    uint32_t rxq_len;
+    QEMUBH *stop_bh;            /* kite_dp_stop() deferred past the engine */
+    unsigned roce_depth;        /* engine calls in progress (re-entrancy) */
+    GHashTable *qp_by_num;      /* qpn -> KiteQp */
 
     KiteCounters cnt;
 };
@@ -307,9 +361,37 @@ uint8_t kite_cmd_query_qp(KiteState *s, const struct kite_aq_cmd *cmd,
 uint8_t kite_cmd_destroy_qp(KiteState *s, const struct kite_aq_cmd *cmd,
                             KiteCmdResult *res);
 
+uint8_t kite_cmd_query_qp_stats(KiteState *s, const struct kite_aq_cmd *cmd,
+                                KiteCmdResult *res);
+void kite_qp_engine_drop(KiteQp *qp);
+
+/* kite_dp.c */
+void kite_dp_init(KiteState *s);
+void kite_dp_cleanup(KiteState *s);
+void kite_dp_reset(KiteState *s);
+void kite_dp_stop(KiteState *s);
+void kite_dp_instance_init(KiteState *s);
+void kite_dp_class_init(ObjectClass *klass);
+void kite_dp_set_port(KiteState *s);
+bool kite_dp_rx(KiteState *s, const uint8_t *buf, size_t size);
+void kite_dp_resolve_path(KiteState *s, const struct kite_av *av,
+                          struct kite_roce_path *path);
+bool kite_dp_qp_create(KiteState *s, KiteQp *qp);
+void kite_dp_qp_destroy(KiteState *s, KiteQp *qp);
+void kite_dp_qp_modify(KiteState *s, KiteQp *qp,
+                       const struct kite_qp_attr *a, uint32_t mask,
+                       uint8_t next);
+void kite_dp_sq_doorbell(KiteState *s, KiteQp *qp, uint32_t pi);
+void kite_dp_rq_doorbell(KiteState *s, KiteQp *qp, uint32_t pi);
+void kite_dp_stats(KiteState *s, struct kite_stats *st);
+void kite_dp_qp_stats(KiteQp *qp, struct kite_qp_stats *st);
+
 /* kite_eth.c */
 extern NetClientInfo kite_net_info;
 void kite_eth_reset(KiteState *s);
+void kite_eth_backlog_drop(KiteState *s);
+void kite_eth_backlog_flush(KiteState *s);
+void kite_port_receive(KiteState *s, const uint8_t *buf, size_t size);
 uint64_t kite_eth_read(KiteState *s, hwaddr addr, bool *found);
 bool kite_eth_write(KiteState *s, hwaddr addr, uint32_t val);
 void kite_eth_tx_bh(void *opaque);

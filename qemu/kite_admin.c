@@ -287,6 +287,7 @@ static uint8_t kite_cmd_set_port(KiteState *s, const struct kite_aq_cmd *cmd,
         memcpy(s->mac, c->mac, sizeof(s->mac));
         qemu_format_nic_info_str(qemu_get_queue(s->nic), s->mac);
     }
+    kite_dp_set_port(s);
     trace_kite_set_port(mask, s->eth_mtu);
     return KITE_STS_OK;
 }
@@ -540,6 +541,7 @@ static uint8_t kite_cmd_query_stats(KiteState *s,
     st.eth_tx_errors = cpu_to_le64(s->cnt.eth_tx_errors);
     st.eq_events_dropped = cpu_to_le64(s->cnt.eq_dropped);
     st.db_rejected = cpu_to_le64(s->cnt.db_rejected);
+    kite_dp_stats(s, &st);
     return kite_out_write(s, &cmd->query.out, &st, sizeof(st), res);
 }
 
@@ -561,6 +563,8 @@ static const KiteCmdDesc kite_cmds[KITE_CMD_MAX + 1] = {
     [KITE_CMD_MODIFY_QP] = { "MODIFY_QP", kite_cmd_modify_qp },
     [KITE_CMD_QUERY_QP] = { "QUERY_QP", kite_cmd_query_qp },
     [KITE_CMD_DESTROY_QP] = { "DESTROY_QP", kite_cmd_destroy_qp },
+    [KITE_CMD_QUERY_QP_STATS] = { "QUERY_QP_STATS",
+                                  kite_cmd_query_qp_stats },
     [KITE_CMD_REG_MR] = { "REG_MR", kite_cmd_reg_mr },
     [KITE_CMD_DEREG_MR] = { "DEREG_MR", kite_cmd_dereg_mr },
     [KITE_CMD_ADD_GID] = { "ADD_GID", kite_cmd_add_gid },

@@ -7,6 +7,11 @@
  * the driver sets TX_EN/RX_EN; frames go to and come from the QEMU netdev.
  * Completions set a pending flag; an armed port fires KITE_MSIX_ETH once.
  *
+ * Every received frame is offered to the RoCEv2 engine first (kite_dp_rx);
+ * the port always accepts frames from QEMU (can_receive is true), and
+ * frames for the Ethernet ring that find no RX buffer wait in the device's
+ * own bounded backlog, so RoCEv2 frames are never stuck behind them.
+ *
  * Copyright (c) 2026 The Kite authors
  */
 #include "qemu/osdep.h"
@@ -117,11 +122,11 @@ static void kite_eth_write_ctrl(KiteState *s, uint32_t val)
     s->eth_ctrl = ctrl;
     trace_kite_eth_ctrl(val, ctrl);
     /*
-     * RX on: queued frames may fit the new ring. RX off: they are dropped
-     * now rather than delivered to a ring enabled later.
+     * Frames waiting for a buffer belong to the ring as it was: dropped
+     * rather than delivered to a ring enabled later.
      */
     if ((ctrl ^ old) & KITE_ETH_CTRL_RX_EN) {
-        qemu_flush_queued_packets(qemu_get_queue(s->nic));
+        kite_eth_backlog_drop(s);
     }
 }
 
@@ -208,7 +213,7 @@ bool kite_eth_write(KiteState *s, hwaddr addr, uint32_t val)
         return true;
     case KITE_REG_ETH_RX_DB:
         if (kite_eth_ring_db(s, &s->rx, KITE_ETH_CTRL_RX_EN, val, "RX")) {
-            qemu_flush_queued_packets(qemu_get_queue(s->nic));
+            kite_eth_backlog_flush(s);
         }
         return true;
     case KITE_REG_ETH_IRQ_ARM:
@@ -292,16 +297,14 @@ static bool kite_eth_rx_on(KiteState *s)
 }
 
 /*
- * With RX enabled and no buffer posted the port cannot receive: QEMU queues
- * the frames (and marks the port unable to receive) until a flush: RX_DB,
- * a change of RX_EN, a reset or a fatal error. With RX disabled frames are
- * accepted and dropped (eth_rx_dropped), as a port that is off drops them.
+ * The port always takes frames from QEMU: RoCEv2 frames go to the engine
+ * whatever the state of the Ethernet RX ring, and frames for the ring that
+ * find no buffer wait in the device's backlog (kite_eth_backlog_*), not in
+ * QEMU's queue, which would hold back the RoCEv2 frames behind them.
  */
 static bool kite_eth_can_receive(NetClientState *nc)
 {
-    KiteState *s = qemu_get_nic_opaque(nc);
-
-    return !kite_eth_rx_on(s) || s->rx.ci != s->rx.pi;
+    return true;
 }
 
 static bool kite_eth_accept(KiteState *s, const uint8_t *buf)
@@ -311,30 +314,20 @@ static bool kite_eth_accept(KiteState *s, const uint8_t *buf)
            memcmp(buf, s->mac, sizeof(s->mac)) == 0;
 }
 
-static ssize_t kite_eth_receive(NetClientState *nc, const uint8_t *buf,
-                                size_t size)
+/*
+ * Writes one frame into the next RX buffer, which the caller has checked
+ * exists (rx.ci != rx.pi).
+ */
+static void kite_eth_rx_write(KiteState *s, const uint8_t *buf, size_t size)
 {
-    KiteState *s = qemu_get_nic_opaque(nc);
     PCIDevice *pci = PCI_DEVICE(s);
     struct kite_eth_desc d;
     uint64_t daddr;
 
-    if (size < KITE_ETH_HLEN || !kite_eth_accept(s, buf)) {
-        trace_kite_eth_rx_filtered(size);
-        return size;
-    }
-    if (!kite_eth_rx_on(s)) {
-        trace_kite_eth_rx_off(size);
-        s->cnt.eth_rx_dropped++;
-        return size;
-    }
-    if (s->rx.ci == s->rx.pi) {
-        return 0;       /* QEMU queues the frame until RX_DB */
-    }
     daddr = kite_eth_desc_addr(&s->rx, s->rx.ci);
     if (pci_dma_read(pci, daddr, &d, sizeof(d)) != MEMTX_OK) {
         kite_fatal(s, KITE_FATAL_ETH_DMA);
-        return size;
+        return;
     }
     if (size > le16_to_cpu(d.len) || size > KITE_ETH_MAX_FRAME) {
         qemu_log_mask(LOG_GUEST_ERROR, "kite: RX frame of %zu bytes for a "
@@ -358,10 +351,87 @@ static ssize_t kite_eth_receive(NetClientState *nc, const uint8_t *buf,
     trace_kite_eth_rx(s->rx.ci, size, d.status);
     if (pci_dma_write(pci, daddr, &d, sizeof(d)) != MEMTX_OK) {
         kite_fatal(s, KITE_FATAL_ETH_DMA);
-        return size;
+        return;
     }
     s->rx.ci++;
     kite_eth_completion(s);
+}
+
+/* Frames that waited for RX buffers go into the buffers now posted. */
+void kite_eth_backlog_flush(KiteState *s)
+{
+    KiteFrame *f;
+
+    while (kite_eth_rx_on(s) && s->rx.ci != s->rx.pi &&
+           (f = QSIMPLEQ_FIRST(&s->eth_backlog))) {
+        QSIMPLEQ_REMOVE_HEAD(&s->eth_backlog, next);
+        s->eth_backlog_len--;
+        kite_eth_rx_write(s, f->data, f->len);
+        g_free(f);
+    }
+}
+
+/*
+ * The frames waiting for RX buffers are dropped and counted (RX turned
+ * off or on, reset, FATAL), as a port that is off drops them.
+ */
+void kite_eth_backlog_drop(KiteState *s)
+{
+    KiteFrame *f;
+
+    while ((f = QSIMPLEQ_FIRST(&s->eth_backlog))) {
+        QSIMPLEQ_REMOVE_HEAD(&s->eth_backlog, next);
+        trace_kite_eth_rx_off(f->len);
+        s->cnt.eth_rx_dropped++;
+        g_free(f);
+    }
+    s->eth_backlog_len = 0;
+}
+
+/*
+ * A frame for the port, from the netdev or the device's own receive queue
+ * (loopback): the RoCEv2 engine first, else the Ethernet RX ring. With RX
+ * enabled and no buffer posted the frame waits in the backlog (at most
+ * KITE_ETH_BACKLOG_MAX frames; more are dropped and counted) until RX_DB.
+ * With RX disabled frames are dropped (eth_rx_dropped), as a port that is
+ * off drops them.
+ */
+void kite_port_receive(KiteState *s, const uint8_t *buf, size_t size)
+{
+    KiteFrame *f;
+
+    if (kite_dp_rx(s, buf, size)) {
+        return;
+    }
+    if (size < KITE_ETH_HLEN || !kite_eth_accept(s, buf)) {
+        trace_kite_eth_rx_filtered(size);
+        return;
+    }
+    if (!kite_eth_rx_on(s)) {
+        trace_kite_eth_rx_off(size);
+        s->cnt.eth_rx_dropped++;
+        return;
+    }
+    if (s->rx.ci == s->rx.pi || !QSIMPLEQ_EMPTY(&s->eth_backlog)) {
+        if (s->eth_backlog_len >= KITE_ETH_BACKLOG_MAX) {
+            trace_kite_eth_rx_backlog_full(size);
+            s->cnt.eth_rx_dropped++;
+            return;
+        }
+        f = g_malloc(sizeof(*f) + size);
+        f->len = size;
+        memcpy(f->data, buf, size);
+        QSIMPLEQ_INSERT_TAIL(&s->eth_backlog, f, next);
+        s->eth_backlog_len++;
+        return;
+    }
+    kite_eth_rx_write(s, buf, size);
+}
+
+static ssize_t kite_eth_receive(NetClientState *nc, const uint8_t *buf,
+                                size_t size)
+{
+    kite_port_receive(qemu_get_nic_opaque(nc), buf, size);
     return size;
 }
 

@@ -5,7 +5,8 @@
  * CREATE/MODIFY/QUERY/DESTROY_QP with the InfiniBand state machine and the
  * required/optional attribute masks of ib_core's ib_modify_qp_is_ok(),
  * restricted to the KITE_QP_ATTR_* bits. The attributes are stored as
- * QUERY_QP returns them; the RoCEv2 engine (issue 4) uses them.
+ * QUERY_QP returns them and handed to the RoCEv2 engine (kite_dp.c) in
+ * host order; the engine's state and PSNs are what QUERY_QP reports.
  *
  * Copyright (c) 2026 The Kite authors
  */
@@ -186,17 +187,16 @@ static const KiteQpTrans kite_qp_trans[KITE_QP_NUM_STATES]
 /* The QP numbered @qpn, or NULL. */
 KiteQp *kite_qp_find(KiteState *s, uint32_t qpn)
 {
-    uint32_t i;
-
     if (!qpn || qpn > KITE_QPN_MAX) {
         return NULL;
     }
-    for (i = 0; i < KITE_DEF_MAX_QP; i++) {
-        if (s->qp[i].valid && s->qp[i].qpn == qpn) {
-            return &s->qp[i];
-        }
-    }
-    return NULL;
+    return g_hash_table_lookup(s->qp_by_num, GUINT_TO_POINTER(qpn));
+}
+
+/* The QP's state: the engine's, which includes device-initiated changes. */
+static uint8_t kite_qp_state(const KiteQp *qp)
+{
+    return qp->eqp ? kite_roce_qp_state(qp->eqp) : qp->attr.state;
 }
 
 static KiteQp *kite_qp_get(KiteState *s, uint32_t qpn, uint32_t actor,
@@ -344,6 +344,10 @@ uint8_t kite_cmd_create_qp(KiteState *s, const struct kite_aq_cmd *cmd,
     qp->sq = sq;
     qp->rq = rq;
     qp->attr.state = KITE_QPS_RESET;
+    if (!kite_dp_qp_create(s, qp)) {
+        qp->valid = false;
+        return KITE_STS_NO_RESOURCES;
+    }
     pd->refs++;
     scq->refs++;
     rcq->refs++;
@@ -513,7 +517,7 @@ uint8_t kite_cmd_modify_qp(KiteState *s, const struct kite_aq_cmd *cmd,
     if (mask & ~A_KNOWN) {
         return kite_bad_param("QP attr_mask", mask);
     }
-    cur = qp->attr.state;
+    cur = kite_qp_state(qp);
     if (mask & A_CUR) {
         if (a->cur_state >= KITE_QP_NUM_STATES) {
             return kite_bad_param("cur_state", a->cur_state);
@@ -560,6 +564,7 @@ uint8_t kite_cmd_modify_qp(KiteState *s, const struct kite_aq_cmd *cmd,
         kite_qp_apply(&qp->attr, a, mask);
     }
     qp->attr.state = next;
+    kite_dp_qp_modify(s, qp, a, mask, next);
     return KITE_STS_OK;
 }
 
@@ -577,9 +582,31 @@ uint8_t kite_cmd_query_qp(KiteState *s, const struct kite_aq_cmd *cmd,
     }
     a = qp->attr;
     a.attr_mask = 0;
+    a.state = kite_qp_state(qp);
     a.cur_state = a.state;
+    if (qp->eqp && a.state != KITE_QPS_RESET) {
+        a.sq_psn = cpu_to_le32(kite_roce_qp_sq_psn(qp->eqp));
+        a.rq_psn = cpu_to_le32(kite_roce_qp_rq_psn(qp->eqp));
+    }
     trace_kite_qp_query(qpn, a.state);
     return kite_out_write(s, &cmd->query_obj.out, &a, sizeof(a), res);
+}
+
+/* QUERY_QP_STATS: the QP's transport counters (struct kite_qp_stats). */
+uint8_t kite_cmd_query_qp_stats(KiteState *s, const struct kite_aq_cmd *cmd,
+                                KiteCmdResult *res)
+{
+    uint32_t qpn = le32_to_cpu(cmd->query_obj.handle);
+    struct kite_qp_stats st;
+    KiteQp *qp;
+    uint8_t status;
+
+    qp = kite_qp_get(s, qpn, le32_to_cpu(cmd->hdr.uctx), &status);
+    if (!qp) {
+        return status;
+    }
+    kite_dp_qp_stats(qp, &st);
+    return kite_out_write(s, &cmd->query_obj.out, &st, sizeof(st), res);
 }
 
 uint8_t kite_cmd_destroy_qp(KiteState *s, const struct kite_aq_cmd *cmd,
@@ -600,6 +627,7 @@ uint8_t kite_cmd_destroy_qp(KiteState *s, const struct kite_aq_cmd *cmd,
     if (actor) {
         s->uctx[actor].refs--;
     }
+    kite_dp_qp_destroy(s, qp);
     qp->valid = false;
     s->num_qp--;
     trace_kite_qp_destroy(qpn);
@@ -608,8 +636,9 @@ uint8_t kite_cmd_destroy_qp(KiteState *s, const struct kite_aq_cmd *cmd,
 
 /*
  * KITE_DB_SQ / KITE_DB_RQ on doorbell page @page: accepted for a QP the
- * page's context owns, and recorded; the RoCEv2 engine (issue 4) consumes
- * the WQEs. Other doorbells are ignored and counted.
+ * page's context owns, recorded and passed to the RoCEv2 engine (which
+ * moves the QP to ERR for an index beyond the depth). Other doorbells are
+ * ignored and counted.
  */
 void kite_qp_doorbell(KiteState *s, uint32_t page, hwaddr off, uint64_t val)
 {
@@ -625,7 +654,9 @@ void kite_qp_doorbell(KiteState *s, uint32_t page, hwaddr off, uint64_t val)
     }
     if (off == KITE_DB_SQ) {
         qp->sq_pi = kite_db_index(val);
+        kite_dp_sq_doorbell(s, qp, qp->sq_pi);
     } else {
         qp->rq_pi = kite_db_index(val);
+        kite_dp_rq_doorbell(s, qp, qp->rq_pi);
     }
 }

@@ -2,15 +2,16 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # Build Kite's qemu-system-x86_64 from Debian's QEMU 7.2 source with the kite
-# device model (qemu/) added as hw/net/kite, and install it as
-# out/qemu-system-x86_64.
+# device model (qemu/, with the RoCEv2 engine in qemu/roce/) added as
+# hw/net/kite, and install it as out/qemu-system-x86_64.
 #
 # Cache layout under ${KITE_CACHE:-/var/cache/kite}:
 #   src/                    Debian source package (apt-get source --download-only)
 #   qemu/tree-<version>/    unpacked, patched source tree with its build/ dir
 #                           (kept, so a changed device file rebuilds incrementally)
 #   qemu/bin/<hash>/        finished binaries keyed by a hash of every input
-#                           (this script, qemu/*, kite_hw.h, source version)
+#                           (this script, qemu/* including qemu/roce/*,
+#                           kite_hw.h, source version)
 #
 # Quiet on success; on failure prints the path of the log.
 set -euo pipefail
@@ -21,6 +22,9 @@ SRC_DIR=$CACHE/src
 QCACHE=$CACHE/qemu
 OUT=$REPO/out
 LOG=$OUT/qemu-build.log
+# Where the binary goes: out/ unless KITE_QEMU_DEST names another path (to
+# try a build before installing it for everyone).
+DEST=${KITE_QEMU_DEST:-$OUT/qemu-system-x86_64}
 # The Debian release whose QEMU (7.2) we build; plain "qemu" could resolve
 # to a newer release's source when several deb-src entries exist.
 DEB_RELEASE=bookworm
@@ -64,9 +68,10 @@ input_hash() {
 
 install_out() {
 	# Renamed into place (install_atomic): a running QEMU keeps its old inode.
-	cmp -s "$cached" "$OUT/qemu-system-x86_64" ||
-		install_atomic "$cached" "$OUT/qemu-system-x86_64" ||
-		fail "cannot install $OUT/qemu-system-x86_64"
+	mkdir -p "$(dirname "$DEST")"
+	cmp -s "$cached" "$DEST" ||
+		install_atomic "$cached" "$DEST" ||
+		fail "cannot install $DEST"
 }
 
 # cache_hit: the binary for the current inputs is cached; install it.
@@ -142,7 +147,8 @@ copy_if_changed() {
 	fi
 }
 
-# Device sources: qemu/ mirrored into hw/net/kite/, plus the ABI header.
+# Device sources: qemu/ (and the engine, qemu/roce/) mirrored into
+# hw/net/kite/, plus the ABI header.
 kdir=$tree/hw/net/kite
 mkdir -p "$kdir"
 (cd "$REPO/qemu" && find . -type f) | while read -r f; do

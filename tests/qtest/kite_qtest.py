@@ -480,11 +480,15 @@ class Kite:
 
 
 # struct kite_stats: counters after the eight u32 object counts.
-STATS_SIZE = 160
+STATS_SIZE = 240
 STATS_U64 = ["eth_tx_packets", "eth_tx_bytes", "eth_rx_packets",
              "eth_rx_bytes", "eth_rx_dropped", "eth_tx_errors",
              "roce_tx_packets", "roce_rx_packets", "roce_retransmits",
-             "roce_icrc_errors", "eq_events_dropped", "db_rejected"]
+             "roce_icrc_errors", "eq_events_dropped", "db_rejected",
+             "roce_tx_bytes", "roce_rx_bytes", "roce_naks_sent",
+             "roce_naks_rcvd", "roce_rnr_naks_sent", "roce_rnr_naks_rcvd",
+             "roce_dup_requests", "roce_rx_dropped", "roce_timeouts",
+             "wire_dropped"]
 
 
 def stats(d):
@@ -540,7 +544,8 @@ ENVS = {
               "-netdev", "hubport,id=h1,hubid=0",
               "-device", "kite,id=k0,netdev=h0,mac=%s,addr=04.0,"
               "x-debug-mr-map-opcode=%d" % (MAC_A, DEBUG_MR_MAP),
-              "-device", "kite,id=k1,netdev=h1,mac=%s,addr=05.0" % MAC_B,
+              "-device", "kite,id=k1,netdev=h1,mac=%s,addr=05.0,"
+              "wire-seed=7" % MAC_B,
               "-device", "kite,id=k2,mac=%s,addr=06.0" % MAC_C],
              [4, 5, 6]),
     "fault": (["-device", "kite,id=k0,addr=04.0,fault-opcode=%d" %
@@ -889,7 +894,7 @@ def test_out_buffer_too_short(env):
     d = env.dev[0]
     d.bring_up()
     for op, size in ((C.KITE_CMD_QUERY_DEVICE, 128),
-                     (C.KITE_CMD_QUERY_STATS, 160)):
+                     (C.KITE_CMD_QUERY_STATS, STATS_SIZE)):
         st, _, raw = d.query(op, size, buflen=size - 1)
         check_eq(st, C.KITE_STS_BAD_PARAM, "opcode 0x%x short buffer" % op)
         check_eq(raw, b"\xee" * size, "buffer untouched")
@@ -1008,7 +1013,7 @@ def test_gids(env):
     for name, payload, want in checks:
         st, _ = d.exec(C.KITE_CMD_ADD_GID, payload)
         check_eq(st, want, name)
-    st, _, raw = d.query(C.KITE_CMD_QUERY_STATS, 160)
+    st, _, raw = d.query(C.KITE_CMD_QUERY_STATS, STATS_SIZE)
     check_eq(struct.unpack_from("<I", raw, 24)[0], 2, "num_gid")
     d.exec_ok(C.KITE_CMD_DEL_GID, gid_payload(bytes(16), 0))
     st, _ = d.exec(C.KITE_CMD_DEL_GID, gid_payload(bytes(16), 0))
@@ -1027,9 +1032,9 @@ def test_query_stats(env):
     d.exec_ok(C.KITE_CMD_ALLOC_PD, uctx=u)
     d.exec_ok(C.KITE_CMD_CREATE_EQ,
               eq_payload(d.eq_rings, 1, 12, 8, C.KITE_MSIX_COMP_BASE))
-    st, out, raw = d.query(C.KITE_CMD_QUERY_STATS, 160)
+    st, out, raw = d.query(C.KITE_CMD_QUERY_STATS, STATS_SIZE)
     check_eq(st, C.KITE_STS_OK, "status")
-    check_eq(out[0], 160, "out[0]")
+    check_eq(out[0], STATS_SIZE, "out[0]")
     n = struct.unpack_from("<8I", raw)
     check_eq(n[0], 1, "num_uctx")
     check_eq(n[1], 2, "num_pd")
@@ -1332,12 +1337,12 @@ def test_eth_tx_rx(env):
                  "TX of %d bytes" % n)
 
     # Counters.
-    st, _, raw = a.query(C.KITE_CMD_QUERY_STATS, 160)
+    st, _, raw = a.query(C.KITE_CMD_QUERY_STATS, STATS_SIZE)
     txp, txb, rxp, rxb, rxd, txe = struct.unpack_from("<6Q", raw, 32)
     check_eq(txp, 6, "a eth_tx_packets")
     check_eq(txb, 214 + 60 + 1514 + 74 + 74 + 214, "a eth_tx_bytes")
     check_eq(txe, 2, "a eth_tx_errors")
-    st, _, raw = b.query(C.KITE_CMD_QUERY_STATS, 160)
+    st, _, raw = b.query(C.KITE_CMD_QUERY_STATS, STATS_SIZE)
     txp, txb, rxp, rxb, rxd, txe = struct.unpack_from("<6Q", raw, 32)
     check_eq(rxp, 4, "b eth_rx_packets")
     check_eq(rxb, 214 + 60 + 1514 + 74, "b eth_rx_bytes")
@@ -1464,7 +1469,7 @@ def test_fault_opcode(env):
     check_eq(out[0], 0, "no handle")
     st, _ = d.exec(C.KITE_CMD_ALLOC_UCTX)
     check_eq(st, C.KITE_STS_OK, "other opcodes work")
-    st, _, raw = d.query(C.KITE_CMD_QUERY_STATS, 160)
+    st, _, raw = d.query(C.KITE_CMD_QUERY_STATS, STATS_SIZE)
     check_eq(struct.unpack_from("<I", raw, 4)[0], 0, "num_pd (not executed)")
 
 
@@ -2632,6 +2637,805 @@ def test_mr_map(env):
     check(res.returncode != 0 and b"must be above" in res.stdout,
           "debug opcode 0x%x accepted: %r" % (C.KITE_CMD_REG_MR,
                                               res.stdout[-200:]))
+
+
+# --------------------------------------------------------------------------
+# Data path: the RoCEv2 engine behind doorbells, CQEs and events
+# --------------------------------------------------------------------------
+
+CQE_SIZE = 32
+SQ_LOG, SQ_STRIDE = 4, 7        # 16 x 128 B
+RQ_LOG, RQ_STRIDE = 4, 5        # 16 x 32 B: one SGE
+MR_IOVA = 0x5550000
+MR_PAGES = 16
+ACC_ALL = (C.KITE_ACCESS_LOCAL_WRITE | C.KITE_ACCESS_REMOTE_WRITE |
+           C.KITE_ACCESS_REMOTE_READ | C.KITE_ACCESS_REMOTE_ATOMIC)
+RC_TIMEOUT = 14                 # 4.096 us << 14 = 67 ms of virtual time
+
+
+def db_write(d, off, num, index, flags=0, page=0):
+    d.q.writeq(d.db + page * C.KITE_DB_PAGE_SIZE + off,
+               (index << C.KITE_DB_INDEX_SHIFT) |
+               (flags << C.KITE_DB_FLAGS_SHIFT) | num)
+
+
+class Cq:
+    """A kernel CQ whose ring the test polls like a consumer."""
+
+    def __init__(self, r, index, log_depth=4, eqn=None):
+        self.d = r.d
+        self.ring = r.cq_ring + index * 0x1000
+        self.log = log_depth
+        r.d.q.memset(self.ring, CQE_SIZE << log_depth, 0)   # as a driver does
+        self.cqn = r.d.exec_ok(C.KITE_CMD_CREATE_CQ, cq_payload(
+            pbl(self.ring, 1), log_depth, r.eqn if eqn is None else eqn))[0]
+        self.ci = 0
+
+    def peek(self, index):
+        raw = self.d.q.read(self.ring + (index % (1 << self.log)) *
+                            CQE_SIZE, CQE_SIZE)
+        f = struct.unpack("<IHBBIIIHBB6sBB", raw)
+        names = ["qpn", "wqe_idx", "opcode", "status", "byte_len", "imm",
+                 "src_qp", "pkey_index", "sl", "vendor_err", "smac",
+                 "reserved", "flags"]
+        return dict(zip(names, f)), raw
+
+    def ready(self, index):
+        phase = ((index >> self.log) & 1) ^ 1
+        return self.peek(index)[0]["flags"] & C.KITE_CQE_F_PHASE == phase
+
+    def poll(self, what, timeout=POLL_TIMEOUT, step=None):
+        """Next CQE (waits for it); advances the consumer index."""
+        deadline = time.time() + timeout
+        while not self.ready(self.ci):
+            if time.time() > deadline:
+                raise TestFailure("no CQE %d on CQ %d: %s" %
+                                  (self.ci, self.cqn, what))
+            if step:
+                step()
+            time.sleep(0.002)
+        cqe, _ = self.peek(self.ci)
+        self.ci += 1
+        return cqe
+
+    def empty(self):
+        return not self.ready(self.ci)
+
+    def doorbell(self, flags=0):
+        db_write(self.d, C.KITE_DB_CQ, self.cqn, self.ci, flags)
+
+
+class Qp:
+    """A kernel RC QP with its own rings; WQEs built like a driver does."""
+
+    def __init__(self, r, index, pd, scq, rcq, qp_type=C.KITE_QPT_RC,
+                 sq_log=SQ_LOG):
+        self.d, self.r = r.d, r
+        self.sq = r.sq_ring + index * 0x2000
+        self.rq = r.rq_ring + index * 0x1000
+        self.sq_log, self.rq_log = sq_log, RQ_LOG
+        self.qpn = r.d.exec_ok(C.KITE_CMD_CREATE_QP, qp_payload(
+            pd, scq.cqn, rcq.cqn, pbl(self.sq, 1), pbl(self.rq, 1),
+            qp_type=qp_type, sq_log=sq_log, sq_stride=SQ_STRIDE,
+            rq_log=RQ_LOG, rq_stride=RQ_STRIDE))[0]
+        self.sq_pi = self.rq_pi = 0
+
+    def connect(self, dest_qpn, dgid, dmac, sq_psn, rq_psn, net_type=0,
+                sgid_index=0, mtu=C.KITE_MTU_1024, rnr_retry=7, uc=False):
+        r = self.r
+        av = av_bytes(dgid, dmac=dmac, sgid_index=sgid_index,
+                      net_type=net_type)
+        r.modify_ok(self.qpn, "RESET -> INIT", state=C.KITE_QPS_INIT,
+                    pkey_index=0, port=1,
+                    access_flags=C.KITE_ACCESS_REMOTE_WRITE if uc else
+                    ACC_ALL)
+        if uc:
+            r.modify_ok(self.qpn, "UC INIT -> RTR", state=C.KITE_QPS_RTR,
+                        av=av, path_mtu=mtu, dest_qpn=dest_qpn,
+                        rq_psn=rq_psn)
+            r.modify_ok(self.qpn, "UC RTR -> RTS", state=C.KITE_QPS_RTS,
+                        sq_psn=sq_psn)
+            return
+        r.modify_ok(self.qpn, "INIT -> RTR", state=C.KITE_QPS_RTR, av=av,
+                    path_mtu=mtu, dest_qpn=dest_qpn, rq_psn=rq_psn,
+                    max_dest_rd_atomic=4, min_rnr_timer=1)
+        r.modify_ok(self.qpn, "RTR -> RTS", state=C.KITE_QPS_RTS,
+                    sq_psn=sq_psn, timeout=RC_TIMEOUT, retry_cnt=7,
+                    rnr_retry=rnr_retry, max_rd_atomic=4)
+
+    def post_recv(self, addr, length, lkey, ring=True):
+        slot = self.rq_pi % (1 << self.rq_log)
+        wqe = struct.pack("<B15x", 1) + struct.pack("<QII", addr, length,
+                                                    lkey)
+        self.d.q.write(self.rq + (slot << RQ_STRIDE), wqe)
+        self.rq_pi += 1
+        if ring:
+            db_write(self.d, C.KITE_DB_RQ, self.qpn, self.rq_pi)
+        return slot
+
+    def post_send(self, opcode, sges=(), seg=b"", flags=None, imm=0,
+                  ring=True):
+        if flags is None:
+            flags = C.KITE_WQE_F_SIGNALED
+        slot = self.sq_pi % (1 << self.sq_log)
+        wqe = struct.pack("<BBBBHHII", opcode, flags, len(sges), 0, 0, 0,
+                          imm, 0) + seg
+        for addr, length, lkey in sges:
+            wqe += struct.pack("<QII", addr, length, lkey)
+        self.d.q.write(self.sq + (slot << SQ_STRIDE), wqe)
+        self.sq_pi += 1
+        if ring:
+            db_write(self.d, C.KITE_DB_SQ, self.qpn, self.sq_pi)
+        return slot
+
+    def stats(self, uctx=0, buflen=128):
+        d = self.d
+        d.q.memset(d.outbuf, 0x100, 0xee)
+        st, out = d.exec(C.KITE_CMD_QUERY_QP_STATS,
+                         query_obj(self.qpn, d.outbuf, buflen), uctx=uctx)
+        if st != C.KITE_STS_OK:
+            return st, None
+        check_eq(out[0], 128, "QUERY_QP_STATS out[0]")
+        names = ["tx_packets", "tx_bytes", "rx_packets", "rx_bytes",
+                 "retransmits", "timeouts", "naks_sent", "naks_rcvd",
+                 "rnr_naks_sent", "rnr_naks_rcvd", "dup_requests"]
+        raw = d.q.read(d.outbuf, 128)
+        check_eq(raw[88:], bytes(40), "QUERY_QP_STATS reserved")
+        return st, dict(zip(names, struct.unpack_from("<11Q", raw)))
+
+
+class Node:
+    """One device's RDMA setup: PD, MR over 16 pages, CQs."""
+
+    def __init__(self, d, mac):
+        self.d = d
+        self.r = Rdma(d)
+        d.q.memset(d.eq_rings, PAGE, 0)     # the completion EQ's ring
+        self.mac = mac_bytes(mac)
+        self.pd = d.exec_ok(C.KITE_CMD_ALLOC_PD)[0]
+        self.buf = self.r.pages
+        d.q.memset(self.buf, MR_PAGES * PAGE, 0)
+        self.key = d.exec_ok(C.KITE_CMD_REG_MR, reg_mr_payload(
+            self.pd, ACC_ALL, MR_IOVA, MR_PAGES * PAGE,
+            pbl(self.buf, MR_PAGES), 0x31))[0]
+        self.ncq = 0
+        self.nqp = 0
+
+    def cq(self, log_depth=4, eqn=None):
+        c = Cq(self.r, self.ncq, log_depth, eqn)
+        self.ncq += 1
+        return c
+
+    def qp(self, scq, rcq, **kw):
+        q = Qp(self.r, self.nqp, self.pd, scq, rcq, **kw)
+        self.nqp += 1
+        return q
+
+    def va(self, off):
+        return MR_IOVA + off
+
+    def write(self, off, data):
+        self.d.q.write(self.buf + off, data)
+
+    def read(self, off, n):
+        return self.d.q.read(self.buf + off, n)
+
+
+def pattern(n, seed):
+    return bytes((seed + i * 7 + (i >> 8)) & 0xff for i in range(n))
+
+
+def loopback_pair(env, dev=0, mac=MAC_A, send_cq_log=4, uc=False,
+                  rnr_retry=7):
+    """Two connected RC (or UC) QPs on one device (AV dmac = its MAC)."""
+    n = Node(env.dev[dev], mac)
+    a_cq, b_cq = n.cq(send_cq_log), n.cq()
+    qp_type = C.KITE_QPT_UC if uc else C.KITE_QPT_RC
+    a = n.qp(a_cq, a_cq, qp_type=qp_type)
+    b = n.qp(b_cq, b_cq, qp_type=qp_type)
+    a.connect(b.qpn, V4_GID, n.mac, sq_psn=0x100, rq_psn=0x200, uc=uc,
+              rnr_retry=rnr_retry)
+    b.connect(a.qpn, V4_GID, n.mac, sq_psn=0x200, rq_psn=0x100, uc=uc,
+              rnr_retry=rnr_retry)
+    return n, a, a_cq, b, b_cq
+
+
+def check_cqe(cqe, qpn, wqe_idx, opcode, byte_len, status=None, what=""):
+    status = C.KITE_CQE_SUCCESS if status is None else status
+    check_eq(cqe["status"], status, what + " CQE status")
+    check_eq(cqe["qpn"], qpn, what + " CQE qpn")
+    check_eq(cqe["wqe_idx"], wqe_idx, what + " CQE wqe_idx")
+    check_eq(cqe["opcode"], opcode, what + " CQE opcode")
+    if byte_len is not None:
+        check_eq(cqe["byte_len"], byte_len, what + " CQE byte_len")
+
+
+def async_events(d, count):
+    """The first count async EQEs after bring-up: [(type, data)]."""
+    ev = []
+    for i in range(count):
+        wait_for(lambda: d.eqe(i)[3] & 1 == ((i >> d.aeq_log) & 1) ^ 1,
+                 "async event %d" % i)
+        data, _, typ, _ = d.eqe(i)
+        ev.append((typ, data))
+    return ev
+
+
+def comp_eqe(r, index):
+    raw = r.d.q.read(r.d.eq_rings + (index % 256) * 16, 16)
+    data, data2, _, _, typ, flags = struct.unpack("<IIIHBB", raw)
+    return data, typ, flags
+
+
+@test("main")
+def test_dp_cap_flags(env):
+    d = env.dev[0]
+    d.bring_up()
+    want = (C.KITE_DEV_CAP_RC | C.KITE_DEV_CAP_UC | C.KITE_DEV_CAP_ATOMIC |
+            C.KITE_DEV_CAP_IPV6)
+    check_eq(d.rd(C.KITE_REG_CAP_FLAGS) & ~C.KITE_DEV_CAP_UD, want,
+             "CAP_FLAGS")
+    st, _, raw = d.query(C.KITE_CMD_QUERY_DEVICE, 128)
+    check_eq(struct.unpack_from("<I", raw, 80)[0], d.rd(C.KITE_REG_CAP_FLAGS),
+             "QUERY_DEVICE cap_flags")
+
+
+@test("main")
+def test_dp_loopback_send(env):
+    n, a, a_cq, b, b_cq = loopback_pair(env)
+    msg = pattern(3000, 5)          # three packets at MTU 1024
+    n.write(0, msg)
+    rslot = b.post_recv(n.va(0x4000), 0x2000, n.key)
+    sslot = a.post_send(C.KITE_WQE_SEND, [(n.va(0), len(msg), n.key)])
+    cqe = a_cq.poll("SEND completion")
+    check_cqe(cqe, a.qpn, sslot, C.KITE_CQE_SEND, len(msg), what="send")
+    cqe = b_cq.poll("RECV completion")
+    check_cqe(cqe, b.qpn, rslot, C.KITE_CQE_RECV, len(msg), what="recv")
+    check_eq(cqe["flags"] & C.KITE_CQE_F_IMM, 0, "recv CQE IMM flag")
+    check_eq(n.read(0x4000, len(msg)), msg, "received bytes")
+    check_eq(n.read(0x4000 + len(msg), 16), bytes(16), "bytes after msg")
+    # SEND_IMM, two WQEs behind one doorbell, the first unsignaled.
+    b.post_recv(n.va(0x6000), 0x100, n.key)
+    r2 = b.post_recv(n.va(0x6100), 0x100, n.key)
+    n.write(0x100, b"first-" * 4)
+    a.post_send(C.KITE_WQE_SEND, [(n.va(0x100), 24, n.key)], flags=0,
+                ring=False)
+    s2 = a.post_send(C.KITE_WQE_SEND_IMM, [(n.va(0x100), 6, n.key)],
+                     imm=0x78563412)
+    cqe = a_cq.poll("SEND_IMM completion")
+    check_cqe(cqe, a.qpn, s2, C.KITE_CQE_SEND, 6, what="send_imm")
+    check(a_cq.empty(), "a CQE for the unsignaled SEND")
+    b_cq.poll("first RECV")
+    cqe = b_cq.poll("RECV with immediate")
+    check_cqe(cqe, b.qpn, r2, C.KITE_CQE_RECV, 6, what="recv imm")
+    check(cqe["flags"] & C.KITE_CQE_F_IMM, "no IMM flag")
+    check_eq(cqe["imm"], 0x78563412, "immediate data (wire order)")
+    check_eq(n.read(0x6000, 24), b"first-" * 4, "first message")
+    # Counters: per QP and per port.
+    st, sa = a.stats()
+    check_eq(st, C.KITE_STS_OK, "QUERY_QP_STATS")
+    _, sb = b.stats()
+    check(sa["tx_packets"] >= 5 and sa["tx_bytes"] > len(msg),
+          "requester counters: %r" % sa)
+    check(sa["rx_packets"] >= 1, "requester saw no ACK: %r" % sa)
+    check(sb["rx_packets"] >= 5 and sb["rx_bytes"] > len(msg),
+          "responder counters: %r" % sb)
+    cnt = stats(n.d)
+    check(cnt["roce_tx_packets"] >= 6 and cnt["roce_rx_packets"] >= 6,
+          "port counters: %r" % cnt)
+    check(cnt["roce_tx_bytes"] > len(msg), "roce_tx_bytes")
+    check_eq(cnt["wire_dropped"], 0, "wire_dropped")
+    check_eq(cnt["eth_rx_packets"] + cnt["eth_rx_dropped"], 0,
+             "RoCE frames reached the Ethernet port")
+    qa = n.r.query_qp(a.qpn)
+    check_eq(qa["state"], C.KITE_QPS_RTS, "QP state")
+    check_eq(qa["sq_psn"], 0x105, "QUERY_QP sq_psn after 5 packets")
+    check_eq(n.r.query_qp(b.qpn)["rq_psn"], 0x105, "QUERY_QP rq_psn")
+
+
+@test("main")
+def test_dp_loopback_write_read_atomic(env):
+    n, a, a_cq, b, b_cq = loopback_pair(env)
+    data = pattern(5000, 9)
+    n.write(0, data)
+    # WRITE 5000 bytes from offset 0 to offset 0x8000 (B's side of the MR).
+    raddr = struct.pack("<QII", n.va(0x8000), n.key, 0)
+    s = a.post_send(C.KITE_WQE_WRITE, [(n.va(0), len(data), n.key)], raddr)
+    check_cqe(a_cq.poll("WRITE"), a.qpn, s, C.KITE_CQE_WRITE, len(data),
+              what="write")
+    check_eq(n.read(0x8000, len(data)), data, "written bytes")
+    check(b_cq.empty(), "WRITE consumed a receive")
+    # READ them back into offset 0x2000 over two SGEs.
+    raddr = struct.pack("<QII", n.va(0x8000), n.key, 0)
+    s = a.post_send(C.KITE_WQE_READ, [(n.va(0x2000), 1000, n.key),
+                                      (n.va(0x3000), 4000, n.key)], raddr)
+    check_cqe(a_cq.poll("READ"), a.qpn, s, C.KITE_CQE_READ, len(data),
+              what="read")
+    check_eq(n.read(0x2000, 1000) + n.read(0x3000, 4000), data, "read bytes")
+    # FETCH_ADD and CMP_SWP on an 8-byte word at 0xa000.
+    n.write(0xa000, struct.pack("<Q", 1000))
+    seg = struct.pack("<QIIQQ", n.va(0xa000), n.key, 0, 5, 0)
+    s = a.post_send(C.KITE_WQE_FETCH_ADD, [(n.va(0xb000), 8, n.key)], seg)
+    check_cqe(a_cq.poll("FETCH_ADD"), a.qpn, s, C.KITE_CQE_FETCH_ADD, None,
+              what="fetch_add")
+    check_eq(struct.unpack("<Q", n.read(0xb000, 8))[0], 1000, "original")
+    check_eq(struct.unpack("<Q", n.read(0xa000, 8))[0], 1005, "sum")
+    seg = struct.pack("<QIIQQ", n.va(0xa000), n.key, 0, 77, 1005)
+    s = a.post_send(C.KITE_WQE_CMP_SWP, [(n.va(0xb008), 8, n.key)], seg)
+    check_cqe(a_cq.poll("CMP_SWP"), a.qpn, s, C.KITE_CQE_CMP_SWP, None,
+              what="cmp_swp")
+    check_eq(struct.unpack("<Q", n.read(0xb008, 8))[0], 1005, "original 2")
+    check_eq(struct.unpack("<Q", n.read(0xa000, 8))[0], 77, "swapped")
+    # A bad rkey: remote access error, the QP goes to ERR.
+    raddr = struct.pack("<QII", n.va(0x8000), n.key ^ 0x100, 0)
+    s = a.post_send(C.KITE_WQE_WRITE, [(n.va(0), 16, n.key)], raddr)
+    cqe = a_cq.poll("WRITE with a bad rkey")
+    check_eq(cqe["status"], C.KITE_CQE_REM_ACCESS_ERR, "bad rkey status")
+    check_eq(cqe["wqe_idx"], s, "bad rkey wqe_idx")
+    wait_for(lambda: n.r.query_qp(a.qpn)["state"] == C.KITE_QPS_ERR,
+             "requester QP in ERR")
+
+
+@test("main")
+def test_dp_cq_arming(env):
+    n, a, a_cq, b, b_cq = loopback_pair(env)
+    r = n.r
+    vec = C.KITE_MSIX_COMP_BASE
+    n.d.eq_doorbell(r.eqn, 0, True)
+    n.d.take_irq(vec)
+    b_cq.doorbell(C.KITE_DB_CQ_ARM_NEXT)
+    out = n.d.exec_ok(C.KITE_CMD_QUERY_CQ, query_obj(b_cq.cqn))
+    check_eq(out[2], C.KITE_CQ_FLAG_ARMED, "armed")
+    n.write(0, b"hello")
+    b.post_recv(n.va(0x1000), 64, n.key)
+    a.post_send(C.KITE_WQE_SEND, [(n.va(0), 5, n.key)])
+    b_cq.poll("RECV")
+    a_cq.poll("SEND")
+    wait_for(lambda: comp_eqe(r, 0)[2] & 1 == 1, "completion EQE")
+    data, typ, _ = comp_eqe(r, 0)
+    check_eq(typ, C.KITE_EVT_COMPLETION, "EQE type")
+    check_eq(data, b_cq.cqn, "EQE cqn")
+    check(n.d.take_irq(vec), "no completion interrupt")
+    out = n.d.exec_ok(C.KITE_CMD_QUERY_CQ, query_obj(b_cq.cqn))
+    check_eq(out[2], 0, "arm is one-shot")
+    check_eq(out[3], 1, "CQ producer index")
+    # Not armed: no event for the next CQE.
+    b.post_recv(n.va(0x1000), 64, n.key)
+    a.post_send(C.KITE_WQE_SEND, [(n.va(0), 5, n.key)])
+    b_cq.poll("RECV 2")
+    a_cq.poll("SEND 2")
+    check_eq(comp_eqe(r, 1)[2] & 1, 0, "EQE without arming")
+    # ARM_SOLICITED: an unsolicited SEND raises nothing, a solicited one
+    # does.
+    b_cq.doorbell(C.KITE_DB_CQ_ARM_SOLICITED)
+    b.post_recv(n.va(0x1000), 64, n.key)
+    a.post_send(C.KITE_WQE_SEND, [(n.va(0), 5, n.key)])
+    b_cq.poll("RECV 3")
+    a_cq.poll("SEND 3")
+    check_eq(comp_eqe(r, 1)[2] & 1, 0, "EQE for an unsolicited CQE")
+    b.post_recv(n.va(0x1000), 64, n.key)
+    a.post_send(C.KITE_WQE_SEND, [(n.va(0), 5, n.key)],
+                flags=C.KITE_WQE_F_SIGNALED | C.KITE_WQE_F_SOLICITED)
+    cqe = b_cq.poll("solicited RECV")
+    check(cqe["flags"] & C.KITE_CQE_F_SOLICITED, "no SOLICITED flag")
+    a_cq.poll("SEND 4")
+    wait_for(lambda: comp_eqe(r, 1)[2] & 1 == 1, "solicited EQE")
+    check_eq(comp_eqe(r, 1)[:2], (b_cq.cqn, C.KITE_EVT_COMPLETION),
+             "solicited EQE")
+
+
+@test("main")
+def test_dp_sq_doorbell_beyond_depth(env):
+    n, a, a_cq, b, b_cq = loopback_pair(env)
+    d = n.d
+    db_write(d, C.KITE_DB_SQ, a.qpn, (1 << SQ_LOG) + 1)
+    wait_for(lambda: n.r.query_qp(a.qpn)["state"] == C.KITE_QPS_ERR,
+             "QP in ERR")
+    check_eq(async_events(d, 1), [(C.KITE_EVT_QP_FATAL, a.qpn)],
+             "async events")
+    check(d.status() & C.KITE_STATUS_READY, "device not READY")
+    # A QP doorbell on a foreign page changes nothing.
+    u = d.exec_ok(C.KITE_CMD_ALLOC_UCTX)[0]
+    rej = stats(d)["db_rejected"]
+    db_write(d, C.KITE_DB_SQ, b.qpn, 1, page=u)
+    check_eq(stats(d)["db_rejected"], rej + 1, "foreign SQ doorbell")
+    check_eq(n.r.query_qp(b.qpn)["state"], C.KITE_QPS_RTS, "b still RTS")
+
+
+@test("main")
+def test_dp_cq_overflow(env):
+    n, a, a_cq, b, b_cq = loopback_pair(env, send_cq_log=2)
+    d = n.d
+    raddr = struct.pack("<QII", n.va(0x8000), n.key, 0)
+    for i in range(5):
+        a.post_send(C.KITE_WQE_WRITE, [(n.va(0), 8, n.key)], raddr,
+                    ring=False)
+    db_write(d, C.KITE_DB_SQ, a.qpn, a.sq_pi)
+    for i in range(4):
+        a_cq.poll("WRITE %d" % i)
+    ev = async_events(d, 2)
+    check((C.KITE_EVT_CQ_ERR, a_cq.cqn) in ev, "no CQ_ERR: %r" % ev)
+    check((C.KITE_EVT_QP_FATAL, a.qpn) in ev, "no QP_FATAL: %r" % ev)
+    check_eq(ev[0], (C.KITE_EVT_CQ_ERR, a_cq.cqn), "CQ_ERR first")
+    check_eq(n.r.query_qp(a.qpn)["state"], C.KITE_QPS_ERR, "QP state")
+    # Nothing was written over the unconsumed entries.
+    cqe, _ = a_cq.peek(0)
+    check_eq((cqe["wqe_idx"], cqe["flags"] & 1), (0, 1), "slot 0 intact")
+
+
+@test("main")
+def test_dp_qp_stats_permissions(env):
+    n, a, a_cq, b, b_cq = loopback_pair(env)
+    d = n.d
+    st, s0 = a.stats()
+    check_eq(st, C.KITE_STS_OK, "QUERY_QP_STATS")
+    check_eq(s0["tx_packets"], 0, "tx_packets of a new QP")
+    u = d.exec_ok(C.KITE_CMD_ALLOC_UCTX)[0]
+    check_eq(a.stats(uctx=u)[0], C.KITE_STS_PERMISSION, "foreign context")
+    check_eq(a.stats(buflen=127)[0], C.KITE_STS_BAD_PARAM, "short buffer")
+    st, _ = d.exec(C.KITE_CMD_QUERY_QP_STATS, query_obj(0x777, d.outbuf, 128))
+    check_eq(st, C.KITE_STS_BAD_HANDLE, "unknown QP")
+    n.write(0, b"x" * 100)
+    raddr = struct.pack("<QII", n.va(0x8000), n.key, 0)
+    a.post_send(C.KITE_WQE_WRITE, [(n.va(0), 100, n.key)], raddr)
+    a_cq.poll("WRITE")
+    _, s1 = a.stats()
+    _, sb = b.stats()
+    check_eq(s1["tx_packets"], 1, "tx_packets after one WRITE")
+    check(s1["tx_bytes"] >= 100, "tx_bytes %d" % s1["tx_bytes"])
+    check_eq(sb["rx_packets"], 1, "responder rx_packets")
+    check_eq(sb["tx_packets"], 1, "responder ACKs")
+
+
+def hmp(env, line):
+    return env.q.qmp("human-monitor-command", **{"command-line": line})
+
+
+@test("main")
+def test_dp_wire_faults(env):
+    n, a, a_cq, b, b_cq = loopback_pair(env)
+    d = n.d
+    q = env.q
+    check_eq(q.qmp("qom-get", path="/machine/peripheral/k0",
+                   property="wire-seed"), 1, "default wire-seed")
+    check_eq(q.qmp("qom-get", path="/machine/peripheral/k1",
+                   property="wire-seed"), 7, "wire-seed set by -device")
+    out = hmp(env, "qom-set /machine/peripheral/k0 wire-drop-ppm 1000001")
+    check("at most" in out, "out-of-range ppm accepted: %r" % out)
+    raddr = struct.pack("<QII", n.va(0x8000), n.key, 0)
+    n.write(0, pattern(64, 3))
+    try:
+        # Every frame dropped: nothing completes, wire_dropped counts.
+        hmp(env, "qom-set /machine/peripheral/k0 wire-drop-ppm 1000000")
+        check_eq(q.qmp("qom-get", path="/machine/peripheral/k0",
+                       property="wire-drop-ppm"), 1000000, "qom-get")
+        a.post_send(C.KITE_WQE_WRITE, [(n.va(0), 64, n.key)], raddr)
+        wait_for(lambda: stats(d)["wire_dropped"] >= 1, "dropped frame")
+        time.sleep(0.05)
+        check(a_cq.empty(), "completion without a wire")
+        # The wire works again; the retransmit timer (virtual time) resends.
+        hmp(env, "qom-set /machine/peripheral/k0 wire-drop-ppm 0")
+        q.cmd("clock_step %d" % (300 * 1000 * 1000))
+        check_cqe(a_cq.poll("WRITE after retransmission",
+                            step=lambda: q.cmd("clock_step 100000000")),
+                  a.qpn, 0, C.KITE_CQE_WRITE, 64, what="retransmitted")
+        check_eq(n.read(0x8000, 64), pattern(64, 3), "written bytes")
+        cnt = stats(d)
+        check(cnt["roce_retransmits"] >= 1 and cnt["roce_timeouts"] >= 1,
+              "retransmit counters: %r" % cnt)
+        # Every frame duplicated: the responder sees duplicates, the data
+        # and completions are exactly once.
+        hmp(env, "qom-set /machine/peripheral/k0 wire-dup-ppm 1000000")
+        msg = pattern(2500, 11)
+        n.write(0x1000, msg)
+        rs = b.post_recv(n.va(0x4000), 0x1000, n.key)
+        ss = a.post_send(C.KITE_WQE_SEND, [(n.va(0x1000), len(msg), n.key)])
+        check_cqe(a_cq.poll("SEND with duplicates"), a.qpn, ss,
+                  C.KITE_CQE_SEND, len(msg), what="dup send")
+        check_cqe(b_cq.poll("RECV with duplicates"), b.qpn, rs,
+                  C.KITE_CQE_RECV, len(msg), what="dup recv")
+        check_eq(n.read(0x4000, len(msg)), msg, "received bytes")
+        wait_for(lambda: stats(d)["roce_dup_requests"] >= 1,
+                 "duplicate requests counted")
+        time.sleep(0.02)
+        check(b_cq.empty(), "a second RECV completion")
+        # Reordering: every other frame held back and sent after the next
+        # one (a lone held frame goes out on a short timer).
+        hmp(env, "qom-set /machine/peripheral/k0 wire-dup-ppm 0")
+        hmp(env, "qom-set /machine/peripheral/k0 wire-reorder-ppm 1000000")
+        for i in range(3):
+            rs = b.post_recv(n.va(0x4000), 0x1000, n.key)
+            ss = a.post_send(C.KITE_WQE_SEND,
+                             [(n.va(0x1000), len(msg), n.key)])
+            step = lambda: q.cmd("clock_step 1000000")
+            check_cqe(a_cq.poll("reordered SEND %d" % i, step=step), a.qpn,
+                      ss, C.KITE_CQE_SEND, len(msg), what="reordered send")
+            check_cqe(b_cq.poll("reordered RECV %d" % i, step=step), b.qpn,
+                      rs, C.KITE_CQE_RECV, len(msg), what="reordered recv")
+            check_eq(n.read(0x4000, len(msg)), msg, "reordered bytes")
+    finally:
+        for prop in ("wire-drop-ppm", "wire-dup-ppm", "wire-reorder-ppm"):
+            hmp(env, "qom-set /machine/peripheral/k0 %s 0" % prop)
+
+
+@test("main")
+def test_dp_two_devices_eth_ring_full(env):
+    """RC between two NICs on a hub while b's Ethernet ring has no buffer.
+
+    A plain Ethernet frame for b waits for an RX buffer; the RoCEv2 frames
+    behind it still reach b's engine at once.
+    """
+    da, db = env.dev[0], env.dev[1]
+    na, nb = Node(da, MAC_A), Node(db, MAC_B)
+    eth_setup(na.d)
+    eth_setup(nb.d)
+    eth_send(da, frame_to(mac_bytes(MAC_B), mac_bytes(MAC_A), 100, 1))
+    a_cq, b_cq = na.cq(), nb.cq()
+    a = na.qp(a_cq, a_cq)
+    b = nb.qp(b_cq, b_cq)
+    # Both use GID index 1 (IPv6); b's GID table holds a different address.
+    db.exec_ok(C.KITE_CMD_DEL_GID, gid_payload(bytes(16), 1))
+    db.exec_ok(C.KITE_CMD_ADD_GID, gid_payload(V6_DGID, 1, 1))
+    a.connect(b.qpn, V6_DGID, nb.mac, 0x10, 0x20, net_type=1, sgid_index=1)
+    b.connect(a.qpn, V6_GID, na.mac, 0x20, 0x10, net_type=1, sgid_index=1)
+    msg = pattern(4000, 21)
+    na.write(0, msg)
+    rs = b.post_recv(nb.va(0x2000), 0x2000, nb.key)
+    ss = a.post_send(C.KITE_WQE_SEND, [(na.va(0), len(msg), na.key)])
+    check_cqe(a_cq.poll("SEND over the hub"), a.qpn, ss, C.KITE_CQE_SEND,
+              len(msg), what="send")
+    check_cqe(b_cq.poll("RECV over the hub"), b.qpn, rs, C.KITE_CQE_RECV,
+              len(msg), what="recv")
+    check_eq(nb.read(0x2000, len(msg)), msg, "received bytes")
+    check_eq(db.rd(C.KITE_REG_ETH_RX_CI), 0, "Ethernet frame delivered")
+    # The Ethernet frame is still waiting and arrives with a buffer.
+    buf = eth_post_rx(nb.d)
+    wait_for(lambda: db.rd(C.KITE_REG_ETH_RX_CI) == 1, "Ethernet frame")
+    check_eq(db.q.read(buf, 114),
+             frame_to(mac_bytes(MAC_B), mac_bytes(MAC_A), 100, 1),
+             "Ethernet frame bytes")
+    # Link down: a's frames are dropped and counted; the requester retries
+    # once the link is back.
+    before = stats(da)["eth_tx_errors"]
+    try:
+        env.q.qmp("set_link", name="k0", up=False)
+        rs = b.post_recv(nb.va(0x2000), 0x2000, nb.key)
+        ss = a.post_send(C.KITE_WQE_SEND, [(na.va(0), 100, na.key)])
+        wait_for(lambda: stats(da)["eth_tx_errors"] > before,
+                 "frame dropped with the link down")
+    finally:
+        env.q.qmp("set_link", name="k0", up=True)
+    step = lambda: env.q.cmd("clock_step 100000000")
+    check_cqe(a_cq.poll("SEND after link up", step=step), a.qpn, ss,
+              C.KITE_CQE_SEND, 100, what="send after link up")
+    check_cqe(b_cq.poll("RECV after link up", step=step), b.qpn, rs,
+              C.KITE_CQE_RECV, 100, what="recv after link up")
+
+
+@test("main")
+def test_dp_uc_loopback(env):
+    n, a, a_cq, b, b_cq = loopback_pair(env, uc=True)
+    msg = pattern(2100, 13)
+    n.write(0, msg)
+    rs = b.post_recv(n.va(0x4000), 0x1000, n.key)
+    ss = a.post_send(C.KITE_WQE_SEND, [(n.va(0), len(msg), n.key)])
+    check_cqe(a_cq.poll("UC SEND"), a.qpn, ss, C.KITE_CQE_SEND, len(msg),
+              what="uc send")
+    check_cqe(b_cq.poll("UC RECV"), b.qpn, rs, C.KITE_CQE_RECV, len(msg),
+              what="uc recv")
+    check_eq(n.read(0x4000, len(msg)), msg, "UC received bytes")
+    # WRITE_IMM consumes a receive and writes no buffer of it.
+    rs = b.post_recv(n.va(0x6000), 0x100, n.key)
+    raddr = struct.pack("<QII", n.va(0x8000), n.key, 0)
+    ss = a.post_send(C.KITE_WQE_WRITE_IMM, [(n.va(0), 1500, n.key)], raddr,
+                     imm=0x11223344)
+    check_cqe(a_cq.poll("UC WRITE_IMM"), a.qpn, ss, C.KITE_CQE_WRITE, 1500,
+              what="uc write_imm")
+    cqe = b_cq.poll("UC RECV_WRITE_IMM")
+    check_cqe(cqe, b.qpn, rs, C.KITE_CQE_RECV_WRITE_IMM, 1500,
+              what="uc recv_write_imm")
+    check_eq(cqe["imm"], 0x11223344, "immediate data")
+    check_eq(n.read(0x8000, 1500), msg[:1500], "UC written bytes")
+    check_eq(n.read(0x6000, 16), bytes(16), "receive buffer untouched")
+
+
+@test("main")
+def test_dp_rnr_and_flush(env):
+    n, a, a_cq, b, b_cq = loopback_pair(env, rnr_retry=0)
+    # No receive posted and rnr_retry 0: RNR retry exceeded at once.
+    n.write(0, b"rnr")
+    s = a.post_send(C.KITE_WQE_SEND, [(n.va(0), 3, n.key)])
+    cqe = a_cq.poll("SEND without a receive",
+                    step=lambda: n.d.q.cmd("clock_step 10000000"))
+    check_cqe(cqe, a.qpn, s, C.KITE_CQE_SEND, None,
+              status=C.KITE_CQE_RNR_RETRY_EXC_ERR, what="rnr")
+    wait_for(lambda: n.r.query_qp(a.qpn)["state"] == C.KITE_QPS_ERR,
+             "requester in ERR")
+    check(stats(n.d)["roce_rnr_naks_sent"] >= 1, "RNR NAK not counted")
+    # Work posted to a QP in ERR is flushed, signaled or not, in order.
+    s1 = a.post_send(C.KITE_WQE_SEND, [(n.va(0), 3, n.key)], flags=0)
+    for want in (s1,):
+        cqe = a_cq.poll("flushed SEND")
+        check_cqe(cqe, a.qpn, want, C.KITE_CQE_SEND, None,
+                  status=C.KITE_CQE_WR_FLUSH_ERR, what="flushed send")
+    # Receives of a QP moved to ERR by MODIFY_QP are flushed.
+    r1 = b.post_recv(n.va(0x4000), 64, n.key)
+    r2 = b.post_recv(n.va(0x4040), 64, n.key)
+    n.r.modify_ok(b.qpn, "RTS -> ERR", state=C.KITE_QPS_ERR)
+    for want in (r1, r2):
+        check_cqe(b_cq.poll("flushed RECV"), b.qpn, want, C.KITE_CQE_RECV,
+                  None, status=C.KITE_CQE_WR_FLUSH_ERR, what="flushed recv")
+
+
+@test("main")
+def test_dp_ud_loopback(env):
+    """UD SEND between two QPs of one device.
+
+    The engine runs UD whether or not CAP_FLAGS advertises it (the bit only
+    tells drivers to offer UD QPs).
+    """
+    d = env.dev[0]
+    n = Node(d, MAC_A)
+    a_cq, b_cq = n.cq(), n.cq()
+    a = n.qp(a_cq, a_cq, qp_type=C.KITE_QPT_UD)
+    b = n.qp(b_cq, b_cq, qp_type=C.KITE_QPT_UD)
+    qkey = 0x1234
+    for q in (a, b):
+        n.r.modify_ok(q.qpn, "UD to INIT", state=C.KITE_QPS_INIT,
+                      pkey_index=0, port=1, qkey=qkey)
+        n.r.modify_ok(q.qpn, "UD to RTR", state=C.KITE_QPS_RTR)
+        n.r.modify_ok(q.qpn, "UD to RTS", state=C.KITE_QPS_RTS, sq_psn=7)
+    msg = pattern(100, 17)
+    n.write(0, msg)
+    rs = b.post_recv(n.va(0x4000), 40 + 256, n.key)
+    ud = av_bytes(V4_GID, dmac=n.mac) + struct.pack("<II", b.qpn, qkey)
+    ss = a.post_send(C.KITE_WQE_SEND, [(n.va(0), len(msg), n.key)], ud)
+    check_cqe(a_cq.poll("UD SEND"), a.qpn, ss, C.KITE_CQE_SEND, len(msg),
+              what="ud send")
+    cqe = b_cq.poll("UD RECV")
+    check_cqe(cqe, b.qpn, rs, C.KITE_CQE_RECV, 40 + len(msg),
+              what="ud recv")
+    check_eq(cqe["src_qp"], a.qpn, "UD src_qp")
+    check(cqe["flags"] & C.KITE_CQE_F_GRH, "no GRH flag")
+    check_eq(cqe["sl"], 2, "UD sl (RoCEv2 over IPv4)")
+    check_eq(cqe["smac"], n.mac, "UD smac")
+    grh = n.read(0x4000, 40)
+    check_eq(grh[:20], bytes(20), "GRH: 20 zero bytes before IPv4")
+    check_eq(grh[20] >> 4, 4, "GRH: IPv4 header")
+    check_eq(n.read(0x4000 + 40, len(msg)), msg, "UD payload")
+    # A wrong Q_Key: the datagram is dropped, no receive completes.
+    b.post_recv(n.va(0x4000), 40 + 256, n.key)
+    ud = av_bytes(V4_GID, dmac=n.mac) + struct.pack("<II", b.qpn, qkey + 1)
+    a.post_send(C.KITE_WQE_SEND, [(n.va(0), len(msg), n.key)], ud)
+    a_cq.poll("UD SEND with a wrong Q_Key")
+    time.sleep(0.05)
+    check(b_cq.empty(), "receive completed with a wrong Q_Key")
+
+
+@test("main")
+def test_dp_random_wqes(env):
+    """Garbage WQEs and doorbells: errors and flushes, never a crash."""
+    import random
+    rnd = random.Random(0x6b697465)
+    n, a, a_cq, b, b_cq = loopback_pair(env)
+    d = n.d
+    keys = [n.key, n.key ^ 0x100, 0, rnd.getrandbits(32)]
+    for rnd_i in range(12):
+        for q in (a, b):
+            ring = bytearray(rnd.getrandbits(8) for _ in range(
+                (1 << SQ_LOG) << SQ_STRIDE))
+            for slot in range(1 << SQ_LOG):
+                off = slot << SQ_STRIDE
+                ring[off] = rnd.choice([0, 1, 2, 3, 4, 5, 6, 7, 0x80])
+                ring[off + 2] = rnd.randint(0, 9)          # num_sge
+                for k in range(3):
+                    sge = off + 16 + 16 * k + rnd.choice([0, 16])
+                    struct.pack_into("<QII", ring, sge,
+                                     n.va(rnd.randrange(0, 0x10000)),
+                                     rnd.choice([0, 1, 64, 5000, 1 << 31]),
+                                     rnd.choice(keys))
+            d.q.write(q.sq, bytes(ring))
+            rq = bytearray(rnd.getrandbits(8) for _ in range(
+                (1 << RQ_LOG) << RQ_STRIDE))
+            for slot in range(1 << RQ_LOG):
+                off = slot << RQ_STRIDE
+                rq[off] = rnd.randint(0, 2)
+                struct.pack_into("<QII", rq, off + 16,
+                                 n.va(rnd.randrange(0, 0x10000)),
+                                 rnd.choice([0, 8, 4096, 70000]),
+                                 rnd.choice(keys))
+            d.q.write(q.rq, bytes(rq))
+            q.rq_pi += rnd.randint(0, 20)
+            db_write(d, C.KITE_DB_RQ, q.qpn, q.rq_pi & 0xffffffff)
+            q.sq_pi += rnd.randint(0, 20)
+            db_write(d, C.KITE_DB_SQ, q.qpn, q.sq_pi & 0xffffffff)
+        for c in (a_cq, b_cq):
+            c.ci = rnd.randint(0, 64)
+            c.doorbell(rnd.choice([0, C.KITE_DB_CQ_ARM_NEXT]))
+        env.q.cmd("clock_step %d" % rnd.choice([0, 1000000, 100000000]))
+        time.sleep(0.01)
+        if rnd_i % 4 == 3:
+            for q in (a, b):
+                n.r.modify(q.qpn, state=rnd.choice([C.KITE_QPS_ERR,
+                                                    C.KITE_QPS_RESET]))
+    time.sleep(0.1)
+    check(env.q.proc.poll() is None, "QEMU died")
+    check_eq(d.status() & (C.KITE_STATUS_READY | C.KITE_STATUS_FATAL),
+             C.KITE_STATUS_READY, "device status")
+    for q in (a, b):
+        check(n.r.query_qp(q.qpn)["state"] in (
+            C.KITE_QPS_RESET, C.KITE_QPS_ERR, C.KITE_QPS_RTS),
+            "QP state after garbage")
+    # The device still works.
+    n, a, a_cq, b, b_cq = loopback_pair(env)
+    b.post_recv(n.va(0x4000), 0x100, n.key)
+    a.post_send(C.KITE_WQE_SEND, [(n.va(0), 10, n.key)])
+    a_cq.poll("SEND after garbage")
+    b_cq.poll("RECV after garbage")
+
+
+@test("main")
+def test_dp_fatal_inside_engine(env):
+    """A fatal error raised from an engine callback stops the data path."""
+    d = env.dev[0]
+    n = Node(d, MAC_A)
+    # A completion EQ whose ring is not backed by memory.
+    bad_eq = d.exec_ok(C.KITE_CMD_CREATE_EQ, eq_payload(
+        1 << 44, 1, 12, 8, C.KITE_MSIX_COMP_BASE + 1))[0]
+    a_cq, b_cq = n.cq(eqn=bad_eq), n.cq()
+    a = n.qp(a_cq, a_cq)
+    b = n.qp(b_cq, b_cq)
+    a.connect(b.qpn, V4_GID, n.mac, sq_psn=1, rq_psn=2)
+    b.connect(a.qpn, V4_GID, n.mac, sq_psn=2, rq_psn=1)
+    a_cq.doorbell(C.KITE_DB_CQ_ARM_NEXT)
+    raddr = struct.pack("<QII", n.va(0x8000), n.key, 0)
+    for i in range(8):
+        a.post_send(C.KITE_WQE_WRITE, [(n.va(0), 100, n.key)], raddr,
+                    ring=False)
+    db_write(d, C.KITE_DB_SQ, a.qpn, a.sq_pi)
+    wait_for(lambda: d.status() & C.KITE_STATUS_FATAL, "FATAL")
+    check_eq(d.rd(C.KITE_REG_FATAL_CODE), C.KITE_FATAL_EQ_DMA, "FATAL_CODE")
+    check_eq(async_events(d, 1), [(C.KITE_EVT_DEV_FATAL,
+                                   C.KITE_FATAL_EQ_DMA)], "async event")
+    env.q.cmd("clock_step %d" % (1000 * 1000 * 1000))
+    time.sleep(0.05)
+    check(env.q.proc.poll() is None, "QEMU died")
+    # The device comes back with a reset and works.
+    n, a, a_cq, b, b_cq = loopback_pair(env)
+    b.post_recv(n.va(0x4000), 0x100, n.key)
+    a.post_send(C.KITE_WQE_SEND, [(n.va(0), 10, n.key)])
+    a_cq.poll("SEND after FATAL and reset")
+    b_cq.poll("RECV after FATAL and reset")
+
+
+@test("main")
+def test_dp_reset_drops_engine_state(env):
+    n, a, a_cq, b, b_cq = loopback_pair(env)
+    d = n.d
+    for i in range(5):
+        b.post_recv(n.va(0x4000), 0x100, n.key)
+        a.post_send(C.KITE_WQE_SEND, [(n.va(0), 10, n.key)])
+        a_cq.poll("SEND %d" % i)
+    check(stats(d)["roce_tx_packets"] >= 10, "RoCE traffic before reset")
+    n2, a2, a2_cq, b2, b2_cq = loopback_pair(env)     # reset inside
+    check_eq(stats(d)["roce_tx_packets"], 0, "counters after reset")
+    check_eq(n2.r.query_qp(a2.qpn)["state"], C.KITE_QPS_RTS, "new QP")
+    b2.post_recv(n2.va(0x4000), 0x100, n2.key)
+    a2.post_send(C.KITE_WQE_SEND, [(n2.va(0), 10, n2.key)])
+    a2_cq.poll("SEND after reset")
+    b2_cq.poll("RECV after reset")
+    tx = stats(d)["roce_tx_packets"]
+    check(2 <= tx <= 3, "roce_tx_packets %d after one SEND" % tx)
+    # Destroying a QP with an armed retransmit timer is clean.
+    hmp(env, "qom-set /machine/peripheral/k0 wire-drop-ppm 1000000")
+    try:
+        a2.post_send(C.KITE_WQE_SEND, [(n2.va(0), 10, n2.key)])
+        wait_for(lambda: stats(d)["wire_dropped"] >= 1, "dropped frame")
+        d.exec_ok(C.KITE_CMD_DESTROY_QP, destroy_payload(a2.qpn))
+        env.q.cmd("clock_step %d" % (1000 * 1000 * 1000))
+        check(d.status() & C.KITE_STATUS_READY, "not READY")
+    finally:
+        hmp(env, "qom-set /machine/peripheral/k0 wire-drop-ppm 0")
 
 
 # --------------------------------------------------------------------------
