@@ -6,7 +6,11 @@
 #                     provider (out/rdma-core), guest kernel + initramfs
 #   make check        all of the above, then every test suite; last line of
 #                     output is "N passed, N failed" (SUITES="vm host" picks)
-#   make demo         two guests linked by a socket netdev: rdma link, ip, ping
+#   make demo         two guests linked by a socket netdev: rdma link, ip, ping,
+#                     ibv_rc_pingpong and ib_write_bw between them
+#   make bench        perftest over Kite and over Soft-RoCE (rxe on virtio-net)
+#                     in the same two guests, one table with ratios (bench/run.sh;
+#                     not part of make check)
 #   make clean        remove build outputs (out/, module objects)
 #
 # Kbuild reads the top-level Kbuild file (not this Makefile) for the module.
@@ -19,7 +23,7 @@ KO := drivers/infiniband/hw/kite/kite.ko
 OUT := out
 SUITES ?=
 
-.PHONY: all deps module qemu rdma-core initramfs check demo clean
+.PHONY: all deps module qemu rdma-core initramfs check demo bench clean
 
 all: deps module qemu rdma-core initramfs
 
@@ -53,6 +57,9 @@ check:
 
 demo: all
 	@bash scripts/demo.sh
+
+bench: all
+	@bash bench/run.sh
 
 clean:
 	@kdir="$(KDIR)"; [ -n "$$kdir" ] || kdir=/lib/modules/$$(bash scripts/kver.sh 2>/dev/null)/build; \

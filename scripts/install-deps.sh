@@ -16,6 +16,7 @@ PKGS=(
 	busybox-static iproute2 ethtool iputils-ping netcat-openbsd
 	libcmocka-dev dpkg-dev
 	cmake libnl-3-dev libnl-route-3-dev libudev-dev
+	perftest
 )
 # Wait for another apt/dpkg (e.g. unattended-upgrades) instead of failing.
 APT_OPTS=(-o DPkg::Lock::Timeout=600)

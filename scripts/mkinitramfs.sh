@@ -8,9 +8,14 @@
 #                                out/kite.ko, rdma-core from out/rdma-core
 #                                (libibverbs with its providers, kite among
 #                                them, librdmacm, ibv_devices, ibv_devinfo,
-#                                ibv_rc_pingpong, rping), the test program
-#                                tests/vm/kite-verbs.c built against it,
-#                                tests/vm/kite-uverbs-fuzz.c, and
+#                                ibv_rc_pingpong, rping), Debian's perftest
+#                                (ib_{send,write,read,atomic}_bw,
+#                                ib_{send,write,read}_lat) running on that
+#                                libibverbs, tc (netem), the test programs
+#                                tests/vm/kite-verbs.c, kite-rc.c (built
+#                                against out/rdma-core) and
+#                                tests/vm/kite-uverbs-fuzz.c, an ldd script
+#                                (the loader's --list), and
 #                                an /init that runs /test.sh
 #
 # The per-run test script is not in this image: scripts/vm.sh appends a small
@@ -42,6 +47,12 @@ for a in "$@"; do
 	esac
 done
 
+# One build at a time (several people and test runs share out/guest): the
+# second waits for the first, then usually finds the image up to date.
+mkdir -p "$out"
+exec 9>"$out/.lock"
+flock -w 600 9 || { echo "mkinitramfs: $out/.lock busy for 10 min" >&2; exit 1; }
+
 # The guest kernel is Debian's 6.1 package, never the host's running kernel.
 # scripts/kver.sh decides which (the same one kite.ko is built against).
 kver=$(bash "$top/scripts/kver.sh") ||
@@ -62,16 +73,23 @@ rclib=${rc:+$rc/usr/lib/x86_64-linux-gnu}
 # rdma-core tools for the guest, and the test program built against it.
 rc_tools=(ibv_devices ibv_devinfo ibv_rc_pingpong rping)
 verbs_test=$top/tests/vm/kite-verbs.c
+rc_test=$top/tests/vm/kite-rc.c
+# Debian's perftest (install-deps.sh): host binaries, run in the guest on
+# out/rdma-core's libibverbs/librdmacm (same sonames; copy_host_deps
+# resolves rdma-core's libraries there, the others from the host).
+perftest=(ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw ib_send_lat ib_write_lat ib_read_lat)
 fuzz_test=$top/tests/vm/kite-uverbs-fuzz.c
 
 # Host binaries copied into the guest with their libraries. iproute2's ip is
 # installed as /usr/bin/ip; scripts must call it by that path because busybox
 # sh prefers its own (different) ip applet.
-bins=(/usr/bin/ip /usr/bin/rdma /usr/sbin/bridge /usr/sbin/ethtool /bin/nc.openbsd)
+bins=(/usr/bin/ip /usr/bin/rdma /usr/sbin/bridge /usr/sbin/tc /usr/sbin/ethtool /bin/nc.openbsd)
 # Kernel modules wanted besides kite's own dependencies (later issues use
 # rdma_rxe for Soft-RoCE comparisons; it needs crc32_generic; virtio_net lets
-# the launcher be tried without the kite device: vm.sh --nic virtio-net-pci).
-mods=(ib_core ib_uverbs rdma_ucm rdma_rxe crc32_generic virtio_pci virtio_net)
+# the launcher be tried without the kite device: vm.sh --nic virtio-net-pci,
+# and carries Soft-RoCE next to kite: vm.sh --virtio; sch_netem lets a test
+# drop frames on a netdev with tc).
+mods=(ib_core ib_uverbs rdma_ucm rdma_rxe crc32_generic virtio_pci virtio_net sch_netem)
 
 # --- input hash: skip the build when nothing changed ----------------------
 inputs_hash() {
@@ -84,8 +102,10 @@ inputs_hash() {
 			"linux-image-$kver" 2>/dev/null
 		echo "mods=${mods[*]}"
 		if [ -n "$rc" ]; then
-			echo "rdma-core=$(cat "$rc/.hash") tools=${rc_tools[*]}"
-			sha256sum "$verbs_test" "$fuzz_test" "$top/include/kite/kite_hw.h" \
+			echo "rdma-core=$(cat "$rc/.hash") tools=${rc_tools[*]} perftest=${perftest[*]}"
+			for t in "${perftest[@]}"; do echo "/usr/bin/$t"; done | xargs sha256sum
+			dpkg-query -W -f='${Package} ${Version}\n' perftest libpci3 2>/dev/null
+			sha256sum "$verbs_test" "$rc_test" "$fuzz_test" "$top/include/kite/kite_hw.h" \
 				"$top/include/uapi/rdma/kite-abi.h"
 			dpkg-query -W -f='${Package} ${Version}\n' gcc libnl-3-200 libnl-route-3-200 linux-libc-dev 2>/dev/null
 		fi
@@ -98,7 +118,7 @@ if [ "$force" = 0 ] && [ -f "$out/initramfs.cpio.gz" ] && [ -f "$out/vmlinuz" ] 
 fi
 
 stage=$(mktemp -d /tmp/kite-initramfs.XXXXXX)
-trap 'rm -rf "$stage"' EXIT
+trap 'rm -rf "$stage" ${tmp:+"$tmp"}' EXIT
 
 # Merged-/usr layout, as on Debian 12, so library paths from ldd resolve.
 mkdir -p "$stage"/usr/{bin,sbin,lib,lib64} "$stage"/{dev,proc,sys,tmp,root,etc,run,mnt}
@@ -131,6 +151,19 @@ ln -sf nc.openbsd "$stage/usr/bin/nc"
 copy_file /lib/x86_64-linux-gnu/libgcc_s.so.1
 # iproute2 reads its tables from here (rt_tables etc.); harmless if absent.
 [ -d /usr/share/iproute2 ] && mkdir -p "$stage/usr/share" && cp -a /usr/share/iproute2 "$stage/usr/share/"
+
+# ldd for the guest: glibc's ldd is a bash script; the loader lists the same.
+cat >"$stage/usr/bin/ldd" <<'EOF'
+#!/bin/sh
+# ldd FILE...: the shared libraries FILE loads (the dynamic loader's --list).
+rc=0
+for f in "$@"; do
+	[ $# -gt 1 ] && echo "$f:"
+	/lib64/ld-linux-x86-64.so.2 --list "$f" || rc=1
+done
+exit $rc
+EOF
+chmod 755 "$stage/usr/bin/ldd"
 
 # Busybox for everything else; never shadow a real binary copied above.
 install -m 755 /bin/busybox "$stage/usr/bin/busybox"
@@ -171,6 +204,16 @@ if [ -n "$rc" ]; then
 		-o "$stage/usr/bin/kite-verbs" "$verbs_test" \
 		-L"$rclib" -Wl,-rpath-link,"$rclib" -libverbs
 	copy_host_deps "$stage/usr/bin/kite-verbs"
+	# RC data path test (tests/vm/kite-rc.c): plain libibverbs.
+	cc -O2 -Wall -Wextra -Werror -I"$rc/usr/include" \
+		-o "$stage/usr/bin/kite-rc" "$rc_test" \
+		-L"$rclib" -Wl,-rpath-link,"$rclib" -libverbs
+	copy_host_deps "$stage/usr/bin/kite-rc"
+	for t in "${perftest[@]}"; do
+		[ -x "/usr/bin/$t" ] || { echo "mkinitramfs: /usr/bin/$t missing (perftest: run scripts/install-deps.sh)" >&2; exit 1; }
+		install -D -m 755 "/usr/bin/$t" "$stage/usr/bin/$t"
+		copy_host_deps "$stage/usr/bin/$t"
+	done
 	# Raw uverbs commands with bad udata (<rdma/ib_user_verbs.h> of the
 	# host's linux-libc-dev, the udata layouts of kite-abi.h).
 	cc -O2 -Wall -Wextra -Werror -I"$top/include" \
@@ -241,10 +284,11 @@ echo "kite" >"$stage/etc/hostname"
 printf 'root:x:0:0:root:/root:/bin/sh\n' >"$stage/etc/passwd"
 printf 'root:x:0:\n' >"$stage/etc/group"
 
-mkdir -p "$out"
+tmp=$(mktemp "$out/initramfs.XXXXXX")
 (cd "$stage" && find . -print0 | LC_ALL=C sort -z | cpio --null -o -H newc --quiet -R 0:0) |
-	gzip -6 >"$out/initramfs.cpio.gz.tmp"
-mv "$out/initramfs.cpio.gz.tmp" "$out/initramfs.cpio.gz"
+	gzip -6 >"$tmp"
+chmod 644 "$tmp"
+mv "$tmp" "$out/initramfs.cpio.gz"
 cp "$vmlinuz" "$out/vmlinuz"
 echo "$kver" >"$out/kver"
 echo "$hash" >"$out/.hash"

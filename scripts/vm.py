@@ -11,6 +11,13 @@
   vm.py hmp NAME COMMAND          (for hooks) send a monitor command to NAME
   vm.py wait NAME REGEX [SECS]    (for hooks) wait until NAME's console log
                                   has a line matching REGEX
+  vm.py say NAME TEXT             (for hooks) send one line to NAME's second
+                                  serial port (/dev/ttyS1 in the guest; see
+                                  host_listen/host_wait in tests/vm/rdma-lib.sh)
+
+Each kite NIC has the QEMU id "kite0" (so a hook can run
+"qom-set /machine/peripheral/kite0 PROP VALUE"); a virtio-net NIC added with
+--virtio has the id "virtio0", its netdev is "n1" (the kite NIC's is "n0").
 
 Guest protocol (one line each on the serial console):
   KITE-PLAN N             the script will print N results (first line)
@@ -32,6 +39,7 @@ runs (dmesg -n 1), so they cannot split result lines.
 """
 
 import argparse
+import fcntl
 import os
 import re
 import shutil
@@ -61,6 +69,10 @@ def die_with_parent():
         pass
 
 
+def ctl_path(sock_dir, name):
+    return os.path.join(sock_dir, name + ".ctl")
+
+
 def log_path(run_dir, name):
     return os.path.join(run_dir, name + ".log")
 
@@ -80,6 +92,8 @@ class Guest:
         self.mon = mon
         self.props = []
         self.netdev = None        # QEMU -netdev argument, or None
+        self.vnetdev = None       # virtio-net's -netdev argument, or None
+        self.ctl = None           # unix socket of the host->guest serial port
         self.wait_port = None     # connect= port that must listen first
         self.proc = None
         self.start = None
@@ -169,23 +183,31 @@ def tcp_listening(port):
 def qemu_cmd(args, guest, initrd):
     mac = "52:54:00:4b:00:%02x" % (guest.index + 1)
     if args.nic == "kite":
-        dev = "kite,netdev=n0,mac=%s" % mac
+        dev = "kite,id=kite0,netdev=n0,mac=%s" % mac
         for p in guest.props:
             dev += "," + p
     else:
         dev = "%s,netdev=n0,mac=%s,romfile=" % (args.nic, mac)
     append = "console=ttyS0 loglevel=%d panic=-1 KITE_VM=%s KITE_VM_INDEX=%d" % (
         args.loglevel, guest.name, guest.index)
+    for kv in args.env:
+        append += " " + kv
     cmd = [args.qemu, "-accel", "tcg", "-machine", "q35", "-nodefaults", "-nographic",
            "-no-reboot", "-m", args.mem, "-smp", "1",
            "-L", "/usr/share/seabios", "-L", "/usr/share/qemu",
            "-kernel", args.kernel, "-initrd", initrd, "-append", append,
            "-chardev", "file,id=con0,path=%s" % guest.log, "-serial", "chardev:con0",
-           "-monitor", "unix:%s,server=on,wait=off" % guest.mon]
+           "-monitor", "unix:%s,server=on,wait=off" % guest.mon,
+           "-chardev", "socket,id=ctl0,path=%s,server=on,wait=off" % guest.ctl,
+           "-serial", "chardev:ctl0"]
     if guest.netdev:
         cmd += ["-netdev", guest.netdev, "-device", dev]
     elif args.nic == "kite":
         cmd += ["-device", dev.replace("netdev=n0,", "")]
+    if guest.vnetdev:
+        cmd += ["-netdev", guest.vnetdev, "-device",
+                "virtio-net-pci,id=virtio0,netdev=n1,mac=52:54:00:4b:01:%02x,romfile=" %
+                (guest.index + 1)]
     return cmd
 
 
@@ -219,6 +241,11 @@ def cmd_run(argv):
                     help="link guest A (listens) and B (connects) by a socket netdev")
     ap.add_argument("--no-net", action="append", default=[], metavar="NAME",
                     help="give NAME's NIC no netdev (its link is down)")
+    ap.add_argument("--virtio", action="append", default=[], metavar="A[,B]",
+                    help="add a virtio-net NIC (netdev n1) to A, linked to B's by a "
+                         "socket netdev of its own (without B: a socket with no peer)")
+    ap.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
+                    help="set KEY=VALUE in every guest's environment (kernel command line)")
     ap.add_argument("--props", action="append", default=[], metavar="NAME=P[,P..]",
                     help="extra -device kite properties for guest NAME")
     ap.add_argument("--include", action="append", default=[], metavar="FILE",
@@ -276,6 +303,19 @@ def cmd_run(argv):
         listeners.append(by_name[a])
         connectors.append(by_name[b])
         port += 1
+    vconnect = []
+    for spec in args.virtio:
+        a, _, b = spec.partition(",")
+        if a not in by_name or (b and b not in by_name):
+            ap.error("--virtio names unknown guests: %s" % spec)
+        by_name[a].vnetdev = "socket,id=n1,listen=127.0.0.1:%d" % port
+        if b:
+            by_name[b].vnetdev = "socket,id=n1,connect=127.0.0.1:%d" % port
+            vconnect.append((by_name[b], port))
+        port += 1
+    for kv in args.env:
+        if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*=[^\s]*$", kv):
+            ap.error("bad --env %r (want KEY=VALUE without spaces)" % kv)
     for g in guests:
         if g.netdev is None and g.name not in args.no_net:
             g.netdev = "socket,id=n0,listen=127.0.0.1:%d" % port
@@ -283,7 +323,36 @@ def cmd_run(argv):
             listeners.append(g)
         elif g.netdev is None:
             listeners.append(g)
+    # A guest that connects a virtio link starts after the listeners (use
+    # the same direction for --link and --virtio: A listens, B connects).
+    for vg, _ in vconnect:
+        if vg in listeners:
+            listeners.remove(vg)
+        if vg not in connectors:
+            connectors.append(vg)
 
+    # Two runs of one test name would share out/logs/TEST (the second
+    # removes the first's logs while its guests write them): the second
+    # waits for the first, at most KITE_VM_LOCK_WAIT seconds (default 600).
+    os.makedirs(os.path.join(TOP, "out", "logs"), exist_ok=True)
+    lock = open(os.path.join(TOP, "out", "logs", ".%s.lock" % test), "w")
+    lock_end = time.monotonic() + float(os.environ.get("KITE_VM_LOCK_WAIT", "600"))
+    said = False
+    while True:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except OSError:
+            if time.monotonic() > lock_end:
+                print("FAIL %s/launcher: another run of '%s' holds out/logs/%s; not started"
+                      % (test, test, test), flush=True)
+                print("%s: 0 passed, 1 failed" % test, flush=True)
+                return 1
+            if not said:
+                print("# %s: waiting for another run of the same test to end" % test,
+                      flush=True)
+                said = True
+            time.sleep(1)
     run_dir = os.path.join(TOP, "out", "logs", test)
     shutil.rmtree(run_dir, ignore_errors=True)
     os.makedirs(run_dir)
@@ -291,6 +360,7 @@ def cmd_run(argv):
     for g in guests:
         g.log = log_path(run_dir, g.name)
         g.mon = mon_path(work, g.name)
+        g.ctl = ctl_path(work, g.name)
 
     counts = {"ok": 0, "FAIL": 0, "skip": 0}
 
@@ -338,13 +408,16 @@ def cmd_run(argv):
             launch(g)
         for g in connectors:
             # connect= fails at once if the peer is not listening yet.
-            while not tcp_listening(g.wait_port):
-                if time.monotonic() > t0 + 30:
-                    raise RuntimeError("peer of %s never listened on port %d" %
-                                       (g.name, g.wait_port))
-                if any(p.proc.poll() is not None for p in listeners):
-                    break
-                time.sleep(0.05)
+            ports = ([g.wait_port] if g.wait_port else []) + \
+                [p for vg, p in vconnect if vg is g]
+            for wp in ports:
+                while not tcp_listening(wp):
+                    if time.monotonic() > t0 + 30:
+                        raise RuntimeError("peer of %s never listened on port %d" %
+                                           (g.name, wp))
+                    if any(p.proc.poll() is not None for p in listeners):
+                        break
+                    time.sleep(0.05)
             launch(g)
 
         if args.hook:
@@ -476,6 +549,19 @@ def cmd_hmp(argv):
     return 0
 
 
+def cmd_say(argv):
+    """Send one line to a guest's second serial port (/dev/ttyS1)."""
+    name, text = argv[0], " ".join(argv[1:])
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(10)
+    s.connect(ctl_path(os.environ["KITE_SOCK_DIR"], name))
+    s.sendall(text.encode() + b"\n")
+    # Stay connected a moment: QEMU reads the socket as the UART drains.
+    time.sleep(1)
+    s.close()
+    return 0
+
+
 def cmd_wait(argv):
     """Wait until a guest's console log has a line matching REGEX."""
     name, regex = argv[0], re.compile(argv[1])
@@ -511,6 +597,8 @@ def main():
         return cmd_hmp(rest)
     if cmd == "wait" and len(rest) >= 2:
         return cmd_wait(rest)
+    if cmd == "say" and len(rest) >= 2:
+        return cmd_say(rest)
     print(__doc__, file=sys.stderr)
     return 2
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Kite VM integration tests (issue 2). Boots guests with scripts/vm.sh in a
+# Kite VM integration tests (issues 2-4). Boots guests with scripts/vm.sh in a
 # few groups, so that one boot runs many checks:
 #   pair   two guests a/b linked by a socket netdev: device and sysfs, GID
 #          table, ping, 8 MiB TCP + sha256, link down/up (host hook), 20
@@ -11,8 +11,14 @@
 #          kite-uverbs-fuzz.c (both built into the image); 3 GiB guests
 #   fault  two unlinked guests: fault-opcode=1 (QUERY_DEVICE fails) and
 #          fault-hang-opcode=1 (device stops answering)
+#   rdma   the RC data path over Kite (rdma-a.sh, rdma-b.sh, rdma-lib.sh,
+#          rdma.hook, kite-rc.c): between two guests and in one guest
+#          (loopback), ibv_rc_pingpong -c, perftest with all sizes, kite-rc
+#          func and bulk, bulk with 5% of RoCE frames dropped (wire-drop-ppm)
+#   rxe    (not by default) the same checks over Soft-RoCE on virtio-net
+#          NICs: the baseline that shows the checks themselves are right
 #
-#   tests/vm/run.sh [GROUP...]      (default: all groups)
+#   tests/vm/run.sh [GROUP...]      (default: pair fault rdma)
 #
 # Each guest script declares how many results it prints (plan N); the
 # launcher counts missing ones as failures. Each group is judged like a suite
@@ -52,8 +58,29 @@ group_fault() {
 		"status=$t/fault-status.sh" "hang=$t/fault-hang.sh")
 }
 
+# RC data path (issue 4), guests a (client) and b (server agent), see
+# rdma-a.sh: two guests, then a alone (loopback), each with
+# ibv_rc_pingpong -c, perftest (-a), kite-rc func and bulk, and bulk with 5%
+# of RoCE frames dropped. rdma: over the Kite NICs (the hook sets
+# wire-drop-ppm); rxe: the same checks over Soft-RoCE on virtio-net NICs.
+group_rdma() {
+	secs=${KITE_RDMA_TIMEOUT:-1500}
+	# shellcheck disable=SC2054 # "a,b" is one argument
+	cmd=(scripts/vm.sh --test rdma --timeout "$secs" --include "$t/lib.sh"
+		--include "$t/rdma-lib.sh" --link a,b --env RDMA_KIND=kite
+		--hook "bash $top/$t/rdma.hook" "a=$t/rdma-a.sh" "b=$t/rdma-b.sh")
+}
+
+group_rxe() {
+	secs=${KITE_RDMA_TIMEOUT:-1500}
+	# shellcheck disable=SC2054 # "a,b" is one argument
+	cmd=(scripts/vm.sh --test rxe --timeout "$secs" --include "$t/lib.sh"
+		--include "$t/rdma-lib.sh" --link a,b --virtio a,b --env RDMA_KIND=rxe
+		"a=$t/rdma-a.sh" "b=$t/rdma-b.sh")
+}
+
 groups=("$@")
-[ ${#groups[@]} -gt 0 ] || groups=(pair fault)
+[ ${#groups[@]} -gt 0 ] || groups=(pair fault rdma)
 
 pass=0 fail=0 skip=0
 # The guest image must match out/kite.ko (a no-op when it does).
@@ -69,7 +96,9 @@ for g in "${groups[@]}"; do
 		continue
 	fi
 	"group_$g"
-	run_suite "$g" $((secs + 60)) "${cmd[@]}"
+	# + 60 s for the launcher, + the time it may wait for another run of
+	# the same group (scripts/vm.py, KITE_VM_LOCK_WAIT).
+	run_suite "$g" $((secs + 60 + ${KITE_VM_LOCK_WAIT:-600})) "${cmd[@]}"
 	[ "$S_FAIL" -eq 0 ] || echo "# group $g: logs in out/logs/$g/"
 	pass=$((pass + S_PASS)) fail=$((fail + S_FAIL)) skip=$((skip + S_SKIP))
 	echo "# $S_NOTE"

@@ -1,0 +1,291 @@
+# SPDX-License-Identifier: GPL-2.0
+# RDMA helpers for guest scripts (busybox sh), sourced after /kite/lib.sh:
+# bring up an RDMA device (Kite, or Soft-RoCE on a virtio-net NIC), find its
+# RoCE v2 GID, run a client/server pair (perftest, ibv_rc_pingpong,
+# kite-rc) with the server on this guest or on the peer through a small
+# agent, and talk to a host hook over the second serial port.
+#
+# Environment (vm.sh --env): RDMA_KIND=kite (default) or rxe.
+
+RDMA_KIND=${RDMA_KIND:-kite}
+# Every client/server run is bounded by this many seconds per side.
+RUN_TIMEOUT=${RUN_TIMEOUT:-240}
+AGENT_PORT=6000
+AGENT=/tmp/kite-agent.sh
+
+# ---- host -> guest messages (vm.py say; /dev/ttyS1) -------------------------
+# host_listen: start collecting lines the host hook sends ($KITE_VMCTL say).
+host_listen() {
+	stty -F /dev/ttyS1 raw -echo 2>/dev/null
+	cat /dev/ttyS1 >>/tmp/kite-host 2>/dev/null &
+}
+# host_wait WORD SECS: wait for a host line starting with WORD; prints it.
+host_wait() {
+	local end=$(($(date +%s) + $2)) l
+	while [ "$(date +%s)" -lt $end ]; do
+		l=$(grep "^$1" /tmp/kite-host 2>/dev/null | tail -n 1 | tr -d '\r')
+		[ -n "$l" ] && { echo "$l"; return 0; }
+		usleep 200000
+	done
+	return 1
+}
+
+# ---- device bring-up ----------------------------------------------------------
+# gid_of DEV ADDR: index of the RoCE v2 GID ::ffff:ADDR (IPv4) on DEV port 1.
+gid_of() {
+	local want g i
+	want=$(echo "$2" | awk -F. '{ printf "0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x\n", $1, $2, $3, $4 }')
+	for g in /sys/class/infiniband/$1/ports/1/gids/*; do
+		i=${g##*/}
+		[ "$(cat "$g" 2>/dev/null)" = "$want" ] || continue
+		[ "$(cat /sys/class/infiniband/$1/ports/1/gid_attrs/types/$i 2>/dev/null)" = "RoCE v2" ] &&
+			{ echo "$i"; return 0; }
+	done
+	return 1
+}
+
+# netdev_by_driver DRIVER: the first net_device bound to DRIVER.
+netdev_by_driver() {
+	local d drv
+	for d in /sys/class/net/*; do
+		drv=$(readlink "$d/device/driver" 2>/dev/null) || continue
+		[ "${drv##*/}" = "$1" ] && { echo "${d##*/}"; return 0; }
+	done
+	return 1
+}
+
+dev_active() { [ "$(sed 's/^[0-9]*: *//' /sys/class/infiniband/$1/ports/1/state 2>/dev/null)" = ACTIVE ]; }
+
+# rdma_up KIND ADDR: bring up the RDMA device of KIND with IPv4 ADDR/24 on
+# its netdev. Sets DEV, NETDEV, GIDX. kite: kite_0 on the kite netdev;
+# rxe: rxe0 on the virtio-net NIC (vm.sh --virtio). Returns non-zero
+# (after printing why) when the device did not come up.
+rdma_up() {
+	local kind=$1 addr=$2 out
+	modprobe ib_uverbs || { echo "rdma_up: modprobe ib_uverbs failed"; return 1; }
+	case $kind in
+	kite)
+		modprobe kite || { echo "rdma_up: modprobe kite failed"; return 1; }
+		wait_until 10 test -d /sys/class/infiniband/kite_0 ||
+			{ echo "rdma_up: no kite_0"; return 1; }
+		NETDEV=$(kite_netdev) || { echo "rdma_up: no kite netdev"; return 1; }
+		DEV=kite_0
+		;;
+	rxe)
+		modprobe virtio_pci && modprobe virtio_net ||
+			{ echo "rdma_up: virtio modules"; return 1; }
+		wait_until 10 netdev_by_driver virtio_net || { echo "rdma_up: no virtio-net netdev"; return 1; }
+		NETDEV=$(netdev_by_driver virtio_net)
+		modprobe crc32_generic && modprobe rdma_rxe || { echo "rdma_up: modprobe rdma_rxe"; return 1; }
+		if ! out=$($RDMA link add rxe0 type rxe netdev "$NETDEV" 2>&1); then
+			echo "rdma_up: rdma link add rxe0: $out"
+			return 1
+		fi
+		DEV=rxe0
+		;;
+	*) echo "rdma_up: unknown kind $kind"; return 1 ;;
+	esac
+	$IP addr add "$addr/24" dev "$NETDEV"
+	$IP link set "$NETDEV" up
+	wait_until 20 dev_active $DEV || { echo "rdma_up: $DEV port not ACTIVE"; return 1; }
+	wait_until 10 gid_of $DEV "$addr" || { echo "rdma_up: no RoCE v2 GID for $addr on $DEV"; return 1; }
+	GIDX=$(gid_of $DEV "$addr")
+	# Per kind as well (DEV_kite, GIDX_rxe, ...) for guests with both.
+	eval "DEV_$kind=\$DEV GIDX_$kind=\$GIDX NETDEV_$kind=\$NETDEV"
+	echo "info: $DEV on $NETDEV, $addr, GID index $GIDX"
+	return 0
+}
+
+# ---- client/server runs -------------------------------------------------------
+# The agent serves one request per TCP connection (busybox nc -ll -e):
+#   START PORT CMD...  run CMD (eval'd here: it may use $DEV, $GIDX, $PORT,
+#                      and $DEV_kite, $GIDX_rxe, ... in guests with both)
+#                      in the background, bounded by RUN_TIMEOUT, output to
+#                      /tmp/srv.PORT; answer READY once PORT listens (the
+#                      tools listen on their TCP port), else NOTREADY.
+#   WAIT PORT          wait for that server to end; answer "RC n" and its
+#                      output.
+#   KILL PORT          stop that server (its client failed already).
+#   SH - CMD...        run CMD at once; answer "RC n" and its output.
+agent_start() {
+	cat >$AGENT <<EOF
+#!/bin/sh
+DEV=$DEV GIDX=$GIDX NETDEV=$NETDEV RUN_TIMEOUT=$RUN_TIMEOUT
+DEV_kite=${DEV_kite:-} GIDX_kite=${GIDX_kite:-} NETDEV_kite=${NETDEV_kite:-}
+DEV_rxe=${DEV_rxe:-} GIDX_rxe=${GIDX_rxe:-} NETDEV_rxe=${NETDEV_rxe:-}
+EOF
+	cat >>$AGENT <<'EOF'
+read -r verb PORT cmd
+case $verb in
+START)
+	rm -f /tmp/srv.$PORT /tmp/srv.$PORT.rc /tmp/srv.$PORT.pid
+	# (busybox timeout execs CMD in its own process: that pid is CMD's)
+	(
+		eval "timeout $RUN_TIMEOUT $cmd" >/tmp/srv.$PORT 2>&1 &
+		echo $! >/tmp/srv.$PORT.pid
+		wait $!
+		echo $? >/tmp/srv.$PORT.rc
+	) </dev/null >/dev/null 2>&1 &
+	i=0
+	while [ $i -lt 200 ]; do
+		netstat -ltn 2>/dev/null | grep -q ":$PORT " && { echo READY; exit 0; }
+		[ -f /tmp/srv.$PORT.rc ] && break
+		usleep 100000
+		i=$((i + 1))
+	done
+	echo "NOTREADY $(tail -n 3 /tmp/srv.$PORT 2>/dev/null | tr '\n' ' ')"
+	;;
+WAIT)
+	i=0
+	while [ ! -f /tmp/srv.$PORT.rc ] && [ $i -lt $((RUN_TIMEOUT * 10 + 100)) ]; do
+		usleep 100000
+		i=$((i + 1))
+	done
+	echo "RC $(cat /tmp/srv.$PORT.rc 2>/dev/null || echo none)"
+	cat /tmp/srv.$PORT 2>/dev/null
+	;;
+KILL)
+	# The client already failed: stop its server now instead of at its timeout.
+	[ -f /tmp/srv.$PORT.rc ] || kill "$(cat /tmp/srv.$PORT.pid 2>/dev/null)" 2>/dev/null
+	echo "KILLED"
+	;;
+SH)
+	# SH - CMD...: run a shell command here (netem, quit); answer RC and output.
+	out=$(eval "$cmd" 2>&1)
+	echo "RC $?"
+	echo "$out"
+	;;
+*) echo "BAD $verb" ;;
+esac
+EOF
+	chmod 755 $AGENT
+	busybox nc -ll -p $AGENT_PORT -e $AGENT &
+	AGENT_PID=$!
+	wait_until 10 sh -c "netstat -ltn | grep -q ':$AGENT_PORT '"
+}
+agent_stop() { [ -n "${AGENT_PID:-}" ] && kill "$AGENT_PID" 2>/dev/null; AGENT_PID=; }
+
+# agent_call HOST SECS REQUEST: one request to HOST's agent; prints the answer.
+agent_call() {
+	local i=0 out
+	while [ $i -lt 40 ]; do
+		if out=$(echo "$3" | timeout "$2" $NC -N "$1" $AGENT_PORT 2>/dev/null) && [ -n "$out" ]; then
+			echo "$out"
+			return 0
+		fi
+		usleep 250000	# the agent may not listen yet
+		i=$((i + 1))
+	done
+	return 1
+}
+
+# cs_run NAME HOST PORT SERVER_CMD CLIENT_CMD: run SERVER_CMD through HOST's
+# agent, then CLIENT_CMD here (both may use $DEV, $GIDX, $PORT; the client's
+# are this guest's). One result NAME: ok when both exit 0. The client's
+# output is kept in /tmp/cli.PORT, the server's in /tmp/srvout.PORT.
+cs_run() {
+	local name=$1 host=$2 PORT=$3 scmd=$4 ccmd=$5 ans crc src t0 why
+	t0=$(date +%s)
+	ans=$(agent_call "$host" 30 "START $PORT timeout $RUN_TIMEOUT $scmd")
+	case $ans in
+	READY*) ;;
+	*) fail "$name" "server did not start: ${ans:-no answer from the agent on $host}"; return 1 ;;
+	esac
+	eval "timeout $RUN_TIMEOUT $ccmd" >/tmp/cli.$PORT 2>&1
+	crc=$?
+	# A failed client leaves its server waiting: give it 5 s, then stop it.
+	if [ $crc -ne 0 ]; then
+		sleep 5
+		agent_call "$host" 30 "KILL $PORT" >/dev/null
+	fi
+	agent_call "$host" $((RUN_TIMEOUT + 30)) "WAIT $PORT" >/tmp/srvout.$PORT
+	src=$(head -n 1 /tmp/srvout.$PORT)
+	echo "info: $name took $(($(date +%s) - t0)) s (client exit $crc, server ${src:-no answer})"
+	if [ $crc -eq 0 ] && [ "$src" = "RC 0" ]; then
+		ok "$name"
+		return 0
+	fi
+	echo "---- $name client: $ccmd"
+	tail -n 15 /tmp/cli.$PORT
+	echo "---- $name server: $scmd"
+	tail -n 15 /tmp/srvout.$PORT
+	# The client's first error line says most; else its last lines.
+	why=$(grep -i -m 2 -E 'fail|error|couldn|unable|terminated|timeout' /tmp/cli.$PORT | tr '\n' ' ')
+	[ -n "$why" ] || why=$(grep -v '^[[:space:]]*$' /tmp/cli.$PORT | tail -n 2 | tr '\n' ' ')
+	fail "$name" "client exit $crc$([ $crc -eq 124 ] || [ $crc -eq 143 ] && echo ' (timeout)'), server ${src:-no answer}: $why"
+	return 1
+}
+
+# The perftest set. Each tool runs with every size (-a) but few iterations,
+# old-style ibv_post_send, and on its own TCP port.
+PERFTEST_BW="ib_send_bw ib_write_bw ib_read_bw"
+PERFTEST_LAT="ib_send_lat ib_write_lat ib_read_lat"
+PT_ITERS=${PT_ITERS:-5}
+PT_LAT_ITERS=${PT_LAT_ITERS:-5}
+PT_COMMON='-d $DEV -x $GIDX -p $PORT -F --use_old_post_send'
+
+# rdma_suite HOST PEER_ADDR TAG: the client side of every client/server
+# check against HOST's agent (the peer's address for the RDMA tools is
+# PEER_ADDR): ibv_rc_pingpong with data validation, the perftest set,
+# kite-rc functional checks and a clean bulk run. Result names get TAG.
+RDMA_SUITE_RESULTS=$((1 + 3 + 1 + 3))	# + kite-rc func count + 1 (bulk)
+rdma_suite() {
+	local host=$1 peer=$2 tag=$3 port=18600 t n RUN_TIMEOUT=$RUN_TIMEOUT
+	# The canary: when even ibv_rc_pingpong fails, the data path is broken
+	# and every later run would wait for its full time: wait 60 s at most.
+	cs_run "$tag-rc_pingpong" "$host" $port \
+		'ibv_rc_pingpong -d $DEV -g $GIDX -p $PORT -c -n 50 -s 4096' \
+		"ibv_rc_pingpong -d \$DEV -g \$GIDX -p \$PORT -c -n 50 -s 4096 $peer" ||
+		RUN_TIMEOUT=60
+	for t in $PERFTEST_BW $PERFTEST_LAT; do
+		port=$((port + 1))
+		n=$PT_ITERS
+		case $t in *_lat) n=$PT_LAT_ITERS ;; esac
+		cs_run "$tag-$t" "$host" $port "$t $PT_COMMON -a -n $n" \
+			"$t $PT_COMMON -a -n $n $peer"
+	done
+	port=$((port + 1))
+	cs_run "$tag-ib_atomic_bw" "$host" $port "ib_atomic_bw $PT_COMMON -n 100" \
+		"ib_atomic_bw $PT_COMMON -n 100 $peer"
+	port=$((port + 1))
+	kite_rc "$host" $port "$peer" func "$tag-rc"
+	port=$((port + 1))
+	kite_rc "$host" $port "$peer" bulk "$tag-rc"
+}
+
+# kite_rc HOST PORT PEER MODE PREFIX [ARGS...]: run tests/vm/kite-rc.c MODE
+# (server through HOST's agent, client here); its own result lines count
+# (kite-rc count MODE of them), plus one FAIL if the server failed or the
+# client crashed without saying why.
+kite_rc() {
+	local host=$1 PORT=$2 peer=$3 mode=$4 prefix=$5 ans crc n src
+	shift 5
+	ans=$(agent_call "$host" 30 "START $PORT kite-rc -d \$DEV -g \$GIDX -p \$PORT -t $RUN_TIMEOUT $* $mode")
+	case $ans in
+	READY*) ;;
+	*)
+		n=$(kite-rc count $mode)
+		while [ "$n" -gt 0 ]; do
+			fail "$prefix-$mode-server" "kite-rc server did not start: ${ans:-no answer from the agent}"
+			n=$((n - 1))
+		done
+		return 1
+		;;
+	esac
+	timeout $((RUN_TIMEOUT + 10)) kite-rc -d $DEV -g $GIDX -p $PORT -t $RUN_TIMEOUT -P "$prefix" "$@" $mode "$peer" >/tmp/cli.$PORT 2>&1
+	crc=$?
+	cat /tmp/cli.$PORT
+	n=$(grep -c '^FAIL ' /tmp/cli.$PORT)
+	failures=$((failures + n))
+	agent_call "$host" $((RUN_TIMEOUT + 30)) "WAIT $PORT" >/tmp/srvout.$PORT
+	src=$(head -n 1 /tmp/srvout.$PORT)
+	grep '^#' /tmp/srvout.$PORT | sed 's/^/# server: /'
+	if [ $crc -ne 0 ] && [ "$n" -eq 0 ]; then
+		echo "info: kite-rc client exited $crc without a FAIL line"
+		failures=$((failures + 1))
+	fi
+	if [ "$src" != "RC 0" ] && [ "$n" -eq 0 ]; then
+		echo "info: kite-rc server: $src: $(tail -n 3 /tmp/srvout.$PORT | tr '\n' ' ')"
+		failures=$((failures + 1))
+	fi
+}
