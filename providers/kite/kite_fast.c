@@ -111,18 +111,22 @@ void kite_wq_reset(struct kite_wq *wq)
 
 /*
  * Retire the WQEs up to and including slot @slot (the wqe_idx of a CQE)
- * and return the wr_id of that slot. A send CQE also retires the earlier
+ * and give the wr_id of that slot. A send CQE also retires the earlier
  * unsignaled WQEs; a receive CQE always names the oldest one. A slot that
- * is not outstanding (a device bug) retires nothing. Caller holds wq->lock.
+ * is not outstanding (a device bug) retires nothing and returns false: the
+ * CQE is dropped, as the kernel driver does, rather than reported with the
+ * wr_id of a WQE that completed long ago. Caller holds wq->lock.
  */
-static uint64_t kite_wq_retire(struct kite_wq *wq, uint32_t slot)
+static bool kite_wq_retire(struct kite_wq *wq, uint32_t slot, uint64_t *wr_id)
 {
 	uint32_t mask = wq->depth - 1;
 	uint32_t ahead = (slot - wq->ci) & mask;
 
-	if (ahead < kite_ring_used(wq->pi, wq->ci))
-		wq->ci += ahead + 1;
-	return wq->wr_id[slot & mask];
+	if (slot > mask || ahead >= kite_ring_used(wq->pi, wq->ci))
+		return false;
+	wq->ci += ahead + 1;
+	*wr_id = wq->wr_id[slot];
+	return true;
 }
 
 /* 64-bit doorbell write on this context's page; the caller orders it. */
@@ -509,7 +513,7 @@ static enum ibv_wc_opcode kite_wc_opcode(uint8_t op, bool *ok)
 
 /*
  * Turn @cqe into @wc. False when the CQE is to be dropped: it names no QP
- * of this context (anymore).
+ * of this context (anymore), or no outstanding WQE of the QP.
  */
 static bool kite_cqe_to_wc(struct kite_context *ctx, struct kite_cq *cq,
 			   const struct kite_cqe *cqe, struct ibv_wc *wc)
@@ -531,8 +535,10 @@ static bool kite_cqe_to_wc(struct kite_context *ctx, struct kite_cq *cq,
 	/* Bit 7 of the opcode: a receive completion, from the RQ. */
 	wq = cqe->opcode >= KITE_CQE_RECV ? &qp->rq : &qp->sq;
 	pthread_spin_lock(&wq->lock);
-	wc->wr_id = kite_wq_retire(wq, le16toh(cqe->wqe_idx));
+	ok = kite_wq_retire(wq, le16toh(cqe->wqe_idx), &wc->wr_id);
 	pthread_spin_unlock(&wq->lock);
+	if (!ok)
+		return false;
 
 	wc->status = cqe->status;
 	wc->opcode = kite_wc_opcode(cqe->opcode, &ok);

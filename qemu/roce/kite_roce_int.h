@@ -23,6 +23,12 @@
 #define KR_MAX_SGE              KITE_DEF_MAX_SGE
 #define KR_MAX_INLINE           KITE_DEF_MAX_INLINE
 #define KR_MAX_RD_ATOM          128     /* cap on both rd_atomic values */
+/*
+ * A READ takes one PSN per response packet and PSNs compare within half
+ * the 24-bit space, so a READ may take at most 2^23 - 1 of them: at path
+ * MTU 256 that is 256 bytes short of KITE_MAX_MSG_SIZE.
+ */
+#define KR_MAX_READ_PSNS        ((1u << 23) - 1)
 #define KR_RESPQ_DEPTH          256     /* responder output queue */
 #define KR_ATOMIC_LEN           8
 #define KR_TIMEOUT_BASE_NS      4096ull /* local ACK timeout unit */
@@ -125,6 +131,7 @@ enum {
     KR_RI_ACK,                  /* ACK or NAK (syndrome) */
     KR_RI_READ,                 /* a READ response stream */
     KR_RI_ATOMIC,               /* ATOMIC_ACKNOWLEDGE */
+    KR_RI_NONE,                 /* cancelled: popped without a packet */
 };
 
 /* One entry of the responder's ordered output queue. */

@@ -415,6 +415,12 @@ bool kr_req_step(KiteRoceQp *qp)
         s->status = st ? st : KITE_CQE_LOC_QP_OP_ERR;
         return true;
     }
+    if (!s->started && w.opcode == KITE_WQE_READ &&
+        kite_roce_npkts(w.len, qp->mtu) > KR_MAX_READ_PSNS) {
+        /* Its responses would not fit in the PSN window. */
+        s->status = KITE_CQE_LOC_LEN_ERR;
+        return true;
+    }
     if (!s->started) {
         s->started = true;
         s->first_psn = qp->sq_psn;

@@ -114,6 +114,9 @@ bool kr_resp_step(KiteRoceQp *qp)
     }
     it = &qp->respq[qp->respq_head % KR_RESPQ_DEPTH];
     switch (it->kind) {
+    case KR_RI_NONE:
+        qp->respq_head++;
+        return true;
     case KR_RI_ACK:
         kr_send_aeth(qp, KITE_OP_ACK, it->syndrome, it->psn, it->msn);
         qp->respq_head++;
@@ -310,10 +313,26 @@ static uint8_t kr_probe(KiteRoceQp *qp, uint32_t rkey, uint32_t access,
     return st;
 }
 
+/*
+ * Take the oldest responder resource for a new READ or atomic. A READ
+ * response stream still queued for the resource it replaces is cancelled,
+ * so at most max_dest_rd_atomic (rounded up) streams are ever queued, even
+ * for a requester that ignores the limit or repeats huge duplicates.
+ */
 static KrResource *kr_res_new(KiteRoceQp *qp)
 {
     KrResource *r = &qp->res[qp->res_next];
+    uint32_t k;
 
+    if (r->valid && !r->atomic) {
+        for (k = qp->respq_head; k != qp->respq_tail; k++) {
+            KrRespItem *q = &qp->respq[k % KR_RESPQ_DEPTH];
+
+            if (q->kind == KR_RI_READ && q->res_first_psn == r->first_psn) {
+                q->kind = KR_RI_NONE;
+            }
+        }
+    }
     qp->res_next = (qp->res_next + 1) & (qp->nres - 1);
     memset(r, 0, sizeof(*r));
     r->valid = true;
@@ -496,7 +515,8 @@ static void kr_resp_read(KiteRoceQp *qp, const struct kite_roce_pkt *p)
     uint32_t npsn;
     uint8_t st;
 
-    if (!qp->nres || p->reth_len > KITE_MAX_MSG_SIZE) {
+    if (!qp->nres || p->reth_len > KITE_MAX_MSG_SIZE ||
+        kite_roce_npkts(p->reth_len, qp->mtu) > KR_MAX_READ_PSNS) {
         kr_resp_fatal(qp, KITE_AETH_NAK_INV_REQ, p->psn, KITE_EVT_QP_REQ_ERR,
                       0);
         return;

@@ -446,6 +446,17 @@ uint32_t sim_create_qp(SimNode *n, uint8_t type, uint32_t pdn,
     abort();
 }
 
+void sim_destroy_qp(SimNode *n, uint32_t qpn)
+{
+    SimQp *q = sim_qp(n, qpn);
+
+    kite_roce_qp_destroy(q->qp);
+    free(q->sq);
+    free(q->rq);
+    memset(q, 0, sizeof(*q));
+    q->deadline = KITE_ROCE_TIMER_OFF;
+}
+
 void sim_modify(SimNode *n, uint32_t qpn, const struct kite_roce_qp_attr *a,
                 uint32_t mask)
 {

@@ -162,6 +162,8 @@ uint32_t sim_create_qp(SimNode *n, uint8_t type, uint32_t pdn,
                        uint8_t sq_log_stride, uint8_t rq_log_depth,
                        uint8_t rq_log_stride, bool sig_all);
 SimQp *sim_qp(SimNode *n, uint32_t qpn);
+/* Destroy a QP (no completions), as DESTROY_QP does. */
+void sim_destroy_qp(SimNode *n, uint32_t qpn);
 void sim_modify(SimNode *n, uint32_t qpn, const struct kite_roce_qp_attr *a,
                 uint32_t mask);
 /* Take both QPs RESET -> INIT -> RTR -> RTS connected to each other. */

@@ -1538,6 +1538,382 @@ static void test_fuzz_packets(void **st)
     free(cor);
 }
 
+/* ---- what the responder puts on the wire (roce-facts.md 5.3, 5.4) ---- */
+
+typedef struct Seen {
+    int src;                    /* node whose frames are recorded */
+    unsigned n;
+    struct {
+        uint8_t op, syn;
+        uint32_t psn, msn;
+    } f[512];
+} Seen;
+
+static void seen_tap(Sim *s, int src, const uint8_t *frame, size_t len,
+                     void *arg)
+{
+    Seen *sn = arg;
+    struct kite_roce_pkt p;
+
+    (void)s;
+    if (src != sn->src || sn->n >= 512 ||
+        kite_roce_parse(frame, len, &p) != KITE_ROCE_OK) {
+        return;
+    }
+    sn->f[sn->n].op = p.opcode;
+    sn->f[sn->n].syn = p.aeth_syndrome;
+    sn->f[sn->n].psn = p.psn;
+    sn->f[sn->n].msn = p.aeth_msn;
+    sn->n++;
+}
+
+/* A SEND_ONLY of 16 bytes from A's QP to B's with PSN @psn. */
+static void inject_send(Fx *f, uint32_t psn)
+{
+    static uint8_t frame[KITE_ROCE_MAX_FRAME];
+    static const uint8_t data[16];
+    struct kite_roce_pkt pk;
+    size_t len;
+
+    memset(&pk, 0, sizeof(pk));
+    memcpy(pk.dmac, f->b->mac, 6);
+    memcpy(pk.smac, f->a->mac, 6);
+    memcpy(pk.sgid, f->a->gid, 16);
+    memcpy(pk.dgid, f->b->gid, 16);
+    pk.hop_limit = 64;
+    pk.opcode = KITE_OP_SEND_ONLY;
+    pk.pkey = KITE_BTH_PKEY_DEFAULT;
+    pk.dqpn = f->bqp;
+    pk.psn = psn & KITE_PSN_MASK;
+    pk.ackreq = true;
+    pk.payload = data;
+    pk.paylen = sizeof(data);
+    len = kite_roce_build(frame, sizeof(frame), &pk);
+    assert_true(len > 0);
+    kite_roce_rx(f->b->e, frame, len);
+    run(f);
+}
+
+/*
+ * Out-of-order requests get one PSN-sequence NAK with the expected PSN,
+ * then silence until the expected PSN arrives; a duplicate SEND is not
+ * executed again and is re-ACKed with the last accepted PSN and the
+ * unchanged MSN; each ACK carries the MSN of completed messages.
+ */
+static void test_resp_nak_once_dup_ack_msn(void **st)
+{
+    SimConnParams p;
+    Seen *sn = calloc(1, sizeof(*sn));
+    Fx *f;
+    int i;
+
+    (void)st;
+    assert_non_null(sn);
+    sim_default_params(&p);
+    f = fx_new(&p, KITE_QPT_RC, false);
+    sn->src = 1;
+    f->s.tap = seen_tap;
+    f->s.tap_arg = sn;
+    f->s.drop_all = true;       /* B's answers are only recorded */
+    for (i = 0; i < 4; i++) {
+        post_recv1(f->b, f->bqp, 0x1000 * i, 0x100, f->bkey);
+    }
+    /* Ahead of 0x100: one NAK for the first, nothing for the others. */
+    inject_send(f, p.psn_a + 3);
+    inject_send(f, p.psn_a + 4);
+    inject_send(f, p.psn_a + 5);
+    assert_int_equal(sn->n, 1);
+    assert_int_equal(sn->f[0].op, KITE_OP_ACK);
+    assert_int_equal(sn->f[0].syn, KITE_AETH_NAK_PSN_SEQ);
+    assert_int_equal(sn->f[0].psn, p.psn_a);
+    assert_int_equal(sn->f[0].msn, 0);
+    /* The expected PSN: executed and ACKed, MSN 1. */
+    inject_send(f, p.psn_a);
+    assert_int_equal(sn->n, 2);
+    assert_int_equal(sn->f[1].syn, KITE_AETH_ACK_UNLIMITED);
+    assert_int_equal(sn->f[1].psn, p.psn_a);
+    assert_int_equal(sn->f[1].msn, 1);
+    expect_cqe(f->b, f->b_rcq, f->bqp, 0, KITE_CQE_RECV, KITE_CQE_SUCCESS,
+               16);
+    /* A new gap NAKs again (once). */
+    inject_send(f, p.psn_a + 7);
+    inject_send(f, p.psn_a + 8);
+    assert_int_equal(sn->n, 3);
+    assert_int_equal(sn->f[2].syn, KITE_AETH_NAK_PSN_SEQ);
+    assert_int_equal(sn->f[2].psn, p.psn_a + 1);
+    /* In sequence again, then a duplicate of it. */
+    inject_send(f, p.psn_a + 1);
+    inject_send(f, p.psn_a + 1);
+    inject_send(f, p.psn_a);
+    assert_int_equal(sn->n, 6);
+    for (i = 3; i < 6; i++) {
+        assert_int_equal(sn->f[i].syn, KITE_AETH_ACK_UNLIMITED);
+        assert_int_equal(sn->f[i].psn, p.psn_a + 1);
+        assert_int_equal(sn->f[i].msn, 2);
+    }
+    /* Two receives consumed, not four. */
+    expect_cqe(f->b, f->b_rcq, f->bqp, 1, KITE_CQE_RECV, KITE_CQE_SUCCESS,
+               16);
+    expect_no_cqe(f->b, f->b_rcq);
+    fx_free(f);
+    free(sn);
+}
+
+/*
+ * ACK coalescing: one ACK per message, plus one per KR_MAX_PKT_PER_ACK (64)
+ * packets of a long one, each at the PSN of the packet with AckReq.
+ */
+static void test_ack_coalescing(void **st)
+{
+    Seen *sn = calloc(1, sizeof(*sn));
+    Fx *f;
+    SimWr w;
+    unsigned i;
+
+    (void)st;
+    assert_non_null(sn);
+    f = fx_new(NULL, KITE_QPT_RC, false);
+    sn->src = 1;
+    f->s.tap = seen_tap;
+    f->s.tap_arg = sn;
+    /* 10 packets at MTU 1024. */
+    w = wr_make(KITE_WQE_WRITE, 0);
+    wr_sge(&w, 0, 10 * 1024, f->akey);
+    w.raddr = IOVA + 0x100000;
+    w.rkey = f->bkey;
+    sim_post_send(f->a, f->aqp, &w);
+    run(f);
+    expect_cqe(f->a, f->a_scq, f->aqp, 0, KITE_CQE_WRITE, KITE_CQE_SUCCESS,
+               10 * 1024);
+    assert_int_equal(sn->n, 1);
+    assert_int_equal(sn->f[0].psn, 0x100 + 9);
+    assert_int_equal(sn->f[0].msn, 1);
+    /* 200 packets: AckReq on packets 63, 127, 191 and the last. */
+    sn->n = 0;
+    w = wr_make(KITE_WQE_WRITE, 0);
+    wr_sge(&w, 0, 200 * 1024, f->akey);
+    w.raddr = IOVA + 0x100000;
+    w.rkey = f->bkey;
+    sim_post_send(f->a, f->aqp, &w);
+    run(f);
+    expect_cqe(f->a, f->a_scq, f->aqp, 1, KITE_CQE_WRITE, KITE_CQE_SUCCESS,
+               200 * 1024);
+    assert_int_equal(sn->n, 4);
+    for (i = 0; i < 3; i++) {
+        assert_int_equal(sn->f[i].psn, 0x100 + 10 + 64 * i + 63);
+        assert_int_equal(sn->f[i].msn, 1);
+    }
+    assert_int_equal(sn->f[3].psn, 0x100 + 10 + 199);
+    assert_int_equal(sn->f[3].msn, 2);
+    fx_free(f);
+    free(sn);
+}
+
+/*
+ * Implicit NAK (roce-facts.md 5.5): an ACK beyond a READ that has had no
+ * response makes the requester go back at once, without the timer (here
+ * about 2.4 hours).
+ */
+static void test_implicit_nak(void **st)
+{
+    static uint8_t frame[KITE_ROCE_MAX_FRAME];
+    const struct kite_roce_counters *c;
+    struct kite_roce_pkt pk;
+    SimConnParams p;
+    size_t len;
+    Fx *f;
+    SimWr w;
+
+    (void)st;
+    sim_default_params(&p);
+    p.timeout = 31;
+    f = fx_new(&p, KITE_QPT_RC, false);
+    fill(sim_mem(f->b, 0x8000), 3000, 5);
+    post_recv1(f->b, f->bqp, 0x20000, 0x100, f->bkey);
+    f->s.drop_all = true;
+    w = wr_make(KITE_WQE_READ, 0);
+    wr_sge(&w, 0x10000, 3000, f->akey);
+    w.raddr = IOVA + 0x8000;
+    w.rkey = f->bkey;
+    sim_post_send(f->a, f->aqp, &w);
+    w = wr_make(KITE_WQE_SEND, 0);
+    wr_sge(&w, 0, 16, f->akey);
+    sim_post_send(f->a, f->aqp, &w);
+    /* Only until both are sent: idle, the sim would jump to the timer. */
+    do {
+        assert_true(sim_step(&f->s));
+    } while (f->s.frames < 2);
+    assert_int_equal(f->s.dropped, 2);
+    /* READ 0x100 (3 response PSNs), SEND 0x103: both lost. */
+    f->s.drop_all = false;
+    memset(&pk, 0, sizeof(pk));
+    memcpy(pk.dmac, f->a->mac, 6);
+    memcpy(pk.smac, f->b->mac, 6);
+    memcpy(pk.sgid, f->b->gid, 16);
+    memcpy(pk.dgid, f->a->gid, 16);
+    pk.hop_limit = 64;
+    pk.opcode = KITE_OP_ACK;
+    pk.pkey = KITE_BTH_PKEY_DEFAULT;
+    pk.dqpn = f->aqp;
+    pk.psn = p.psn_a + 3;
+    pk.aeth_syndrome = KITE_AETH_ACK_UNLIMITED;
+    pk.aeth_msn = 2;
+    len = kite_roce_build(frame, sizeof(frame), &pk);
+    assert_true(len > 0);
+    kite_roce_rx(f->a->e, frame, len);
+    run(f);
+    expect_cqe(f->a, f->a_scq, f->aqp, 0, KITE_CQE_READ, KITE_CQE_SUCCESS,
+               3000);
+    expect_cqe(f->a, f->a_scq, f->aqp, 1, KITE_CQE_SEND, KITE_CQE_SUCCESS,
+               16);
+    assert_memory_equal(sim_mem(f->a, 0x10000), sim_mem(f->b, 0x8000), 3000);
+    c = kite_roce_qp_counters(sim_qp(f->a, f->aqp)->qp);
+    assert_int_equal(c->timeouts, 0);
+    assert_true(c->retransmits >= 2);
+    assert_true(f->s.now < 1000000000ull);
+    fx_free(f);
+}
+
+/*
+ * An RNR NAK acknowledges every PSN before its own (model.rst, "Where the
+ * engine departs from rxe"): the SEND before it completes at once, the
+ * NAK'd one is sent again after the RNR timer and then completes.
+ */
+static void test_rnr_nak_acks_before(void **st)
+{
+    static uint8_t frame[KITE_ROCE_MAX_FRAME];
+    struct kite_roce_qp_attr a;
+    struct kite_roce_pkt pk;
+    SimConnParams p;
+    size_t len;
+    Fx *f;
+    SimWr w;
+
+    (void)st;
+    sim_default_params(&p);
+    f = fx_new(&p, KITE_QPT_RC, false);
+    f->s.drop_all = true;
+    w = wr_make(KITE_WQE_SEND, 0);
+    wr_sge(&w, 0, 16, f->akey);
+    sim_post_send(f->a, f->aqp, &w);
+    sim_post_send(f->a, f->aqp, &w);
+    do {
+        assert_true(sim_step(&f->s));
+    } while (f->s.frames < 2);
+    f->s.drop_all = false;
+    memset(&pk, 0, sizeof(pk));
+    memcpy(pk.dmac, f->a->mac, 6);
+    memcpy(pk.smac, f->b->mac, 6);
+    memcpy(pk.sgid, f->b->gid, 16);
+    memcpy(pk.dgid, f->a->gid, 16);
+    pk.hop_limit = 64;
+    pk.opcode = KITE_OP_ACK;
+    pk.pkey = KITE_BTH_PKEY_DEFAULT;
+    pk.dqpn = f->aqp;
+    pk.psn = p.psn_a + 1;
+    pk.aeth_syndrome = KITE_AETH_RNR_NAK | 14;     /* 1.28 ms */
+    pk.aeth_msn = 1;
+    len = kite_roce_build(frame, sizeof(frame), &pk);
+    assert_true(len > 0);
+    kite_roce_rx(f->a->e, frame, len);
+    expect_cqe(f->a, f->a_scq, f->aqp, 0, KITE_CQE_SEND, KITE_CQE_SUCCESS,
+               16);
+    expect_no_cqe(f->a, f->a_scq);
+    /* B as if it had taken the first SEND (lost here) and RNR'd the next. */
+    memset(&a, 0, sizeof(a));
+    a.rq_psn = p.psn_a + 1;
+    sim_modify(f->b, f->bqp, &a, KITE_QP_ATTR_RQ_PSN);
+    post_recv1(f->b, f->bqp, 0x1000, 0x100, f->bkey);
+    post_recv1(f->b, f->bqp, 0x2000, 0x100, f->bkey);
+    run(f);
+    expect_cqe(f->a, f->a_scq, f->aqp, 1, KITE_CQE_SEND, KITE_CQE_SUCCESS,
+               16);
+    /* Only the second SEND reached B: one receive used. */
+    expect_cqe(f->b, f->b_rcq, f->bqp, 0, KITE_CQE_RECV, KITE_CQE_SUCCESS,
+               16);
+    expect_no_cqe(f->b, f->b_rcq);
+    fx_free(f);
+}
+
+/* ---- READs that would take 2^23 PSNs or more ---- */
+
+/*
+ * At path MTU 256 a READ of 2 GiB needs 2^23 response PSNs, half the PSN
+ * space, which PSN comparison cannot tell from "behind": the requester
+ * completes it with a local length error instead of sending it (before,
+ * hi_psn did not move, every response and NAK was dropped as ahead of it
+ * and the WQE hung without even a timeout).
+ */
+static void test_read_psn_window_requester(void **st)
+{
+    SimConnParams p;
+    Fx *f;
+    SimWr w;
+
+    (void)st;
+    sim_default_params(&p);
+    p.path_mtu = KITE_MTU_256;
+    f = fx_new(&p, KITE_QPT_RC, false);
+    w = wr_make(KITE_WQE_READ, 0);
+    wr_sge(&w, 0, 0x80000000u, f->akey);
+    w.raddr = IOVA;
+    w.rkey = f->bkey;
+    sim_post_send(f->a, f->aqp, &w);
+    run(f);
+    expect_cqe(f->a, f->a_scq, f->aqp, 0, KITE_CQE_READ,
+               KITE_CQE_LOC_LEN_ERR, 0);
+    assert_int_equal(state(f->a, f->aqp), KITE_QPS_ERR);
+    fx_free(f);
+}
+
+/* The responder NAKs such a READ as an invalid request. */
+static void test_read_psn_window_responder(void **st)
+{
+    static uint8_t frame[KITE_ROCE_MAX_FRAME];
+    static const uint32_t lens[2] = { 0x80000000u - 256, 0x80000000u };
+    struct kite_roce_pkt pk;
+    SimConnParams p;
+    unsigned i;
+    size_t len;
+    Fx *f;
+
+    (void)st;
+    for (i = 0; i < 2; i++) {
+        sim_default_params(&p);
+        p.path_mtu = KITE_MTU_256;
+        f = fx_new(&p, KITE_QPT_RC, false);
+        memset(&pk, 0, sizeof(pk));
+        memcpy(pk.dmac, f->b->mac, 6);
+        memcpy(pk.smac, f->a->mac, 6);
+        memcpy(pk.sgid, f->a->gid, 16);
+        memcpy(pk.dgid, f->b->gid, 16);
+        pk.hop_limit = 64;
+        pk.opcode = KITE_OP_READ_REQ;
+        pk.pkey = KITE_BTH_PKEY_DEFAULT;
+        pk.dqpn = f->bqp;
+        pk.psn = p.psn_a;
+        pk.ackreq = true;
+        pk.reth_va = IOVA;
+        pk.reth_rkey = f->bkey;
+        pk.reth_len = lens[i];
+        len = kite_roce_build(frame, sizeof(frame), &pk);
+        assert_true(len > 0);
+        f->s.drop_all = true;
+        kite_roce_rx(f->b->e, frame, len);
+        run(f);
+        assert_int_equal(state(f->b, f->bqp), KITE_QPS_ERR);
+        /*
+         * 2^23 - 1 PSNs: a valid request (beyond the 4 MiB MR here, so an
+         * access error); 2^23: an invalid request.
+         */
+        assert_true(sim_has_event(f->b, f->bqp, i ? KITE_EVT_QP_REQ_ERR :
+                                  KITE_EVT_QP_ACCESS_ERR));
+        assert_false(sim_has_event(f->b, f->bqp, i ? KITE_EVT_QP_ACCESS_ERR :
+                                   KITE_EVT_QP_REQ_ERR));
+        fx_free(f);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1572,6 +1948,12 @@ int main(void)
         cmocka_unit_test(test_bad_frames),
         cmocka_unit_test(test_fuzz_wqes),
         cmocka_unit_test(test_fuzz_packets),
+        cmocka_unit_test(test_read_psn_window_requester),
+        cmocka_unit_test(test_resp_nak_once_dup_ack_msn),
+        cmocka_unit_test(test_ack_coalescing),
+        cmocka_unit_test(test_implicit_nak),
+        cmocka_unit_test(test_rnr_nak_acks_before),
+        cmocka_unit_test(test_read_psn_window_responder),
     };
 
     return cmocka_run_group_tests_name("roce_engine", tests, NULL, NULL);

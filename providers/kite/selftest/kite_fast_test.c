@@ -506,6 +506,32 @@ static int test_cq_forget(void)
 }
 
 /*
+ * A CQE naming a slot with no outstanding WQE (a device bug) is consumed
+ * and dropped: it neither completes with a stale wr_id nor moves the queue.
+ */
+static int test_cq_stale_slot(void)
+{
+	struct fake *f = fake_new(IBV_QPT_RC, 8, 8);
+	struct ibv_sge sg = { .length = 1 };
+	struct ibv_send_wr wr, *bad;
+	struct ibv_wc wc[4];
+	int ok = 1;
+
+	wr = send_wr(1, IBV_WR_SEND, &sg, 1, IBV_SEND_SIGNALED);
+	CHECK(kite_post_send(&f->qp->vqp.qp, &wr, &bad) == 0);
+	dev_cqe(f, QPN, 5, KITE_CQE_SEND, 0, 1, 0, 0);	/* slot 5: not posted */
+	dev_cqe(f, QPN, 0, KITE_CQE_RECV, 0, 1, 0, 0);	/* RQ empty */
+	CHECK(kite_poll_cq(&f->cq->vcq.cq, 4, wc) == 0);
+	CHECK(f->cq->ci == 2);
+	CHECK(f->qp->sq.ci == 0 && f->qp->rq.ci == 0);
+	dev_cqe(f, QPN, 0, KITE_CQE_SEND, 0, 1, 0, 0);
+	CHECK(kite_poll_cq(&f->cq->vcq.cq, 4, wc) == 1);
+	CHECK(wc[0].wr_id == 1 && f->qp->sq.ci == 1);
+	fake_free(f);
+	return ok;
+}
+
+/*
  * A long poll over a large CQ reports the consumer index at least every
  * half depth (the device could otherwise overflow the CQ).
  */
@@ -833,6 +859,7 @@ int main(void)
 	run("recv", test_recv);
 	run("cq_wrap", test_cq_wrap);
 	run("cq_forget", test_cq_forget);
+	run("cq_stale_slot", test_cq_stale_slot);
 	run("cq_half_depth", test_cq_half_depth);
 	run("cq_old_ring", test_cq_old_ring);
 	run("two_qps", test_two_qps);

@@ -112,6 +112,9 @@ int kite_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		return err;
 
 	spin_lock_init(&cq->lock);
+	INIT_LIST_HEAD(&cq->sq_list);
+	INIT_LIST_HEAD(&cq->rq_list);
+	INIT_WORK(&cq->flush_work, kite_cq_flush_work);
 	cq->eq = &kdev->comp_eqs[attr->comp_vector % kdev->num_comp_eqs];
 	err = kite_cmd_create_cq(kdev, cq, cq->eq->eqn);
 	if (err)
@@ -162,6 +165,7 @@ int kite_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	if (err && !kite_admin_is_dead(&kdev->admin))
 		return err;
 	kite_cq_forget(kdev, cq);
+	cancel_work_sync(&cq->flush_work);
 	kite_ring_free(kdev, &cq->old_ring);
 	kite_ring_free(kdev, &cq->ring);
 	return 0;
@@ -232,7 +236,13 @@ int kite_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	} else {
 		/* ib_core serializes resize against itself, not poll_cq. */
 		spin_lock_irqsave(&cq->lock, flags);
-		err = cq->draining ? -EBUSY : 0;
+		err = cq->draining || cq->resizing ? -EBUSY : 0;
+		/*
+		 * Until the new ring is in place poll_cq reports no consumer
+		 * index: once MODIFY_CQ ran, the device would take an index
+		 * of the old ring as one of the new.
+		 */
+		cq->resizing = !err;
 		spin_unlock_irqrestore(&cq->lock, flags);
 		if (err)
 			return err;
@@ -241,12 +251,12 @@ int kite_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 		err = kite_ring_alloc_kernel(kdev, &ring, bytes);
 	}
 	if (err)
-		return err;
+		goto err_resizing;
 
 	err = kite_cmd_modify_cq(kdev, cq, &ring, ilog2(depth), &old_pi);
 	if (err) {
 		kite_ring_free(kdev, &ring);
-		return err;
+		goto err_resizing;
 	}
 
 	if (udata) {
@@ -270,10 +280,19 @@ int kite_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 			cq->ci = 0;
 		}
 		cq->ci_reported = 0;
+		kite_cq_end_resize(kdev, cq);
 		spin_unlock_irqrestore(&cq->lock, flags);
 	}
 	ibcq->cqe = depth;
 	return 0;
+
+err_resizing:
+	if (!udata) {
+		spin_lock_irqsave(&cq->lock, flags);
+		kite_cq_end_resize(kdev, cq);
+		spin_unlock_irqrestore(&cq->lock, flags);
+	}
+	return err;
 }
 
 /**
@@ -323,10 +342,86 @@ static_assert(KITE_CQE_GENERAL_ERR == (int)IB_WC_GENERAL_ERR);
 #define KITE_CQE_SL_ROCE_V2_IPV4	2
 #define KITE_CQE_SL_ROCE_V2_IPV6	3
 
+/* Give the device the consumer index (frees CQ space). Under cq->lock. */
+static void kite_cq_report_ci(struct kite_dev *kdev, struct kite_cq *cq)
+{
+	kite_db_write(kdev, KITE_DB_CQ, cq->cqn, 0, cq->ci);
+	cq->ci_reported = cq->ci;
+}
+
+/*
+ * Mark the written, unpolled CQEs of QP @qpn among @n entries of @ring from
+ * free-running index @ci on as belonging to no QP (0 is never a QP
+ * number), so that kite_poll_cq() drops them. Entries between the
+ * consumer index and the device's producer index belong to the consumer.
+ */
+static void kite_cq_ring_clean(struct kite_cqe *ring, u8 log_depth, u32 ci,
+			       u32 n, u32 qpn)
+{
+	struct kite_cqe *cqe;
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		cqe = &ring[kite_ring_slot(ci + i, log_depth)];
+		if ((READ_ONCE(cqe->flags) & KITE_CQE_F_PHASE) !=
+		    kite_ring_phase(ci + i, log_depth))
+			break;
+		dma_rmb();
+		if (le32_to_cpu(cqe->qpn) == qpn)
+			cqe->qpn = 0;
+	}
+}
+
+/**
+ * kite_cq_clean() - drop the unpolled CQEs of a QP from a kernel CQ
+ * @cq: kernel CQ, with cq->lock held
+ * @qpn: QP that was reset or destroyed
+ *
+ * Called once the device writes no more CQEs for @qpn (MODIFY_QP to RESET
+ * or DESTROY_QP returned). Without this, a CQE of the QP's previous life
+ * would complete a WQE posted after the reset, or a QP that reuses the
+ * number.
+ */
+void kite_cq_clean(struct kite_cq *cq, u32 qpn)
+{
+	lockdep_assert_held(&cq->lock);
+	if (cq->draining) {
+		/* Old ring (in cq->ring) up to old_pi, then the new ring. */
+		kite_cq_ring_clean(cq->ring.buf, cq->log_depth, cq->ci,
+				   cq->old_pi - cq->ci, qpn);
+		kite_cq_ring_clean(cq->old_ring.buf, cq->old_log_depth, 0,
+				   1u << cq->old_log_depth, qpn);
+	} else {
+		kite_cq_ring_clean(cq->ring.buf, cq->log_depth, cq->ci,
+				   1u << cq->log_depth, qpn);
+	}
+}
+
 /* The index the CQ doorbell reports: the new ring's while the old drains. */
 static u32 kite_cq_db_ci(const struct kite_cq *cq)
 {
 	return cq->draining ? 0 : cq->ci;
+}
+
+/**
+ * kite_cq_end_resize() - end the resize window of a kernel CQ
+ * @kdev: device
+ * @cq: kernel CQ, with cq->lock held, its ring (old or new) settled
+ *
+ * Applies an arm that req_notify_cq deferred meanwhile, with the index of
+ * the ring the device now writes: the device fires at once if CQEs beyond
+ * it exist, so no event is lost.
+ */
+void kite_cq_end_resize(struct kite_dev *kdev, struct kite_cq *cq)
+{
+	lockdep_assert_held(&cq->lock);
+	cq->resizing = false;
+	if (cq->arm_pending) {
+		cq->ci_reported = kite_cq_db_ci(cq);
+		kite_db_write(kdev, KITE_DB_CQ, cq->cqn, cq->arm_pending,
+			      cq->ci_reported);
+		cq->arm_pending = 0;
+	}
 }
 
 /*
@@ -472,6 +567,137 @@ static bool kite_cqe_to_wc(struct kite_dev *kdev, struct kite_cq *cq,
 	return true;
 }
 
+/*
+ * Complete the WQEs outstanding on one queue of a kernel QP with
+ * IB_WC_WR_FLUSH_ERR, oldest first; at most @num. Under the CQ's lock.
+ */
+static int kite_wq_sw_flush(struct kite_qp *qp, bool recv, int num,
+			    struct ib_wc *wc)
+{
+	u8 log_depth = recv ? qp->rq_log_depth : qp->sq_log_depth;
+	u32 ci = recv ? qp->rq_ci : qp->sq_ci;
+	u32 slot, pi;
+	int n;
+
+	if (recv)
+		/* Pairs with the release in post_recv: wr_id is set. */
+		pi = smp_load_acquire(&qp->rq_pi);
+	else
+		/* Pairs with the release in post_send: wr_id is set. */
+		pi = smp_load_acquire(&qp->sq_pi);
+	for (n = 0; n < num && ci != pi; n++, ci++) {
+		slot = kite_ring_slot(ci, log_depth);
+		memset(&wc[n], 0, sizeof(wc[n]));
+		wc[n].wr_id = recv ? qp->rq_wrid[slot] : qp->sq_wrid[slot];
+		wc[n].status = IB_WC_WR_FLUSH_ERR;
+		wc[n].opcode = recv ? IB_WC_RECV : IB_WC_SEND;
+		wc[n].qp = &qp->ibqp;
+		wc[n].port_num = KITE_PORT_NUM;
+	}
+	if (recv)
+		/* Free the slots after reading wr_id: pairs with post_recv. */
+		smp_store_release(&qp->rq_ci, ci);
+	else
+		/* Free the slots after reading wr_id: pairs with post_send. */
+		smp_store_release(&qp->sq_ci, ci);
+	return n;
+}
+
+/**
+ * kite_cq_sw_flush() - flush completions of a kernel CQ on a dead device
+ * @cq: kernel CQ, with cq->lock held
+ * @num_entries: size of @wc
+ * @wc: completions
+ *
+ * A device that went fatal (or stopped answering) writes no CQE again, so
+ * WQEs posted before or after would never complete and a consumer waiting
+ * for them (ib_drain_qp(), a ULP's teardown) would hang. Every WQE still
+ * outstanding on the kernel QPs of @cq completes with IB_WC_WR_FLUSH_ERR
+ * instead, as the device does for a QP in ERR.
+ *
+ * Return: the number of completions written to @wc.
+ */
+int kite_cq_sw_flush(struct kite_cq *cq, int num_entries, struct ib_wc *wc)
+{
+	struct kite_qp *qp;
+	int n = 0;
+
+	lockdep_assert_held(&cq->lock);
+	list_for_each_entry(qp, &cq->sq_list, scq_node)
+		n += kite_wq_sw_flush(qp, false, num_entries - n, wc + n);
+	list_for_each_entry(qp, &cq->rq_list, rcq_node)
+		n += kite_wq_sw_flush(qp, true, num_entries - n, wc + n);
+	return n;
+}
+
+/**
+ * kite_cq_sw_pending() - whether kite_cq_sw_flush() has work
+ * @cq: kernel CQ, with cq->lock held
+ *
+ * Return: true when a kernel QP of @cq has a WQE outstanding.
+ */
+bool kite_cq_sw_pending(struct kite_cq *cq)
+{
+	struct kite_qp *qp;
+
+	lockdep_assert_held(&cq->lock);
+	list_for_each_entry(qp, &cq->sq_list, scq_node)
+		if (READ_ONCE(qp->sq_pi) != qp->sq_ci)
+			return true;
+	list_for_each_entry(qp, &cq->rq_list, rcq_node)
+		if (READ_ONCE(qp->rq_pi) != qp->rq_ci)
+			return true;
+	return false;
+}
+
+/**
+ * kite_cqs_fatal() - wake the consumers of every kernel CQ
+ * @kdev: device that reported a fatal error
+ *
+ * Runs in the admin interrupt. Calls the comp_handler of each armed kernel
+ * CQ once so that its consumer polls and gets the flush completions of
+ * kite_cq_sw_flush(); no completion event will come from the device.
+ * destroy_cq waits for this interrupt after taking the CQ out of the
+ * lookup.
+ */
+void kite_cqs_fatal(struct kite_dev *kdev)
+{
+	struct kite_cq *cq;
+	unsigned long i;
+
+	xa_for_each(&kdev->cqs, i, cq)
+		if (!cq->uctx && test_and_clear_bit(KITE_CQ_ARMED, &cq->armed) &&
+		    cq->ibcq.comp_handler)
+			cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+}
+
+/**
+ * kite_cq_flush_work() - call a kernel CQ's comp_handler from a workqueue
+ * @work: the CQ's flush_work
+ */
+void kite_cq_flush_work(struct work_struct *work)
+{
+	struct kite_cq *cq = container_of(work, struct kite_cq, flush_work);
+
+	if (test_and_clear_bit(KITE_CQ_ARMED, &cq->armed) &&
+	    cq->ibcq.comp_handler)
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+}
+
+/**
+ * kite_cq_kick_flush() - have a kernel CQ's consumer poll its flushes
+ * @cq: kernel CQ that WQEs were just posted for, on a dead device
+ *
+ * No completion event comes from a dead device, so a consumer waiting for
+ * one (ib_drain_qp() waits for its drain WQE) would wait for ever. If the
+ * CQ is armed, its comp_handler runs once, from a workqueue, not from the post_send caller's
+ * context, which may hold the locks the handler takes.
+ */
+void kite_cq_kick_flush(struct kite_cq *cq)
+{
+	schedule_work(&cq->flush_work);
+}
+
 /**
  * kite_poll_cq() - take completions from a kernel CQ
  * @ibcq: CQ
@@ -479,9 +705,12 @@ static bool kite_cqe_to_wc(struct kite_dev *kdev, struct kite_cq *cq,
  * @wc: completions
  *
  * The consumer index goes back to the device (CQ doorbell without arm
- * flags) whenever half the ring has been consumed since it was last
- * reported, so that the device never sees a full CQ the consumer has in
- * fact emptied.
+ * flags) whenever half the ring has been consumed during a long poll, and
+ * at the end of every poll that consumed a CQE. The ring holds exactly
+ * ibcq->cqe entries and a consumer may keep that many completions
+ * outstanding: a consumed but unreported CQE could make the device see an
+ * overflow (fatal for the CQ) the consumer never caused. On a dead device
+ * the WQEs still outstanding then complete as flushed (kite_cq_sw_flush()).
  *
  * Return: the number of completions written to @wc.
  */
@@ -498,13 +727,15 @@ int kite_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 		cq->ci++;
 		if (kite_cqe_to_wc(kdev, cq, cqe, &wc[n]))
 			n++;
-		if (!cq->draining &&
+		if (!cq->draining && !cq->resizing &&
 		    kite_ring_used(cq->ci, cq->ci_reported) >=
-		    (1u << cq->log_depth) / 2) {
-			kite_db_write(kdev, KITE_DB_CQ, cq->cqn, 0, cq->ci);
-			cq->ci_reported = cq->ci;
-		}
+		    (1u << cq->log_depth) / 2)
+			kite_cq_report_ci(kdev, cq);
 	}
+	if (!cq->draining && !cq->resizing && cq->ci != cq->ci_reported)
+		kite_cq_report_ci(kdev, cq);
+	if (n < num_entries && kite_admin_is_dead(&kdev->admin))
+		n += kite_cq_sw_flush(cq, num_entries - n, wc + n);
 	spin_unlock_irqrestore(&cq->lock, flags);
 	return n;
 }
@@ -520,8 +751,8 @@ int kite_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
  * event at once when CQEs beyond that index exist, so no completion is
  * missed; IB_CQ_REPORT_MISSED_EVENTS also tells the caller.
  *
- * Return: 0, or with IB_CQ_REPORT_MISSED_EVENTS 1 when a CQE is waiting
- * to be polled.
+ * Return: 0, or with IB_CQ_REPORT_MISSED_EVENTS 1 when a CQE (or, on a
+ * dead device, a flush completion) is waiting to be polled.
  */
 int kite_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 {
@@ -537,10 +768,25 @@ int kite_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 		arm = KITE_DB_CQ_ARM_NEXT;
 
 	spin_lock_irqsave(&cq->lock, irqflags);
+	set_bit(KITE_CQ_ARMED, &cq->armed);
+	if (cq->resizing) {
+		/*
+		 * No index is right for the device until the resize ends:
+		 * kite_cq_end_resize() arms then (both bits: ARM_NEXT).
+		 * The caller that asked is told to poll again meanwhile.
+		 */
+		cq->arm_pending |= arm;
+		ret = !!(flags & IB_CQ_REPORT_MISSED_EVENTS);
+		goto out;
+	}
 	cq->ci_reported = kite_cq_db_ci(cq);
 	kite_db_write(kdev, KITE_DB_CQ, cq->cqn, arm, cq->ci_reported);
-	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) && kite_cq_peek(cq))
+	/* A dead device has flushes to poll, and posts no event for them. */
+	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) &&
+	    (kite_cq_peek(cq) || (kite_admin_is_dead(&kdev->admin) &&
+				  kite_cq_sw_pending(cq))))
 		ret = 1;
+out:
 	spin_unlock_irqrestore(&cq->lock, irqflags);
 	return ret;
 }
@@ -562,6 +808,7 @@ void kite_cq_comp_event(struct kite_dev *kdev, u32 cqn)
 				    "completion event for unknown CQ %u\n", cqn);
 		return;
 	}
+	clear_bit(KITE_CQ_ARMED, &cq->armed);
 	if (cq->ibcq.comp_handler)
 		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
 }

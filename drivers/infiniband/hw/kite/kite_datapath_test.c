@@ -973,6 +973,8 @@ static int kite_dt_fake_alloc(struct kite_dev *kdev, struct kite_dt_fake *f)
 	cq->cqn = KITE_DT_FAKE_NUM;
 	cq->log_depth = KITE_DT_FAKE_LOG_DEPTH;
 	spin_lock_init(&cq->lock);
+	INIT_LIST_HEAD(&cq->sq_list);
+	INIT_LIST_HEAD(&cq->rq_list);
 	if (kite_ring_alloc_kernel(kdev, &cq->ring,
 				   depth * sizeof(struct kite_cqe)))
 		return err;
@@ -1230,6 +1232,11 @@ static void kite_test_dp_poll_cqes(struct kunit *test)
 	kite_dt_fake_cqe(f, 2, KITE_CQE_SEND, KITE_CQE_SUCCESS, 1, 0);
 	KUNIT_EXPECT_EQ(test, kite_poll_cq(ibcq, 4, wc), 0);
 	KUNIT_EXPECT_EQ(test, f->cq->ci, 3);
+	/*
+	 * Every poll that consumed a CQE reports the consumer index, even
+	 * below half a ring: the consumer may keep a full ring outstanding.
+	 */
+	KUNIT_EXPECT_EQ(test, f->cq->ci_reported, 3);
 
 	/*
 	 * Slots 3 and 0 (wrapped) outstanding; CQE index 3, then index 4
@@ -1249,12 +1256,193 @@ static void kite_test_dp_poll_cqes(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wc[0].status, IB_WC_WR_FLUSH_ERR);
 	KUNIT_EXPECT_EQ(test, f->qp->sq_ci, 5);
 	KUNIT_EXPECT_EQ(test, f->cq->ci, 5);
+	KUNIT_EXPECT_EQ(test, f->cq->ci_reported, 5);
 	KUNIT_EXPECT_EQ(test, kite_poll_cq(ibcq, 4, wc), 0);
+}
+
+/*
+ * Modify to RESET: the QP's CQEs from before the reset, still unpolled,
+ * must not complete the WQEs posted after it; other QPs' CQEs stay.
+ */
+static void kite_test_dp_reset_clean(struct kunit *test)
+{
+	struct kite_dt *dt = test->priv;
+	struct kite_dt_fake *f = &dt->fake;
+	struct kite_dev *kdev;
+	struct ib_wc wc[4];
+	struct ib_cq *ibcq;
+	struct kite_cqe *cqe;
+
+	kdev = kite_dt_get(test);
+	dt->kdev = kdev;
+	KUNIT_ASSERT_EQ(test, kite_dt_fake_alloc(kdev, f), 0);
+	ibcq = &f->cq->ibcq;
+
+	/* Before the reset: two sends and a receive outstanding. */
+	f->qp->sq_pi = 2;
+	f->qp->sq_wrid[0] = 100;
+	f->qp->sq_wrid[1] = 101;
+	f->qp->rq_pi = 1;
+	f->qp->rq_wrid[0] = 200;
+	kite_dt_fake_cqe(f, 0, KITE_CQE_SEND, KITE_CQE_SUCCESS, 0, 0);
+	kite_dt_fake_cqe(f, 1, KITE_CQE_RECV, KITE_CQE_SUCCESS, 0, 0);
+	/* A CQE of another QP (dropped by poll_cq, but not by the reset). */
+	kite_dt_fake_cqe(f, 2, KITE_CQE_SEND, KITE_CQE_SUCCESS, 1, 0);
+	cqe = f->cq->ring.buf;
+	cqe[2].qpn = cpu_to_le32(f->qp->qpn - 1);
+
+	kite_qp_reset_indexes(f->qp);
+	KUNIT_EXPECT_EQ(test, f->qp->sq_pi, 0);
+	KUNIT_EXPECT_EQ(test, f->qp->sq_ci, 0);
+	KUNIT_EXPECT_EQ(test, f->qp->rq_pi, 0);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(cqe[0].qpn), 0);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(cqe[1].qpn), 0);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(cqe[2].qpn), f->qp->qpn - 1);
+
+	/* After it: a new send in slot 0 and a new receive in slot 0. */
+	f->qp->sq_pi = 1;
+	f->qp->sq_wrid[0] = 300;
+	f->qp->rq_pi = 1;
+	f->qp->rq_wrid[0] = 400;
+	KUNIT_EXPECT_EQ(test, kite_poll_cq(ibcq, 4, wc), 0);
+	KUNIT_EXPECT_EQ(test, f->qp->sq_ci, 0);
+	KUNIT_EXPECT_EQ(test, f->qp->rq_ci, 0);
+
+	/* Their own CQEs complete them. */
+	kite_dt_fake_cqe(f, 3, KITE_CQE_SEND, KITE_CQE_SUCCESS, 0, 0);
+	KUNIT_ASSERT_EQ(test, kite_poll_cq(ibcq, 4, wc), 1);
+	KUNIT_EXPECT_EQ(test, wc[0].wr_id, 300);
+	KUNIT_EXPECT_EQ(test, f->qp->sq_ci, 1);
+	KUNIT_EXPECT_EQ(test, f->qp->rq_ci, 0);
+	KUNIT_EXPECT_EQ(test, f->cq->ci, 4);
+}
+
+/*
+ * req_notify_cq during a kernel resize_cq: no doorbell (no consumer index
+ * is right for the device then); the arm is applied when the resize ends.
+ */
+static void kite_test_dp_arm_resizing(struct kunit *test)
+{
+	struct kite_dt *dt = test->priv;
+	struct kite_dt_fake *f = &dt->fake;
+	struct kite_dev *kdev;
+	unsigned long flags;
+	u64 rejected;
+
+	kdev = kite_dt_get(test);
+	dt->kdev = kdev;
+	KUNIT_ASSERT_EQ(test, kite_dt_fake_alloc(kdev, f), 0);
+	f->cq->ci = 3;
+	f->cq->resizing = true;
+	rejected = kite_dt_db_rejected(test, kdev);
+	KUNIT_EXPECT_EQ(test, kite_req_notify_cq(&f->cq->ibcq,
+						 IB_CQ_SOLICITED |
+						 IB_CQ_REPORT_MISSED_EVENTS), 1);
+	KUNIT_EXPECT_EQ(test, kite_req_notify_cq(&f->cq->ibcq,
+						 IB_CQ_NEXT_COMP), 0);
+	KUNIT_EXPECT_EQ(test, kite_dt_db_rejected(test, kdev), rejected);
+	KUNIT_EXPECT_EQ(test, f->cq->arm_pending,
+			KITE_DB_CQ_ARM_SOLICITED | KITE_DB_CQ_ARM_NEXT);
+
+	spin_lock_irqsave(&f->cq->lock, flags);
+	kite_cq_end_resize(kdev, f->cq);
+	spin_unlock_irqrestore(&f->cq->lock, flags);
+	KUNIT_EXPECT_FALSE(test, f->cq->resizing);
+	KUNIT_EXPECT_EQ(test, f->cq->arm_pending, 0);
+	KUNIT_EXPECT_EQ(test, f->cq->ci_reported, 3);
+	/* One doorbell: the deferred arm. */
+	KUNIT_EXPECT_EQ(test, kite_dt_db_rejected(test, kdev), rejected + 1);
+}
+
+/*
+ * Dead device: the WQEs outstanding on the CQ's kernel QPs complete as
+ * flushed, oldest first, as many as the caller has room for.
+ */
+static void kite_test_dp_sw_flush(struct kunit *test)
+{
+	struct kite_dt *dt = test->priv;
+	struct kite_dt_fake *f = &dt->fake;
+	unsigned long flags, left;
+	struct kite_dev *kdev;
+	struct ib_wc wc[4];
+	int n;
+
+	kdev = kite_dt_get(test);
+	dt->kdev = kdev;
+	KUNIT_ASSERT_EQ(test, kite_dt_fake_alloc(kdev, f), 0);
+	kite_qp_attach_cqs(f->qp);
+
+	/* Sends in slots 3, 0 (wrapped); one receive in slot 1. */
+	f->qp->sq_ci = 3;
+	f->qp->sq_pi = 5;
+	f->qp->sq_wrid[3] = 103;
+	f->qp->sq_wrid[0] = 104;
+	f->qp->rq_ci = 1;
+	f->qp->rq_pi = 2;
+	f->qp->rq_wrid[1] = 201;
+
+	spin_lock_irqsave(&f->cq->lock, flags);
+	KUNIT_EXPECT_TRUE(test, kite_cq_sw_pending(f->cq));
+	n = kite_cq_sw_flush(f->cq, 1, wc);
+	spin_unlock_irqrestore(&f->cq->lock, flags);
+	KUNIT_ASSERT_EQ(test, n, 1);
+	KUNIT_EXPECT_EQ(test, wc[0].wr_id, 103);
+	KUNIT_EXPECT_EQ(test, wc[0].status, IB_WC_WR_FLUSH_ERR);
+	KUNIT_EXPECT_PTR_EQ(test, wc[0].qp, &f->qp->ibqp);
+	KUNIT_EXPECT_EQ(test, f->qp->sq_ci, 4);
+
+	spin_lock_irqsave(&f->cq->lock, flags);
+	n = kite_cq_sw_flush(f->cq, 4, wc);
+	spin_unlock_irqrestore(&f->cq->lock, flags);
+	KUNIT_ASSERT_EQ(test, n, 2);
+	KUNIT_EXPECT_EQ(test, wc[0].wr_id, 104);
+	KUNIT_EXPECT_EQ(test, wc[0].status, IB_WC_WR_FLUSH_ERR);
+	KUNIT_EXPECT_EQ(test, wc[1].wr_id, 201);
+	KUNIT_EXPECT_EQ(test, wc[1].status, IB_WC_WR_FLUSH_ERR);
+	KUNIT_EXPECT_EQ(test, wc[1].opcode, IB_WC_RECV);
+	KUNIT_EXPECT_EQ(test, f->qp->sq_ci, 5);
+	KUNIT_EXPECT_EQ(test, f->qp->rq_ci, 2);
+
+	spin_lock_irqsave(&f->cq->lock, flags);
+	KUNIT_EXPECT_FALSE(test, kite_cq_sw_pending(f->cq));
+	n = kite_cq_sw_flush(f->cq, 4, wc);
+	list_del(&f->qp->scq_node);
+	list_del(&f->qp->rcq_node);
+	spin_unlock_irqrestore(&f->cq->lock, flags);
+	KUNIT_EXPECT_EQ(test, n, 0);
+
+	/*
+	 * WQEs posted on a dead device: the CQ's comp_handler runs (from a
+	 * workqueue) so that the consumer polls their flushes.
+	 */
+	f->cq->ibcq.comp_handler = kite_dt_comp_handler;
+	f->cq->ibcq.cq_context = dt;
+	INIT_WORK(&f->cq->flush_work, kite_cq_flush_work);
+	reinit_completion(&dt->comp);
+	/* Not armed (IB_POLL_DIRECT never arms): no call. */
+	kite_cq_kick_flush(f->cq);
+	flush_work(&f->cq->flush_work);
+	KUNIT_EXPECT_EQ(test, atomic_read(&dt->comp_events), 0);
+	/* Armed: one call, which disarms. */
+	KUNIT_EXPECT_EQ(test, kite_req_notify_cq(&f->cq->ibcq,
+						 IB_CQ_NEXT_COMP), 0);
+	kite_cq_kick_flush(f->cq);
+	left = wait_for_completion_timeout(&dt->comp,
+					   msecs_to_jiffies(KITE_DT_WAIT_MS));
+	KUNIT_EXPECT_NE(test, left, 0);
+	flush_work(&f->cq->flush_work);
+	kite_cq_kick_flush(f->cq);
+	flush_work(&f->cq->flush_work);
+	KUNIT_EXPECT_EQ(test, atomic_read(&dt->comp_events), 1);
+	cancel_work_sync(&f->cq->flush_work);
 }
 
 static struct kunit_case kite_datapath_cases[] = {
 	KUNIT_CASE(kite_test_dp_wqe_layout),
 	KUNIT_CASE(kite_test_dp_poll_cqes),
+	KUNIT_CASE(kite_test_dp_reset_clean),
+	KUNIT_CASE(kite_test_dp_sw_flush),
+	KUNIT_CASE(kite_test_dp_arm_resizing),
 	KUNIT_CASE(kite_test_dp_send),
 	KUNIT_CASE(kite_test_dp_write),
 	KUNIT_CASE(kite_test_dp_read),

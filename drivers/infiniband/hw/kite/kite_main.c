@@ -50,6 +50,8 @@ static void kite_dev_fatal(struct kite_dev *kdev, u32 code)
 	if (kdev->ib_active)
 		kite_ib_port_event(kdev, IB_EVENT_DEVICE_FATAL);
 	spin_unlock_irqrestore(&kdev->event_lock, flags);
+	/* Kernel consumers poll and get their WQEs back as flushed. */
+	kite_cqs_fatal(kdev);
 }
 
 /**

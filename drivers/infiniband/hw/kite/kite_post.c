@@ -14,26 +14,115 @@
 #include "kite_verbs.h"
 
 /**
+ * kite_qp_lock_cqs() - take the CQ locks of a kernel QP
+ * @qp: kernel QP
+ * @flags: saved interrupt state, for kite_qp_unlock_cqs()
+ *
+ * The send CQ's lock, then the receive CQ's if it is another CQ; two CQs
+ * are taken in the order of their numbers, so that two QPs sharing them
+ * in opposite roles cannot deadlock.
+ */
+void kite_qp_lock_cqs(struct kite_qp *qp, unsigned long *flags)
+	__acquires(&to_kcq(qp->ibqp.send_cq)->lock)
+	__acquires(&to_kcq(qp->ibqp.recv_cq)->lock)
+{
+	struct kite_cq *scq = to_kcq(qp->ibqp.send_cq);
+	struct kite_cq *rcq = to_kcq(qp->ibqp.recv_cq);
+
+	if (scq == rcq) {
+		spin_lock_irqsave(&scq->lock, *flags);
+		__acquire(&rcq->lock);
+	} else if (scq->cqn < rcq->cqn) {
+		spin_lock_irqsave(&scq->lock, *flags);
+		spin_lock_nested(&rcq->lock, SINGLE_DEPTH_NESTING);
+	} else {
+		spin_lock_irqsave(&rcq->lock, *flags);
+		spin_lock_nested(&scq->lock, SINGLE_DEPTH_NESTING);
+	}
+}
+
+/**
+ * kite_qp_unlock_cqs() - release what kite_qp_lock_cqs() took
+ * @qp: kernel QP
+ * @flags: interrupt state saved by kite_qp_lock_cqs()
+ */
+void kite_qp_unlock_cqs(struct kite_qp *qp, unsigned long flags)
+	__releases(&to_kcq(qp->ibqp.send_cq)->lock)
+	__releases(&to_kcq(qp->ibqp.recv_cq)->lock)
+{
+	struct kite_cq *scq = to_kcq(qp->ibqp.send_cq);
+	struct kite_cq *rcq = to_kcq(qp->ibqp.recv_cq);
+
+	if (scq == rcq) {
+		__release(&rcq->lock);
+		spin_unlock_irqrestore(&scq->lock, flags);
+	} else if (scq->cqn < rcq->cqn) {
+		spin_unlock(&rcq->lock);
+		spin_unlock_irqrestore(&scq->lock, flags);
+	} else {
+		spin_unlock(&scq->lock);
+		spin_unlock_irqrestore(&rcq->lock, flags);
+	}
+}
+
+/**
+ * kite_qp_clean_cqs() - drop a kernel QP's unpolled CQEs from its CQs
+ * @qp: kernel QP the device writes no more CQEs for
+ *
+ * Called with the CQ locks held (kite_qp_lock_cqs()).
+ */
+void kite_qp_clean_cqs(struct kite_qp *qp)
+{
+	struct kite_cq *scq = to_kcq(qp->ibqp.send_cq);
+	struct kite_cq *rcq = to_kcq(qp->ibqp.recv_cq);
+
+	kite_cq_clean(scq, qp->qpn);
+	if (rcq != scq)
+		kite_cq_clean(rcq, qp->qpn);
+}
+
+/**
+ * kite_qp_attach_cqs() - put a kernel QP on its CQs' QP lists
+ * @qp: kernel QP, created on the device
+ *
+ * The lists let poll_cq flush the QP's WQEs when the device is dead.
+ */
+void kite_qp_attach_cqs(struct kite_qp *qp)
+{
+	unsigned long flags;
+
+	kite_qp_lock_cqs(qp, &flags);
+	list_add_tail(&qp->scq_node, &to_kcq(qp->ibqp.send_cq)->sq_list);
+	list_add_tail(&qp->rcq_node, &to_kcq(qp->ibqp.recv_cq)->rq_list);
+	kite_qp_unlock_cqs(qp, flags);
+}
+
+/**
  * kite_qp_reset_indexes() - forget every WQE of a kernel QP
  * @qp: kernel QP the device has just moved to RESET
  *
  * Called with qp->lock held after a successful MODIFY_QP to RESET, which
- * discards the WQEs and zeroes the device's indexes.
+ * discards the WQEs and zeroes the device's indexes. The CQ locks keep
+ * poll_cq out: it neither retires a WQE against the indexes being zeroed
+ * nor sees the QP's CQEs from before the reset, which are dropped here.
  */
 void kite_qp_reset_indexes(struct kite_qp *qp)
 {
 	unsigned long flags;
 
-	spin_lock_irqsave(&qp->sq_lock, flags);
+	kite_qp_lock_cqs(qp, &flags);
+	kite_qp_clean_cqs(qp);
+	spin_lock(&qp->sq_lock);
 	qp->sq_pi = 0;
 	/* Pairs with the acquire in kite_post_send(). */
 	smp_store_release(&qp->sq_ci, 0);
-	spin_unlock_irqrestore(&qp->sq_lock, flags);
-	spin_lock_irqsave(&qp->rq_lock, flags);
+	spin_unlock(&qp->sq_lock);
+	spin_lock(&qp->rq_lock);
 	qp->rq_pi = 0;
 	/* Pairs with the acquire in kite_post_recv(). */
 	smp_store_release(&qp->rq_ci, 0);
-	spin_unlock_irqrestore(&qp->rq_lock, flags);
+	spin_unlock(&qp->rq_lock);
+	kite_qp_unlock_cqs(qp, flags);
 }
 
 static void *kite_sq_wqe(struct kite_qp *qp, u32 index)
@@ -236,6 +325,7 @@ int kite_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	u32 depth = 1u << qp->sq_log_depth;
 	enum ib_qp_state state;
 	unsigned long flags;
+	bool posted;
 	int err = 0;
 	u32 pi;
 
@@ -261,13 +351,18 @@ int kite_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		qp->sq_wrid[kite_ring_slot(pi, qp->sq_log_depth)] = wr->wr_id;
 		pi++;
 	}
-	if (pi != qp->sq_pi) {
-		WRITE_ONCE(qp->sq_pi, pi);
+	posted = pi != qp->sq_pi;
+	if (posted) {
+		/* wr_id before pi: pairs with the acquire of a flush by poll_cq. */
+		smp_store_release(&qp->sq_pi, pi);
 		/* The WQEs must be in memory before the device hears of them. */
 		wmb();
 		kite_db_write(kdev, KITE_DB_SQ, qp->qpn, 0, pi);
 	}
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	/* A dead device completes nothing: poll_cq flushes the WQEs. */
+	if (posted && kite_admin_is_dead(&kdev->admin))
+		kite_cq_kick_flush(to_kcq(ibqp->send_cq));
 	if (err)
 		*bad_wr = wr;
 	return err;
@@ -291,6 +386,7 @@ int kite_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	struct kite_rq_wqe_hdr *hdr;
 	struct kite_sge *sge;
 	unsigned long flags;
+	bool posted;
 	int err = 0;
 	u32 pi;
 	int i;
@@ -321,13 +417,18 @@ int kite_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		qp->rq_wrid[kite_ring_slot(pi, qp->rq_log_depth)] = wr->wr_id;
 		pi++;
 	}
-	if (pi != qp->rq_pi) {
-		WRITE_ONCE(qp->rq_pi, pi);
+	posted = pi != qp->rq_pi;
+	if (posted) {
+		/* wr_id before pi: pairs with the acquire of a flush by poll_cq. */
+		smp_store_release(&qp->rq_pi, pi);
 		/* The WQEs must be in memory before the device hears of them. */
 		wmb();
 		kite_db_write(kdev, KITE_DB_RQ, qp->qpn, 0, pi);
 	}
 	spin_unlock_irqrestore(&qp->rq_lock, flags);
+	/* A dead device completes nothing: poll_cq flushes the WQEs. */
+	if (posted && kite_admin_is_dead(&kdev->admin))
+		kite_cq_kick_flush(to_kcq(ibqp->recv_cq));
 	if (err)
 		*bad_wr = wr;
 	return err;

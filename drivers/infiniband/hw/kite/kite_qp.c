@@ -196,21 +196,23 @@ static void kite_qp_free_kernel(struct kite_qp *qp)
 
 /*
  * Take the QP out of the lookups and wait until nothing uses it: async
- * events run in the admin interrupt, poll_cq under its CQ's lock.
+ * events run in the admin interrupt, poll_cq under its CQ's lock. A kernel
+ * QP's CQEs still in its CQs are dropped: its number may be handed out
+ * again, and they must not complete the new QP's WQEs.
  */
 static void kite_qp_forget(struct kite_dev *kdev, struct kite_qp *qp)
 {
 	unsigned long flags;
-	struct kite_cq *cq;
 
 	xa_erase(&kdev->qps, qp->qpn);
 	synchronize_irq(pci_irq_vector(kdev->pdev, KITE_MSIX_ADMIN));
-	cq = to_kcq(qp->ibqp.send_cq);
-	spin_lock_irqsave(&cq->lock, flags);
-	spin_unlock_irqrestore(&cq->lock, flags);
-	cq = to_kcq(qp->ibqp.recv_cq);
-	spin_lock_irqsave(&cq->lock, flags);
-	spin_unlock_irqrestore(&cq->lock, flags);
+	kite_qp_lock_cqs(qp, &flags);
+	if (qp->sq_wrid) {
+		kite_qp_clean_cqs(qp);
+		list_del(&qp->scq_node);
+		list_del(&qp->rcq_node);
+	}
+	kite_qp_unlock_cqs(qp, flags);
 }
 
 static int kite_cmd_create_qp(struct kite_dev *kdev, struct kite_qp *qp,
@@ -346,6 +348,8 @@ int kite_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		if (err)
 			goto err_erase;
 	}
+	if (!udata)
+		kite_qp_attach_cqs(qp);
 	kite_qp_fill_cap(kdev, qp, &attr->cap);
 	return 0;
 
@@ -514,6 +518,12 @@ int kite_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (err)
 		goto out;
 	err = kite_admin_exec(&kdev->admin, &cmd, NULL, 0, NULL);
+	/*
+	 * A dead device holds no QP: ERR is where it is anyway. Accepting
+	 * the move lets ib_drain_qp() post its WQE, which poll_cq flushes.
+	 */
+	if (err && next == IB_QPS_ERR && kite_admin_is_dead(&kdev->admin))
+		err = 0;
 	if (!err) {
 		/* The device discarded the WQEs and zeroed its indexes. */
 		if (next == IB_QPS_RESET && qp->sq_wrid)

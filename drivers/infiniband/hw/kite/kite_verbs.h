@@ -89,6 +89,16 @@ struct kite_mr {
  * @log_depth: log2 of the depth of @ring
  * @old_log_depth: log2 of the depth of @old_ring
  * @draining: @old_ring still holds CQEs to poll
+ * @resizing: kernel CQ: a resize is between its start and its new ring
+ * @arm_pending: KITE_DB_CQ_ARM_* flags req_notify_cq asked for while
+ *		 @resizing, applied by kite_cq_end_resize()
+ * @sq_list: kernel CQ: kernel QPs whose send CQ it is (under @lock)
+ * @rq_list: kernel CQ: kernel QPs whose receive CQ it is (under @lock)
+ * @flush_work: kernel CQ on a dead device: calls the comp_handler for
+ *		WQEs posted after the device died (kite_cq_kick_flush())
+ * @armed: bit KITE_CQ_ARMED: req_notify_cq armed the CQ and no completion
+ *	   event came since; only then may the driver call the comp_handler
+ *	   itself (ib_core's IB_POLL_DIRECT handler warns when called)
  */
 struct kite_cq {
 	struct ib_cq ibcq;
@@ -104,7 +114,16 @@ struct kite_cq {
 	u8 log_depth;
 	u8 old_log_depth;
 	bool draining;
+	bool resizing;
+	u8 arm_pending;
+	struct list_head sq_list;
+	struct list_head rq_list;
+	struct work_struct flush_work;
+	unsigned long armed;
 };
+
+/* Bit of kite_cq.armed. */
+#define KITE_CQ_ARMED	0
 
 /**
  * struct kite_qp - a queue pair
@@ -132,6 +151,8 @@ struct kite_cq {
  * @rq_log_depth: log2 of the RQ depth
  * @rq_log_stride: log2 of the RQ WQE size
  * @sig_all: every send WQE generates a completion
+ * @scq_node: kernel QP: entry in the send CQ's @sq_list
+ * @rcq_node: kernel QP: entry in the receive CQ's @rq_list
  */
 struct kite_qp {
 	struct ib_qp ibqp;
@@ -157,6 +178,8 @@ struct kite_qp {
 	u8 rq_log_depth;
 	u8 rq_log_stride;
 	bool sig_all;
+	struct list_head scq_node;
+	struct list_head rcq_node;
 };
 
 struct kite_user_mmap_entry {
@@ -237,6 +260,13 @@ int kite_cmd_query_cq(struct kite_dev *kdev, struct kite_cq *cq,
 int kite_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int kite_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 int kite_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
+void kite_cq_clean(struct kite_cq *cq, u32 qpn);
+void kite_cq_end_resize(struct kite_dev *kdev, struct kite_cq *cq);
+int kite_cq_sw_flush(struct kite_cq *cq, int num_entries, struct ib_wc *wc);
+void kite_cqs_fatal(struct kite_dev *kdev);
+bool kite_cq_sw_pending(struct kite_cq *cq);
+void kite_cq_flush_work(struct work_struct *work);
+void kite_cq_kick_flush(struct kite_cq *cq);
 void kite_cq_comp_event(struct kite_dev *kdev, u32 cqn);
 void kite_cq_async_event(struct kite_dev *kdev, u32 cqn);
 
@@ -260,6 +290,10 @@ int kite_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 int kite_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		   const struct ib_recv_wr **bad_wr);
 void kite_qp_reset_indexes(struct kite_qp *qp);
+void kite_qp_lock_cqs(struct kite_qp *qp, unsigned long *flags);
+void kite_qp_unlock_cqs(struct kite_qp *qp, unsigned long flags);
+void kite_qp_clean_cqs(struct kite_qp *qp);
+void kite_qp_attach_cqs(struct kite_qp *qp);
 
 /* kite_restrack.c */
 int kite_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq);
