@@ -282,42 +282,65 @@ static void kr_comp_aeth(KiteRoceQp *qp, const struct kite_roce_pkt *p,
     }
 }
 
+/*
+ * A READ response (@read) or atomic ACK at @psn answers the oldest started
+ * READ or atomic WQE, and so acknowledges every SEND/WRITE before it:
+ * complete those, then return that WQE's slot when it is of the kind the
+ * response answers. NULL otherwise: *@drop says whether the caller drops
+ * the packet (true) or the packet was acted on (an implicit NAK of a WQE
+ * of the other kind, or the QP went to ERR).
+ */
+static KrSqSlot *kr_comp_retire_to(KiteRoceQp *qp, uint32_t psn, bool read,
+                                   bool *progress, bool *drop)
+{
+    KrSqSlot *s;
+
+    *drop = true;
+    for (;;) {
+        s = kr_head(qp);
+        if (!s || !s->started) {
+            return NULL;
+        }
+        if (kr_is_rd_atomic(s->opcode)) {
+            if ((s->opcode == KITE_WQE_READ) == read) {
+                return s;
+            }
+            if (kite_psn_cmp(psn, s->first_psn) > 0) {
+                kr_comp_early_retry(qp);
+                *drop = false;
+            }
+            return NULL;
+        }
+        if (kite_psn_cmp(psn, (s->first_psn + s->npsn - 1) &
+                         KITE_PSN_MASK) <= 0) {
+            return NULL;
+        }
+        kr_comp_complete_head(qp, KITE_CQE_SUCCESS);
+        *progress = true;
+        if (qp->state == KITE_QPS_ERR) {
+            *drop = false;
+            return NULL;
+        }
+    }
+}
+
 static void kr_comp_read_resp(KiteRoceQp *qp, const struct kite_roce_pkt *p,
                               bool *progress)
 {
     KiteRoce *e = qp->e;
     uint8_t op = p->opcode & 0x1f;
     uint32_t psn = p->psn, exp, rem, want;
-    bool first, last;
+    bool first, last, drop;
     KrSendWqe w;
     KrSqSlot *s;
     uint8_t st;
 
-    for (;;) {
-        s = kr_head(qp);
-        if (!s || !s->started) {
+    s = kr_comp_retire_to(qp, psn, true, progress, &drop);
+    if (!s) {
+        if (drop) {
             goto drop;
         }
-        if (s->opcode == KITE_WQE_READ) {
-            break;
-        }
-        if (kr_is_rd_atomic(s->opcode)) {
-            if (kite_psn_cmp(psn, s->first_psn) > 0) {
-                kr_comp_early_retry(qp);
-                return;
-            }
-            goto drop;
-        }
-        if (kite_psn_cmp(psn, (s->first_psn + s->npsn - 1) &
-                         KITE_PSN_MASK) > 0) {
-            kr_comp_complete_head(qp, KITE_CQE_SUCCESS);
-            *progress = true;
-            if (qp->state == KITE_QPS_ERR) {
-                return;
-            }
-            continue;
-        }
-        goto drop;
+        return;
     }
     exp = (s->first_psn + s->rd_off / qp->mtu) & KITE_PSN_MASK;
     if (psn != exp) {
@@ -373,32 +396,14 @@ static void kr_comp_atomic_ack(KiteRoceQp *qp, const struct kite_roce_pkt *p,
     KrSendWqe w;
     KrSqSlot *s;
     uint8_t st;
+    bool drop;
 
-    for (;;) {
-        s = kr_head(qp);
-        if (!s || !s->started) {
+    s = kr_comp_retire_to(qp, psn, false, progress, &drop);
+    if (!s) {
+        if (drop) {
             goto drop;
         }
-        if (s->opcode == KITE_WQE_CMP_SWP || s->opcode == KITE_WQE_FETCH_ADD) {
-            break;
-        }
-        if (s->opcode == KITE_WQE_READ) {
-            if (kite_psn_cmp(psn, s->first_psn) > 0) {
-                kr_comp_early_retry(qp);
-                return;
-            }
-            goto drop;
-        }
-        if (kite_psn_cmp(psn, (s->first_psn + s->npsn - 1) &
-                         KITE_PSN_MASK) > 0) {
-            kr_comp_complete_head(qp, KITE_CQE_SUCCESS);
-            *progress = true;
-            if (qp->state == KITE_QPS_ERR) {
-                return;
-            }
-            continue;
-        }
-        goto drop;
+        return;
     }
     if (psn != s->first_psn) {
         if (kite_psn_cmp(psn, s->first_psn) > 0) {

@@ -373,6 +373,20 @@ static uint8_t kr_msg_kind(uint8_t op)
 }
 
 /*
+ * A remote access check of a WRITE failed: a UC QP drops the rest of the
+ * message, an RC QP NAKs it (remote access error) and goes to ERR. false.
+ */
+static bool kr_resp_access_fail(KiteRoceQp *qp, bool rc, uint32_t psn)
+{
+    if (!rc) {
+        qp->msg_drop = true;
+        return false;
+    }
+    kr_resp_fatal(qp, KITE_AETH_NAK_REM_ACC, psn, KITE_EVT_QP_ACCESS_ERR, 0);
+    return false;
+}
+
+/*
  * Execute one SEND/WRITE packet that is in sequence. Returns false when
  * the packet was not accepted (RNR NAK or a fatal error already handled).
  */
@@ -404,13 +418,7 @@ static bool kr_resp_msg(KiteRoceQp *qp, const struct kite_roce_pkt *p,
             st = kr_probe(qp, p->reth_rkey, KITE_ACCESS_REMOTE_WRITE,
                           p->reth_va, p->reth_len);
             if (st) {
-                if (!rc) {
-                    qp->msg_drop = true;
-                    return false;
-                }
-                kr_resp_fatal(qp, KITE_AETH_NAK_REM_ACC, p->psn,
-                              KITE_EVT_QP_ACCESS_ERR, 0);
-                return false;
+                return kr_resp_access_fail(qp, rc, p->psn);
             }
             qp->wr_va = p->reth_va;
             qp->wr_rkey = p->reth_rkey;
@@ -437,13 +445,7 @@ static bool kr_resp_msg(KiteRoceQp *qp, const struct kite_roce_pkt *p,
                                 qp->wr_va + qp->wr_off, (void *)p->payload,
                                 p->paylen, true);
             if (st) {
-                if (!rc) {
-                    qp->msg_drop = true;
-                    return false;
-                }
-                kr_resp_fatal(qp, KITE_AETH_NAK_REM_ACC, p->psn,
-                              KITE_EVT_QP_ACCESS_ERR, 0);
-                return false;
+                return kr_resp_access_fail(qp, rc, p->psn);
             }
         }
         qp->wr_off += p->paylen;
