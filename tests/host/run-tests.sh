@@ -5,8 +5,9 @@
 # the results ourselves. Prints one line per program, the full output of any
 # program that failed, and as the last line
 #   host: N passed, N failed[, N skipped]
-# A program that crashes, hangs (60 s) or reports fewer results than its TAP
-# plan ("1..N") counts the missing results as failures. Exit status 1 when
+# A program that crashes, hangs (300 s; the engine simulation alone moves
+# about 1 GB) or reports fewer results than its TAP plan ("1..N") counts the
+# missing results as failures. Exit status 1 when
 # anything failed, or when no test ran at all.
 set -u
 
@@ -16,7 +17,7 @@ total_skip=0
 
 for prog in "$@"; do
 	name=$(basename "$prog")
-	out=$(CMOCKA_MESSAGE_OUTPUT=TAP timeout 60 "$prog" 2>&1)
+	out=$(CMOCKA_MESSAGE_OUTPUT=TAP timeout 300 "$prog" 2>&1)
 	rc=$?
 	# plan, passed, failed, skipped
 	read -r plan pass fail skip < <(printf '%s\n' "$out" | awk '

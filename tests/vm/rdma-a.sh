@@ -49,7 +49,7 @@ loss_count() {
 	case $RDMA_KIND in
 	kite)
 		if [ -r $c/wire_dropped ]; then cat $c/wire_dropped
-		else cat $c/roce_retransmits 2>/dev/null || echo 0; fi
+		else cat $c/retransmits 2>/dev/null || echo 0; fi
 		;;
 	*) $TC -s qdisc show dev "$NETDEV" 2>/dev/null |
 		awk '/dropped/ { for (i = 1; i < NF; i++) if ($i ~ /dropped$/) { sub(",", "", $(i + 1)); print $(i + 1); exit } }' ;;

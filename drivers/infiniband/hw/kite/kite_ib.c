@@ -95,7 +95,8 @@ static int kite_query_port(struct ib_device *ibdev, u32 port,
 	attr->active_mtu = min(attr->max_mtu,
 			       kite_ib_mtu(kite_mtu_from_eth(eth_mtu)));
 	attr->gid_tbl_len = info.gid_tbl_len;
-	attr->port_cap_flags = IB_PORT_CM_SUP;
+	/* No IB_PORT_CM_SUP: without a GSI QP ib_cm is off on this port. */
+	attr->port_cap_flags = 0;
 	attr->max_msg_sz = KITE_MAX_MSG_SIZE;
 	attr->pkey_tbl_len = 1;
 	/* One fixed rate: 1X EDR, KITE_PORT_RATE_MBPS (also ethtool's speed). */
