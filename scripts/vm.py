@@ -91,6 +91,7 @@ class Guest:
         self.log = log
         self.mon = mon
         self.props = []
+        self.nic = None           # NIC model on n0 (--nic-of), else --nic
         self.netdev = None        # QEMU -netdev argument, or None
         self.vnetdev = None       # virtio-net's -netdev argument, or None
         self.ctl = None           # unix socket of the host->guest serial port
@@ -182,12 +183,13 @@ def tcp_listening(port):
 
 def qemu_cmd(args, guest, initrd):
     mac = "52:54:00:4b:00:%02x" % (guest.index + 1)
-    if args.nic == "kite":
+    nic = guest.nic or args.nic
+    if nic == "kite":
         dev = "kite,id=kite0,netdev=n0,mac=%s" % mac
         for p in guest.props:
             dev += "," + p
     else:
-        dev = "%s,netdev=n0,mac=%s,romfile=" % (args.nic, mac)
+        dev = "%s,netdev=n0,mac=%s,romfile=" % (nic, mac)
     append = "console=ttyS0 loglevel=%d panic=-1 KITE_VM=%s KITE_VM_INDEX=%d" % (
         args.loglevel, guest.name, guest.index)
     for kv in args.env:
@@ -202,7 +204,7 @@ def qemu_cmd(args, guest, initrd):
            "-serial", "chardev:ctl0"]
     if guest.netdev:
         cmd += ["-netdev", guest.netdev, "-device", dev]
-    elif args.nic == "kite":
+    elif nic == "kite":
         cmd += ["-device", dev.replace("netdev=n0,", "")]
     if guest.vnetdev:
         cmd += ["-netdev", guest.vnetdev, "-device",
@@ -253,6 +255,9 @@ def cmd_run(argv):
     ap.add_argument("--hook", help="host command run while the guests run")
     ap.add_argument("--nic", default="kite",
                     help="NIC model (default kite; e.g. virtio-net-pci to try the launcher)")
+    ap.add_argument("--nic-of", action="append", default=[], metavar="NAME=MODEL",
+                    help="NIC model of guest NAME's linked NIC (e.g. b=virtio-net-pci "
+                         "to put a Kite guest and a Soft-RoCE guest on one link)")
     ap.add_argument("--qemu", default=os.path.join(TOP, "out/qemu-system-x86_64"))
     ap.add_argument("--kernel", default=os.path.join(TOP, "out/guest/vmlinuz"))
     ap.add_argument("--initrd", default=os.path.join(TOP, "out/guest/initramfs.cpio.gz"))
@@ -282,6 +287,12 @@ def cmd_run(argv):
     # The name becomes a directory under out/logs that is removed first.
     if not NAME_RE.match(test):
         ap.error("bad test name %r (want letters, digits, '_' or '-')" % test)
+
+    for spec in args.nic_of:
+        name, _, model = spec.partition("=")
+        if name not in by_name or not model:
+            ap.error("bad --nic-of %r" % spec)
+        by_name[name].nic = model
 
     for spec in args.props:
         name, _, props = spec.partition("=")

@@ -15,10 +15,13 @@
 #          rdma.hook, kite-rc.c): between two guests and in one guest
 #          (loopback), ibv_rc_pingpong -c, perftest with all sizes, kite-rc
 #          func and bulk, bulk with 5% of RoCE frames dropped (wire-drop-ppm)
+#   interop a Kite guest and a Soft-RoCE guest (rxe on virtio-net) on one
+#          link: ibv_rc_pingpong -c both ways, IPv4 at path MTU 1024 and
+#          4096, IPv6 (interop.sh)
 #   rxe    (not by default) the same checks over Soft-RoCE on virtio-net
 #          NICs: the baseline that shows the checks themselves are right
 #
-#   tests/vm/run.sh [GROUP...]      (default: pair fault rdma)
+#   tests/vm/run.sh [GROUP...]      (default: pair fault rdma interop)
 #
 # Each guest script declares how many results it prints (plan N); the
 # launcher counts missing ones as failures. Each group is judged like a suite
@@ -71,6 +74,17 @@ group_rdma() {
 		--hook "bash $top/$t/rdma.hook" "a=$t/rdma-a.sh" "b=$t/rdma-b.sh")
 }
 
+# Interoperation with Soft-RoCE (issue 5): guest a (Kite) and guest b (rxe on
+# virtio-net) on one link, ibv_rc_pingpong -c both ways over IPv4 (path MTU
+# 1024 and 4096) and IPv6 GIDs (interop.sh).
+group_interop() {
+	secs=600
+	# shellcheck disable=SC2054 # "a,b" is one argument
+	cmd=(scripts/vm.sh --test interop --timeout "$secs" --include "$t/lib.sh"
+		--include "$t/rdma-lib.sh" --link a,b --nic-of b=virtio-net-pci
+		"a=$t/interop.sh" "b=$t/interop.sh")
+}
+
 group_rxe() {
 	secs=${KITE_RDMA_TIMEOUT:-1500}
 	# shellcheck disable=SC2054 # "a,b" is one argument
@@ -80,7 +94,7 @@ group_rxe() {
 }
 
 groups=("$@")
-[ ${#groups[@]} -gt 0 ] || groups=(pair fault rdma)
+[ ${#groups[@]} -gt 0 ] || groups=(pair fault rdma interop)
 
 pass=0 fail=0 skip=0
 # The guest image must match out/kite.ko (a no-op when it does).

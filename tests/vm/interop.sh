@@ -1,0 +1,83 @@
+# SPDX-License-Identifier: GPL-2.0
+# Interoperation with Soft-RoCE (issue 5, first part), both guests: guest a
+# has a Kite NIC (kite_0), guest b a virtio-net NIC with rxe0 on it, on ONE
+# socket link (run.sh group interop: vm.py --nic-of b=virtio-net-pci).
+# ibv_rc_pingpong -c (both sides validate the data) with Kite as client and
+# as server, over IPv4 GIDs at path MTU 1024 (4 KiB messages) and 4096
+# (16 KiB, netdev MTU 9000), and over IPv6 GIDs (2001:db8::/64). The TCP
+# exchange of ibv_rc_pingpong always uses IPv4: its server listens on IPv4
+# only, whatever GID the RDMA traffic uses.
+. /kite/lib.sh
+. /kite/rdma-lib.sh
+plan 7
+
+case $KITE_VM in
+a) KIND=kite ME=198.18.0.1 PEER=198.18.0.2 ME6=2001:db8::1 ;;
+*) KIND=rxe ME=198.18.0.2 PEER=198.18.0.1 ME6=2001:db8::2 ;;
+esac
+PORT=18515
+
+# gid6_of DEV: index of the RoCE v2 GID equal to $ME6 on DEV port 1.
+gid6_of() {
+	local want g i
+	want=$(echo "$ME6" | awk -F: '{ printf "%04x:%04x:0000:0000:0000:0000:0000:%04x\n", "0x" $1, "0x" $2, "0x" $NF }')
+	for g in /sys/class/infiniband/$1/ports/1/gids/*; do
+		i=${g##*/}
+		[ "$(cat "$g" 2>/dev/null)" = "$want" ] || continue
+		[ "$(cat /sys/class/infiniband/$1/ports/1/gid_attrs/types/$i 2>/dev/null)" = "RoCE v2" ] &&
+			{ echo "$i"; return 0; }
+	done
+	return 1
+}
+
+if rdma_up $KIND $ME >/tmp/up.log 2>&1 && $IP link set "$NETDEV" mtu 9000 &&
+	$IP -6 addr add $ME6/64 dev "$NETDEV" nodad && wait_until 10 gid6_of $DEV; then
+	GIDX6=$(gid6_of $DEV)
+	ok "$KIND-up"
+	cat /tmp/up.log
+else
+	fail "$KIND-up" "$(cat /tmp/up.log) (no IPv6 RoCE v2 GID for $ME6?)"
+	finish
+fi
+
+# pp NAME ROLE GID ARGS: one ibv_rc_pingpong run as server or client
+# (clients retry while the peer's server is not listening yet).
+pp() {
+	local name=$1 role=$2 gid=$3 i rc
+	shift 3
+	if [ "$role" = server ]; then
+		timeout 90 ibv_rc_pingpong -d $DEV -g $gid -p $PORT -c "$@" >/tmp/pp.out 2>&1
+		rc=$?
+	else
+		for i in $(seq 1 60); do
+			timeout 60 ibv_rc_pingpong -d $DEV -g $gid -p $PORT -c "$@" $PEER >/tmp/pp.out 2>&1
+			rc=$?
+			grep -q "Couldn't connect" /tmp/pp.out || break
+			sleep 1
+		done
+	fi
+	grep iters /tmp/pp.out
+	if [ $rc -eq 0 ]; then ok "$name-$KIND-$role"; else
+		fail "$name-$KIND-$role" "exit $rc: $(tail -n 3 /tmp/pp.out | tr '\n' ' ')"
+	fi
+}
+
+# a is the client first in each pair of runs, then the server.
+for cfg in v4-mtu1024 v4-mtu4096 v6-mtu1024; do
+	case $cfg in
+	v4-mtu1024) gid=$GIDX mtu=1024 size=4096 ;;
+	v4-mtu4096) gid=$GIDX mtu=4096 size=16384 ;;
+	*) gid=$GIDX6 mtu=1024 size=4096 ;;
+	esac
+	if [ "$KITE_VM" = a ]; then
+		pp $cfg client $gid -m $mtu -s $size -n 100
+		pp $cfg server $gid -m $mtu -s $size -n 100
+	else
+		pp $cfg server $gid -m $mtu -s $size -n 100
+		pp $cfg client $gid -m $mtu -s $size -n 100
+	fi
+done
+if [ "$KIND" = kite ]; then
+	grep . /sys/class/infiniband/$DEV/ports/1/hw_counters/* | sed 's|.*/||' | grep -v ':0$'
+fi
+finish
