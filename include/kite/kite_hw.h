@@ -180,7 +180,7 @@
 #define KITE_DEF_MAX_INLINE		256
 #define KITE_DEF_MAX_EQ			(1 + KITE_MSIX_MAX_COMP)
 #define KITE_DEF_MAX_GID		16
-#define KITE_DEF_MAX_RD_ATOM		16
+#define KITE_DEF_MAX_RD_ATOM		128	/* as Soft-RoCE: peers size initiator depth by it */
 #define KITE_DEF_MAX_AQ_LOG_DEPTH	10
 #define KITE_DEF_MAX_EQ_LOG_DEPTH	16
 #define KITE_DEF_MAX_ETH_LOG_DEPTH	12
