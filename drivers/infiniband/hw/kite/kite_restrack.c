@@ -42,38 +42,44 @@ int kite_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
 /* QUERY_QP_STATS exists from ABI 1.1 on. */
 #define KITE_ABI_MINOR_QP_STATS		1
 
+/* Per-QP counters shown as driver attributes, in kite_qp_stats order. */
+static const struct {
+	const char *name;
+	size_t off;
+} kite_res_qp_counters[] = {
+	{ "tx_packets", offsetof(struct kite_qp_stats, tx_packets) },
+	{ "tx_bytes", offsetof(struct kite_qp_stats, tx_bytes) },
+	{ "rx_packets", offsetof(struct kite_qp_stats, rx_packets) },
+	{ "rx_bytes", offsetof(struct kite_qp_stats, rx_bytes) },
+	{ "retransmits", offsetof(struct kite_qp_stats, retransmits) },
+	{ "timeouts", offsetof(struct kite_qp_stats, timeouts) },
+	{ "naks_sent", offsetof(struct kite_qp_stats, naks_sent) },
+	{ "naks_rcvd", offsetof(struct kite_qp_stats, naks_rcvd) },
+	{ "rnr_naks_sent", offsetof(struct kite_qp_stats, rnr_naks_sent) },
+	{ "rnr_naks_rcvd", offsetof(struct kite_qp_stats, rnr_naks_rcvd) },
+	{ "duplicate_requests", offsetof(struct kite_qp_stats, dup_requests) },
+};
+
 /* The QP's counters as driver attributes; skipped if the device has none. */
 static int kite_res_qp_stats(struct sk_buff *msg, struct kite_qp *qp)
 {
 	struct kite_dev *kdev = to_kdev(qp->ibqp.device);
 	struct kite_qp_stats st;
+	const __le64 *val;
+	unsigned int i;
 
 	if (KITE_ABI_VER_MINOR(kdev->caps.abi_version) <
 	    KITE_ABI_MINOR_QP_STATS ||
 	    kite_cmd_query_qp_stats(kdev, qp, &st))
 		return 0;
-	return rdma_nl_put_driver_u64(msg, "tx_packets",
-				      le64_to_cpu(st.tx_packets)) ||
-	       rdma_nl_put_driver_u64(msg, "tx_bytes",
-				      le64_to_cpu(st.tx_bytes)) ||
-	       rdma_nl_put_driver_u64(msg, "rx_packets",
-				      le64_to_cpu(st.rx_packets)) ||
-	       rdma_nl_put_driver_u64(msg, "rx_bytes",
-				      le64_to_cpu(st.rx_bytes)) ||
-	       rdma_nl_put_driver_u64(msg, "retransmits",
-				      le64_to_cpu(st.retransmits)) ||
-	       rdma_nl_put_driver_u64(msg, "timeouts",
-				      le64_to_cpu(st.timeouts)) ||
-	       rdma_nl_put_driver_u64(msg, "naks_sent",
-				      le64_to_cpu(st.naks_sent)) ||
-	       rdma_nl_put_driver_u64(msg, "naks_rcvd",
-				      le64_to_cpu(st.naks_rcvd)) ||
-	       rdma_nl_put_driver_u64(msg, "rnr_naks_sent",
-				      le64_to_cpu(st.rnr_naks_sent)) ||
-	       rdma_nl_put_driver_u64(msg, "rnr_naks_rcvd",
-				      le64_to_cpu(st.rnr_naks_rcvd)) ||
-	       rdma_nl_put_driver_u64(msg, "duplicate_requests",
-				      le64_to_cpu(st.dup_requests));
+	for (i = 0; i < ARRAY_SIZE(kite_res_qp_counters); i++) {
+		val = (const __le64 *)((const u8 *)&st +
+				       kite_res_qp_counters[i].off);
+		if (rdma_nl_put_driver_u64(msg, kite_res_qp_counters[i].name,
+					   le64_to_cpu(*val)))
+			return -EMSGSIZE;
+	}
+	return 0;
 }
 
 int kite_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
