@@ -19,6 +19,21 @@ Each kite NIC has the QEMU id "kite0" (so a hook can run
 "qom-set /machine/peripheral/kite0 PROP VALUE"); a virtio-net NIC added with
 --virtio has the id "virtio0", its netdev is "n1" (the kite NIC's is "n0").
 
+More links, more NICs: each --xlink A=MODEL[,B=MODEL] adds one NIC of MODEL
+("kite" or a QEMU NIC model such as virtio-net-pci) to guest A and one to
+guest B, joined by a socket netdev of their own (A listens, B connects:
+use the same direction as --link and --virtio).
+Those NICs get the ids kite1, kite2, .. (MODEL kite), virtio1, virtio2, ..
+(virtio-net-pci) or nic1, nic2, .. (other models), counted per guest in
+--xlink order; netdevs n2, n3, ..; MAC 52:54:00:4b:XX:YY with XX = 0x10 +
+the --xlink's position (0, 1, ..) and YY = the guest's index + 1 (kite0's
+is 52:54:00:4b:00:YY, virtio0's 52:54:00:4b:01:YY). A guest with such NICs
+is told each of its NICs' MACs in its environment as KITE_MAC_<id>=MAC
+(kite0, virtio0, kite1, ..), so its script can pick a NIC by MAC (see
+rdma_up_mac in tests/vm/rdma-lib.sh). Example, a third link between a Kite
+NIC of a and a virtio-net NIC of b:
+  vm.sh --link a,b --virtio a,b --xlink a=kite,b=virtio-net-pci ...
+
 Guest protocol (one line each on the serial console):
   KITE-PLAN N             the script will print N results (first line)
   ok NAME                 a check passed
@@ -94,6 +109,7 @@ class Guest:
         self.nic = None           # NIC model on n0 (--nic-of), else --nic
         self.netdev = None        # QEMU -netdev argument, or None
         self.vnetdev = None       # virtio-net's -netdev argument, or None
+        self.xnics = []           # --xlink NICs: (id, model, -netdev argument, mac)
         self.ctl = None           # unix socket of the host->guest serial port
         self.wait_port = None     # connect= port that must listen first
         self.proc = None
@@ -194,6 +210,14 @@ def qemu_cmd(args, guest, initrd):
         args.loglevel, guest.name, guest.index)
     for kv in args.env:
         append += " " + kv
+    if guest.xnics:
+        # Only guests with --xlink NICs learn MACs (other runs stay as they were).
+        if nic == "kite":
+            append += " KITE_MAC_kite0=%s" % mac
+        if guest.vnetdev:
+            append += " KITE_MAC_virtio0=52:54:00:4b:01:%02x" % (guest.index + 1)
+        for xid, _, _, xmac in guest.xnics:
+            append += " KITE_MAC_%s=%s" % (xid, xmac)
     cmd = [args.qemu, "-accel", "tcg", "-machine", "q35", "-nodefaults", "-nographic",
            "-no-reboot", "-m", args.mem, "-smp", "1",
            "-L", "/usr/share/seabios", "-L", "/usr/share/qemu",
@@ -210,6 +234,12 @@ def qemu_cmd(args, guest, initrd):
         cmd += ["-netdev", guest.vnetdev, "-device",
                 "virtio-net-pci,id=virtio0,netdev=n1,mac=52:54:00:4b:01:%02x,romfile=" %
                 (guest.index + 1)]
+    for i, (xid, model, netdev, xmac) in enumerate(guest.xnics):
+        nid = "n%d" % (i + 2)
+        dev = "%s,id=%s,netdev=%s,mac=%s" % (model, xid, nid, xmac)
+        if model != "kite":
+            dev += ",romfile="
+        cmd += ["-netdev", netdev % nid, "-device", dev]
     return cmd
 
 
@@ -246,6 +276,11 @@ def cmd_run(argv):
     ap.add_argument("--virtio", action="append", default=[], metavar="A[,B]",
                     help="add a virtio-net NIC (netdev n1) to A, linked to B's by a "
                          "socket netdev of its own (without B: a socket with no peer)")
+    ap.add_argument("--xlink", action="append", default=[], metavar="A=MODEL[,B=MODEL]",
+                    help="one more NIC of MODEL (kite, virtio-net-pci, ..) for A, linked "
+                         "to one more NIC of B by a socket netdev of its own (A listens, "
+                         "B connects; without B: a socket with no peer); ids kite1.., "
+                         "virtio1.., nic1..; the guest gets KITE_MAC_<id>=MAC")
     ap.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                     help="set KEY=VALUE in every guest's environment (kernel command line)")
     ap.add_argument("--props", action="append", default=[], metavar="NAME=P[,P..]",
@@ -323,6 +358,29 @@ def cmd_run(argv):
         if b:
             by_name[b].vnetdev = "socket,id=n1,connect=127.0.0.1:%d" % port
             vconnect.append((by_name[b], port))
+        port += 1
+    # Extra links: one more NIC on each side (ids and MACs: see the docstring).
+    xcount = {}
+    for k, spec in enumerate(args.xlink):
+        ends = []
+        for end in spec.split(","):
+            name, sep, model = end.partition("=")
+            if not sep or name not in by_name or not re.match(r"^[A-Za-z0-9_-]+$", model):
+                ap.error("bad --xlink %r (want A=MODEL[,B=MODEL] with known guests)" % spec)
+            ends.append((by_name[name], model))
+        if len(ends) > 2 or (len(ends) == 2 and ends[0][0] is ends[1][0]):
+            ap.error("bad --xlink %r (one or two different guests)" % spec)
+        if k >= 0x10:
+            ap.error("at most 16 --xlink")
+        for j, (g, model) in enumerate(ends):
+            base = {"kite": "kite", "virtio-net-pci": "virtio"}.get(model, "nic")
+            xcount[(g.name, base)] = xcount.get((g.name, base), 0) + 1
+            xid = "%s%d" % (base, xcount[(g.name, base)])
+            mode = "listen" if j == 0 else "connect"
+            g.xnics.append((xid, model, "socket,id=%%s,%s=127.0.0.1:%d" % (mode, port),
+                            "52:54:00:4b:%02x:%02x" % (0x10 + k, g.index + 1)))
+            if j == 1:
+                vconnect.append((g, port))
         port += 1
     for kv in args.env:
         if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*=[^\s]*$", kv):

@@ -96,10 +96,77 @@ rdma_up() {
 	return 0
 }
 
+# netdev_by_mac MAC: the net_device with that MAC address.
+netdev_by_mac() {
+	local d
+	for d in /sys/class/net/*; do
+		[ "$(cat "$d/address" 2>/dev/null)" = "$1" ] && { echo "${d##*/}"; return 0; }
+	done
+	return 1
+}
+
+# ibdev_of_netdev NETDEV: the RDMA device of NETDEV's PCI function (kite).
+ibdev_of_netdev() {
+	local i
+	for i in /sys/class/net/$1/device/infiniband/*; do
+		[ -d "$i" ] && { echo "${i##*/}"; return 0; }
+	done
+	return 1
+}
+
+# rdma_up_mac KIND ADDR MAC TAG [NAME]: like rdma_up, for guests with
+# several NICs of a kind (vm.sh --xlink; the launcher passes each NIC's MAC
+# as $KITE_MAC_<id>): bring up the RDMA device on the NIC with MAC, with
+# IPv4 ADDR/24. kite: that NIC's kite device (kite_N); rxe: a new Soft-RoCE
+# device NAME (default rxe_TAG) on it. Sets DEV, NETDEV, GIDX and DEV_TAG,
+# GIDX_TAG, NETDEV_TAG (TAG: letters, digits, '_'); agent_start passes
+# those of every TAG to the agent. Returns non-zero (after printing why)
+# when the device did not come up.
+RDMA_TAGS=
+rdma_up_mac() {
+	local kind=$1 addr=$2 mac=$3 tag=$4 name=${5:-rxe_$4} out
+	case $tag in '' | *[!A-Za-z0-9_]*) echo "rdma_up_mac: bad tag '$tag'"; return 1 ;; esac
+	[ -n "$mac" ] || { echo "rdma_up_mac: no MAC for $tag (vm.sh --xlink?)"; return 1; }
+	modprobe ib_uverbs || { echo "rdma_up_mac: modprobe ib_uverbs failed"; return 1; }
+	case $kind in
+	kite)
+		modprobe kite || { echo "rdma_up_mac: modprobe kite failed"; return 1; }
+		wait_until 10 netdev_by_mac "$mac" || { echo "rdma_up_mac: no netdev with MAC $mac"; return 1; }
+		NETDEV=$(netdev_by_mac "$mac")
+		wait_until 10 ibdev_of_netdev "$NETDEV" ||
+			{ echo "rdma_up_mac: no RDMA device on $NETDEV ($mac)"; return 1; }
+		DEV=$(ibdev_of_netdev "$NETDEV")
+		;;
+	rxe)
+		modprobe virtio_pci && modprobe virtio_net ||
+			{ echo "rdma_up_mac: virtio modules"; return 1; }
+		wait_until 10 netdev_by_mac "$mac" || { echo "rdma_up_mac: no netdev with MAC $mac"; return 1; }
+		NETDEV=$(netdev_by_mac "$mac")
+		modprobe crc32_generic && modprobe rdma_rxe || { echo "rdma_up_mac: modprobe rdma_rxe"; return 1; }
+		if ! out=$($RDMA link add "$name" type rxe netdev "$NETDEV" 2>&1); then
+			echo "rdma_up_mac: rdma link add $name: $out"
+			return 1
+		fi
+		DEV=$name
+		;;
+	*) echo "rdma_up_mac: unknown kind $kind"; return 1 ;;
+	esac
+	$IP addr add "$addr/24" dev "$NETDEV"
+	$IP link set "$NETDEV" up
+	wait_until 20 dev_active "$DEV" || { echo "rdma_up_mac: $DEV port not ACTIVE"; return 1; }
+	wait_until 10 gid_of "$DEV" "$addr" || { echo "rdma_up_mac: no RoCE v2 GID for $addr on $DEV"; return 1; }
+	GIDX=$(gid_of "$DEV" "$addr")
+	eval "DEV_$tag=\$DEV GIDX_$tag=\$GIDX NETDEV_$tag=\$NETDEV"
+	RDMA_TAGS="$RDMA_TAGS $tag"
+	echo "info: $DEV on $NETDEV ($mac), $addr, GID index $GIDX"
+	return 0
+}
+
 # ---- client/server runs -------------------------------------------------------
 # The agent serves one request per TCP connection (busybox nc -ll -e):
 #   START PORT CMD...  run CMD (eval'd here: it may use $DEV, $GIDX, $PORT,
-#                      and $DEV_kite, $GIDX_rxe, ... in guests with both)
+#                      and $DEV_kite, $GIDX_rxe, ... in guests with both,
+#                      $DEV_TAG, ... of each rdma_up_mac TAG)
 #                      in the background, bounded by RUN_TIMEOUT, output to
 #                      /tmp/srv.PORT; answer READY once PORT listens (the
 #                      tools listen on their TCP port), else NOTREADY.
@@ -114,6 +181,11 @@ DEV=$DEV GIDX=$GIDX NETDEV=$NETDEV RUN_TIMEOUT=$RUN_TIMEOUT
 DEV_kite=${DEV_kite:-} GIDX_kite=${GIDX_kite:-} NETDEV_kite=${NETDEV_kite:-}
 DEV_rxe=${DEV_rxe:-} GIDX_rxe=${GIDX_rxe:-} NETDEV_rxe=${NETDEV_rxe:-}
 EOF
+	# The devices rdma_up_mac brought up (DEV_TAG, ...), if any.
+	local t
+	for t in $RDMA_TAGS; do
+		eval "echo \"DEV_$t=\$DEV_$t GIDX_$t=\$GIDX_$t NETDEV_$t=\$NETDEV_$t\"" >>$AGENT
+	done
 	cat >>$AGENT <<'EOF'
 read -r verb PORT cmd
 case $verb in
