@@ -149,6 +149,7 @@ static void kr_comp_progress(KiteRoceQp *qp)
     qp->retry_left = qp->retry_cnt;
     qp->rnr_left = qp->rnr_retry;
     qp->gap_retried = false;
+    qp->rnr_nak_seen = false;
     if (qp->rnr_wait) {
         return;
     }
@@ -241,6 +242,8 @@ static void kr_comp_aeth(KiteRoceQp *qp, const struct kite_roce_pkt *p,
         }
         *progress = false;
         qp->rnr_wait = true;
+        qp->rnr_nak_seen = true;
+        qp->rnr_nak_psn = psn;
         kr_comp_rewind(qp);
         kr_timer_set(qp, e->ops->now_ns(e->opaque) +
                      (uint64_t)kr_rnr_us[syn & 0x1f] * 1000);
@@ -260,6 +263,17 @@ static void kr_comp_aeth(KiteRoceQp *qp, const struct kite_roce_pkt *p,
             return;
         }
         if (syn == KITE_AETH_NAK_PSN_SEQ) {
+            /*
+             * rxe answers the packets that followed one it RNR-NAK'd with
+             * a PSN-sequence NAK for that same PSN (its responder does not
+             * go silent after an RNR NAK). Until something is acknowledged
+             * that NAK is part of the RNR event, whose timer resends from
+             * there: it neither rewinds again nor uses up retry_cnt, so a
+             * peer that is not ready for a while fails only on rnr_retry.
+             */
+            if (qp->rnr_nak_seen && psn == qp->rnr_nak_psn && !*progress) {
+                return;
+            }
             if (!*progress) {
                 if (!qp->retry_left) {
                     kr_comp_fail(qp, KITE_CQE_RETRY_EXC_ERR);

@@ -187,6 +187,8 @@ struct KiteRoceQp {
     uint8_t retry_left;
     uint8_t rnr_left;
     bool rnr_wait;              /* waiting out an RNR NAK's timer */
+    bool rnr_nak_seen;          /* RNR NAK at rnr_nak_psn, no progress yet */
+    uint32_t rnr_nak_psn;
     bool gap_retried;           /* early retry done for a response gap */
     uint64_t timer_deadline;    /* KITE_ROCE_TIMER_OFF when not armed */
 

@@ -233,6 +233,7 @@ void kr_req_reset(KiteRoceQp *qp)
     qp->sq_psn = qp->una_psn = qp->hi_psn = 0;
     qp->rd_inflight = 0;
     qp->rnr_wait = false;
+    qp->rnr_nak_seen = false;
     qp->gap_retried = false;
     qp->retry_left = qp->retry_cnt;
     qp->rnr_left = qp->rnr_retry;

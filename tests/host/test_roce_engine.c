@@ -1835,6 +1835,203 @@ static void test_rnr_nak_acks_before(void **st)
     fx_free(f);
 }
 
+/* ---- what Soft-RoCE (rxe) does on the wire (model.rst) ---- */
+
+/*
+ * Give @pk the addresses of a frame from A to B (@to_b) or from B to A,
+ * build it and hand it to the receiving engine (nothing else runs).
+ */
+static void inject_pkt(Fx *f, bool to_b, struct kite_roce_pkt *pk)
+{
+    static uint8_t frame[KITE_ROCE_MAX_FRAME];
+    SimNode *src = to_b ? f->a : f->b, *dst = to_b ? f->b : f->a;
+    size_t len;
+
+    memcpy(pk->dmac, dst->mac, 6);
+    memcpy(pk->smac, src->mac, 6);
+    memcpy(pk->sgid, src->gid, 16);
+    memcpy(pk->dgid, dst->gid, 16);
+    pk->hop_limit = 64;
+    pk->pkey = KITE_BTH_PKEY_DEFAULT;
+    pk->dqpn = to_b ? f->bqp : f->aqp;
+    len = kite_roce_build(frame, sizeof(frame), pk);
+    assert_true(len > 0);
+    kite_roce_rx(dst->e, frame, len);
+}
+
+/* One request packet of 1024 bytes (path MTU) from A's QP to B's. */
+static void inject_seg(Fx *f, uint8_t op, uint32_t psn, bool ackreq,
+                       const uint8_t *data, uint32_t reth_len)
+{
+    struct kite_roce_pkt pk;
+
+    memset(&pk, 0, sizeof(pk));
+    pk.opcode = op;
+    pk.psn = psn & KITE_PSN_MASK;
+    pk.ackreq = ackreq;
+    pk.payload = data;
+    pk.paylen = 1024;
+    if (op == KITE_OP_WRITE_FIRST) {
+        pk.reth_va = IOVA + 0x40000;
+        pk.reth_rkey = f->bkey;
+        pk.reth_len = reth_len;
+    }
+    inject_pkt(f, true, &pk);
+    run(f);
+}
+
+/*
+ * rxe's retransmit timer is not restarted when a message starts, so it
+ * fires in the middle of one (captured in the interop group: SEND_FIRST,
+ * SEND_MIDDLE, then 0.7 ms later the same FIRST and MIDDLE again, none
+ * with AckReq yet). The responder executes nothing twice, re-ACKs each
+ * duplicate with the last accepted PSN and the unchanged MSN, and the
+ * message goes on where it was and completes once, for SEND and WRITE.
+ */
+static void test_rxe_goback_mid_message(void **st)
+{
+    static uint8_t data[4096], junk[1024];
+    const struct kite_roce_counters *cb;
+    SimConnParams p;
+    Seen *sn = calloc(1, sizeof(*sn));
+    unsigned i, w;
+    uint32_t psn;
+    Fx *f;
+
+    (void)st;
+    assert_non_null(sn);
+    fill(data, sizeof(data), 77);
+    memset(junk, 0xee, sizeof(junk));
+    sim_default_params(&p);
+    f = fx_new(&p, KITE_QPT_RC, false);
+    sn->src = 1;
+    f->s.tap = seen_tap;
+    f->s.tap_arg = sn;
+    f->s.drop_all = true;       /* B's answers are only recorded */
+    post_recv1(f->b, f->bqp, 0x10000, 4096, f->bkey);
+    for (w = 0; w < 2; w++) {
+        uint8_t first = w ? KITE_OP_WRITE_FIRST : KITE_OP_SEND_FIRST;
+        uint8_t middle = w ? KITE_OP_WRITE_MIDDLE : KITE_OP_SEND_MIDDLE;
+        uint8_t last = w ? KITE_OP_WRITE_LAST : KITE_OP_SEND_LAST;
+
+        psn = p.psn_a + 4 * w;
+        sn->n = 0;
+        inject_seg(f, first, psn, false, data, 4096);
+        inject_seg(f, middle, psn + 1, false, data + 1024, 0);
+        assert_int_equal(sn->n, 0);             /* no AckReq yet */
+        /* Go back N: the same two packets again (other bytes here). */
+        inject_seg(f, first, psn, false, junk, 4096);
+        inject_seg(f, middle, psn + 1, false, junk, 0);
+        assert_int_equal(sn->n, 2);
+        for (i = 0; i < 2; i++) {
+            assert_int_equal(sn->f[i].op, KITE_OP_ACK);
+            assert_int_equal(sn->f[i].syn, KITE_AETH_ACK_UNLIMITED);
+            assert_int_equal(sn->f[i].psn, psn + 1);
+            assert_int_equal(sn->f[i].msn, w);
+        }
+        inject_seg(f, middle, psn + 2, false, data + 2048, 0);
+        inject_seg(f, last, psn + 3, true, data + 3072, 0);
+        assert_int_equal(sn->n, 3);
+        assert_int_equal(sn->f[2].syn, KITE_AETH_ACK_UNLIMITED);
+        assert_int_equal(sn->f[2].psn, psn + 3);
+        assert_int_equal(sn->f[2].msn, w + 1);
+        assert_int_equal(state(f->b, f->bqp), KITE_QPS_RTS);
+    }
+    expect_cqe(f->b, f->b_rcq, f->bqp, 0, KITE_CQE_RECV, KITE_CQE_SUCCESS,
+               4096);
+    expect_no_cqe(f->b, f->b_rcq);
+    assert_memory_equal(sim_mem(f->b, 0x10000), data, sizeof(data));
+    assert_memory_equal(sim_mem(f->b, 0x40000), data, sizeof(data));
+    cb = kite_roce_qp_counters(sim_qp(f->b, f->bqp)->qp);
+    assert_int_equal(cb->dup_requests, 4);
+    fx_free(f);
+    free(sn);
+}
+
+/* An RNR NAK or PSN-sequence NAK from B's QP to A's (A does not run). */
+static void inject_nak(Fx *f, uint8_t syndrome, uint32_t psn)
+{
+    struct kite_roce_pkt pk;
+
+    memset(&pk, 0, sizeof(pk));
+    pk.opcode = KITE_OP_ACK;
+    pk.psn = psn & KITE_PSN_MASK;
+    pk.aeth_syndrome = syndrome;
+    inject_pkt(f, false, &pk);
+}
+
+/*
+ * rxe's responder RNR-NAKs the SEND that finds no receive and then answers
+ * the next packet, which is ahead of it now, with a PSN-sequence NAK for
+ * the same PSN. With retry_cnt 0 (rnr_retry 7: wait for ever) that second
+ * NAK must not count as a retry: the requester waits out the RNR timer
+ * round after round and completes once the receiver is ready.
+ */
+static void test_rxe_rnr_then_seq_nak(void **st)
+{
+    const struct kite_roce_counters *ca;
+    SimConnParams p;
+    unsigned round;
+    uint64_t sent;
+    Fx *f;
+    SimWr w;
+
+    (void)st;
+    sim_default_params(&p);
+    p.retry_cnt = 0;
+    p.rnr_retry = 7;
+    f = fx_new(&p, KITE_QPT_RC, false);
+    f->s.drop_all = true;
+    w = wr_make(KITE_WQE_SEND, 0);
+    wr_sge(&w, 0, 16, f->akey);
+    sim_post_send(f->a, f->aqp, &w);
+    sim_post_send(f->a, f->aqp, &w);
+    for (round = 0; round < 5; round++) {
+        /* Until both SENDs are (re)sent; they are lost on the way. */
+        sent = f->s.frames;
+        do {
+            assert_true(sim_step(&f->s));
+        } while (f->s.frames < sent + 2);
+        f->s.drop_all = false;
+        inject_nak(f, KITE_AETH_RNR_NAK | 1, p.psn_a);
+        inject_nak(f, KITE_AETH_NAK_PSN_SEQ, p.psn_a);
+        f->s.drop_all = true;
+        assert_int_equal(state(f->a, f->aqp), KITE_QPS_RTS);
+        expect_no_cqe(f->a, f->a_scq);
+    }
+    ca = kite_roce_qp_counters(sim_qp(f->a, f->aqp)->qp);
+    assert_int_equal(ca->rnr_naks_rcvd, 5);
+    assert_int_equal(ca->naks_rcvd, 5);
+    assert_int_equal(ca->timeouts, 0);
+    /* The receiver is ready now. */
+    f->s.drop_all = false;
+    post_recv1(f->b, f->bqp, 0x1000, 0x100, f->bkey);
+    post_recv1(f->b, f->bqp, 0x2000, 0x100, f->bkey);
+    run(f);
+    expect_cqe(f->a, f->a_scq, f->aqp, 0, KITE_CQE_SEND, KITE_CQE_SUCCESS,
+               16);
+    expect_cqe(f->a, f->a_scq, f->aqp, 1, KITE_CQE_SEND, KITE_CQE_SUCCESS,
+               16);
+    expect_cqe(f->b, f->b_rcq, f->bqp, 0, KITE_CQE_RECV, KITE_CQE_SUCCESS,
+               16);
+    expect_cqe(f->b, f->b_rcq, f->bqp, 1, KITE_CQE_RECV, KITE_CQE_SUCCESS,
+               16);
+    /* A sequence NAK that is not part of an RNR event still counts. */
+    f->s.drop_all = true;
+    sim_post_send(f->a, f->aqp, &w);
+    sim_post_send(f->a, f->aqp, &w);
+    sent = f->s.frames;
+    do {
+        assert_true(sim_step(&f->s));
+    } while (f->s.frames < sent + 2);
+    f->s.drop_all = false;
+    inject_nak(f, KITE_AETH_NAK_PSN_SEQ, p.psn_a + 2);
+    expect_cqe(f->a, f->a_scq, f->aqp, 2, KITE_CQE_SEND,
+               KITE_CQE_RETRY_EXC_ERR, 0);
+    assert_int_equal(state(f->a, f->aqp), KITE_QPS_ERR);
+    fx_free(f);
+}
+
 /* ---- READs that would take 2^23 PSNs or more ---- */
 
 /*
@@ -1954,6 +2151,8 @@ int main(void)
         cmocka_unit_test(test_implicit_nak),
         cmocka_unit_test(test_rnr_nak_acks_before),
         cmocka_unit_test(test_read_psn_window_responder),
+        cmocka_unit_test(test_rxe_goback_mid_message),
+        cmocka_unit_test(test_rxe_rnr_then_seq_nak),
     };
 
     return cmocka_run_group_tests_name("roce_engine", tests, NULL, NULL);
