@@ -3,7 +3,8 @@
 # Kite top-level build. See README.md.
 #
 #   make / make all   dependencies, kite.ko, QEMU, rdma-core with the kite
-#                     provider (out/rdma-core), guest kernel + initramfs
+#                     provider (out/rdma-core), guest kernel + initramfs,
+#                     the capture checker (out/capture/kite-pcap)
 #   make check        all of the above, then every test suite; last line of
 #                     output is "N passed, N failed" (SUITES="vm host" picks)
 #   make demo         two guests linked by a socket netdev: rdma link, ip, ping,
@@ -23,9 +24,9 @@ KO := drivers/infiniband/hw/kite/kite.ko
 OUT := out
 SUITES ?=
 
-.PHONY: all deps module qemu rdma-core initramfs check demo bench clean
+.PHONY: all deps module qemu rdma-core initramfs capture check demo bench clean
 
-all: deps module qemu rdma-core initramfs
+all: deps module qemu rdma-core initramfs capture
 
 deps:
 	@bash scripts/install-deps.sh
@@ -51,6 +52,10 @@ rdma-core: | deps
 
 initramfs: module rdma-core
 	@bash scripts/mkinitramfs.sh
+
+# The link capture checker (tests/capture: out/capture/kite-pcap).
+capture: | deps
+	@$(MAKE) --no-print-directory -C tests/capture
 
 check:
 	@bash scripts/check.sh $(SUITES)

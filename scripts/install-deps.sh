@@ -17,6 +17,7 @@ PKGS=(
 	libcmocka-dev dpkg-dev
 	cmake libnl-3-dev libnl-route-3-dev libudev-dev
 	perftest
+	tshark
 )
 # Wait for another apt/dpkg (e.g. unattended-upgrades) instead of failing.
 APT_OPTS=(-o DPkg::Lock::Timeout=600)

@@ -1,23 +1,77 @@
 # SPDX-License-Identifier: GPL-2.0
-# Interoperation with Soft-RoCE (issue 5, first part), both guests: guest a
-# has a Kite NIC (kite_0), guest b a virtio-net NIC with rxe0 on it, on ONE
-# socket link (run.sh group interop: vm.py --nic-of b=virtio-net-pci).
-# ibv_rc_pingpong -c (both sides validate the data) with Kite as client and
-# as server, over IPv4 GIDs at path MTU 1024 (4 KiB messages) and 4096
-# (16 KiB, netdev MTU 9000), and over IPv6 GIDs (2001:db8::/64); then
-# perftest ib_write_bw, ib_read_bw, ib_send_bw, ib_atomic_bw, ib_write_lat
-# and ib_send_lat with Kite as client and as server (IPv4). The TCP
-# exchange of ibv_rc_pingpong always uses IPv4: its server listens on IPv4
-# only, whatever GID the RDMA traffic uses.
+# Interoperation with Soft-RoCE (issue 5), both guests: guest a has a Kite
+# NIC (kite_0), guest b a virtio-net NIC with rxe0 on it, on ONE socket link
+# (run.sh group interop: vm.py --nic-of b=virtio-net-pci).
+#
+# The group runs PARTS, in this order, each a function run_PART with its
+# number of results in n_PART (so the plan is known before anything runs):
+#   pingpong  ibv_rc_pingpong -c (both sides validate the data) with Kite as
+#             client and as server, over IPv4 GIDs at path MTU 1024 (4 KiB
+#             messages) and 4096 (16 KiB, netdev MTU 9000), and over IPv6
+#             GIDs (2001:db8::/64)
+#   perftest  ib_write_bw, ib_read_bw, ib_send_bw, ib_atomic_bw,
+#             ib_write_lat and ib_send_lat with Kite as client and as server,
+#             over IPv4 GIDs at path MTU 1024, over IPv4 at 4096 and over IPv6
+#   other parts live in /kite/interop-PART.sh (tests/vm/interop-*.sh, each
+#             included by run.sh), sourced here.
+# INTEROP_PARTS (vm.sh --env; run.sh passes $KITE_INTEROP_PARTS) picks some
+# of them, in the order above; default: all. Guest a talks to the host hook
+# tests/vm/interop.hook with "KITE-SYNC host-N ACTION ARGS" (host_call).
+# The TCP exchange of ibv_rc_pingpong always uses IPv4: its server listens
+# on IPv4 only, whatever GID the RDMA traffic uses.
 . /kite/lib.sh
 . /kite/rdma-lib.sh
-plan 19
+
+ALL_PARTS="pingpong perftest"
+for f in /kite/interop-*.sh; do
+	[ -f "$f" ] || continue
+	. "$f"
+	f=${f##*/interop-}
+	ALL_PARTS="$ALL_PARTS ${f%.sh}"
+done
+PARTS=${INTEROP_PARTS:-all}
+[ "$PARTS" = all ] && PARTS=$ALL_PARTS
+PARTS=$(echo "$PARTS" | tr ',' ' ')
 
 case $KITE_VM in
 a) KIND=kite ME=198.18.0.1 PEER=198.18.0.2 ME6=2001:db8::1 ;;
 *) KIND=rxe ME=198.18.0.2 PEER=198.18.0.1 ME6=2001:db8::2 ;;
 esac
 PORT=18515
+n_pingpong=6
+n_perftest=36
+total=1
+for p in $PARTS; do
+	eval "n=\${n_$p:-}"
+	[ -n "$n" ] || { echo "interop: unknown part '$p' (parts: $ALL_PARTS)"; n=0; total=$((total + 1)); }
+	total=$((total + n))
+done
+plan $total
+for p in $PARTS; do
+	eval "[ -n \"\${n_$p:-}\" ]" || fail "part-$p" "no such part (parts: $ALL_PARTS)"
+done
+[ "$KITE_VM" = a ] && host_listen
+
+# host_call ACTION ARGS...: guest a asks the host hook (interop.hook) to do
+# ACTION; status 0 when it answers "ok". The answer without that first word
+# (which would read as a result line) is printed and left in HOST_ANS.
+# The request line must reach the console: do not call it inside $(...).
+HOST_N=0
+host_call() {
+	local ans
+	HOST_N=$((HOST_N + 1))
+	echo "KITE-SYNC host-$HOST_N $*"
+	if ! ans=$(host_wait "host-$HOST_N " ${HOST_CALL_SECS:-120}); then
+		HOST_ANS="no answer from the host hook"
+		echo "$HOST_ANS"
+		return 1
+	fi
+	ans=${ans#host-$HOST_N }
+	HOST_ANS=${ans#* }
+	[ "$HOST_ANS" = "$ans" ] && HOST_ANS=
+	echo "$HOST_ANS"
+	[ "${ans%% *}" = ok ]
+}
 
 # gid6_of DEV: index of the RoCE v2 GID equal to $ME6 on DEV port 1.
 gid6_of() {
@@ -65,6 +119,7 @@ pp() {
 }
 
 # a is the client first in each pair of runs, then the server.
+run_pingpong() {
 for cfg in v4-mtu1024 v4-mtu4096 v6-mtu1024; do
 	case $cfg in
 	v4-mtu1024) gid=$GIDX mtu=1024 size=4096 ;;
@@ -79,6 +134,7 @@ for cfg in v4-mtu1024 v4-mtu4096 v6-mtu1024; do
 		pp $cfg client $gid -m $mtu -s $size -n 100
 	fi
 done
+}
 # pt NAME ROLE PORT CMD...: one perftest run as server or client, like pp
 # (perftest derives figures from the CPU clock; when TCG makes its clock
 # sampling fail it exits without a report: that run is made once more).
@@ -107,25 +163,46 @@ pt() {
 	fi
 }
 
-port=18600
-for tool in ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw ib_write_lat ib_send_lat; do
-	case $tool in
-	ib_atomic_bw) args="-n 100" ;;
-	*_lat) args="-n 100 -s 4096" ;;
-	*) args="-n 100 -s 65536" ;;
-	esac
-	# shellcheck disable=SC2086 # $args is a list of options
-	if [ "$KITE_VM" = a ]; then
-		pt $tool client $port $tool -d $DEV -x $GIDX -F --use_old_post_send $args
-		pt $tool server $((port + 1)) $tool -d $DEV -x $GIDX -F --use_old_post_send $args
-	else
-		pt $tool server $port $tool -d $DEV -x $GIDX -F --use_old_post_send $args
-		pt $tool client $((port + 1)) $tool -d $DEV -x $GIDX -F --use_old_post_send $args
-	fi
-	port=$((port + 2))
-done
+# Each tool with Kite as client and as server, over IPv4 at path MTU 1024,
+# over IPv4 at 4096 and over IPv6 (the TCP exchange always over IPv4).
+run_perftest() {
+	local cfg tool args gid port=18600
+	for cfg in v4 v4-mtu4096 v6; do
+		case $cfg in
+		v4) gid="-x $GIDX -m 1024" ;;
+		v4-mtu4096) gid="-x $GIDX -m 4096" ;;
+		*) gid="-x $GIDX6 -m 1024" ;;
+		esac
+		for tool in ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw ib_write_lat ib_send_lat; do
+			case $tool in
+			ib_atomic_bw) args="-n 100" ;;
+			*_lat) args="-n 100 -s 4096" ;;
+			*) args="-n 100 -s 65536" ;;
+			esac
+			# shellcheck disable=SC2086 # $gid and $args are lists of options
+			if [ "$KITE_VM" = a ]; then
+				pt $tool-$cfg client $port $tool -d $DEV $gid -F --use_old_post_send $args
+				pt $tool-$cfg server $((port + 1)) $tool -d $DEV $gid -F --use_old_post_send $args
+			else
+				pt $tool-$cfg server $port $tool -d $DEV $gid -F --use_old_post_send $args
+				pt $tool-$cfg client $((port + 1)) $tool -d $DEV $gid -F --use_old_post_send $args
+			fi
+			port=$((port + 2))
+		done
+	done
+}
 
-if [ "$KIND" = kite ]; then
-	grep . /sys/class/infiniband/$DEV/ports/1/hw_counters/* | sed 's|.*/||' | grep -v ':0$'
-fi
+for p in $PARTS; do
+	eval "[ -n \"\${n_$p:-}\" ]" || continue
+	echo "# interop part $p"
+	"run_$p"
+done
+# The hook ends when told (its answer is printed as information).
+[ "$KITE_VM" = a ] && host_call end
+
+# Both ends' non-zero counters (rxe's retries and duplicates explained in
+# Documentation/kite/model.rst, "Interoperating with Soft-RoCE").
+echo "# $DEV counters:"
+grep . /sys/class/infiniband/$DEV/ports/1/hw_counters/* 2>/dev/null | sed 's|.*/||' | grep -v ':0$'
+
 finish

@@ -20,10 +20,12 @@ host_listen() {
 	cat /dev/ttyS1 >>/tmp/kite-host 2>/dev/null &
 }
 # host_wait WORD SECS: wait for a host line starting with WORD; prints it.
+# Only complete lines count: the serial port may be half-way through one.
 host_wait() {
-	local end=$(($(date +%s) + $2)) l
+	local end=$(($(date +%s) + $2)) l n
 	while [ "$(date +%s)" -lt $end ]; do
-		l=$(grep "^$1" /tmp/kite-host 2>/dev/null | tail -n 1 | tr -d '\r')
+		n=$(wc -l 2>/dev/null </tmp/kite-host || echo 0)
+		l=$(head -n "$n" /tmp/kite-host 2>/dev/null | grep "^$1" | tail -n 1 | tr -d '\r')
 		[ -n "$l" ] && { echo "$l"; return 0; }
 		usleep 200000
 	done

@@ -78,11 +78,17 @@ group_rdma() {
 # virtio-net) on one link, ibv_rc_pingpong -c both ways over IPv4 (path MTU
 # 1024 and 4096) and IPv6 GIDs (interop.sh).
 group_interop() {
-	secs=600
+	local f parts=()
+	secs=${KITE_INTEROP_TIMEOUT:-900}
+	# Parts of interop.sh kept in their own files (interop-PART.sh).
+	for f in "$t"/interop-*.sh; do
+		[ -f "$f" ] && parts+=(--include "$f")
+	done
 	# shellcheck disable=SC2054 # "a,b" is one argument
 	cmd=(scripts/vm.sh --test interop --timeout "$secs" --include "$t/lib.sh"
-		--include "$t/rdma-lib.sh" --link a,b --nic-of b=virtio-net-pci
-		"a=$t/interop.sh" "b=$t/interop.sh")
+		--include "$t/rdma-lib.sh" "${parts[@]}" --link a,b --nic-of b=virtio-net-pci
+		--env "INTEROP_PARTS=$(echo "${KITE_INTEROP_PARTS:-all}" | tr ' ' ,)"
+		--hook "bash $top/$t/interop.hook" "a=$t/interop.sh" "b=$t/interop.sh")
 }
 
 group_rxe() {
