@@ -175,7 +175,7 @@ typedef struct KiteCounters {
     uint64_t eth_rx_packets, eth_rx_bytes, eth_rx_dropped;
     uint64_t eq_dropped;
     uint64_t db_rejected;       /* doorbells for objects not owned/known */
-    uint64_t wire_dropped;      /* fault injection: RoCEv2 frames dropped */
+    uint64_t wire_dropped;      /* fault injection: RoCEv2 drops, TX+RX */
     uint64_t roce_rx_dropped;   /* device RX queue overflow (not the engine) */
 } KiteCounters;
 
@@ -220,6 +220,7 @@ struct KiteState {
     uint8_t debug_mr_map_opcode;
     /* Wire fault injection (QOM properties, settable at run time). */
     uint32_t wire_drop_ppm, wire_dup_ppm, wire_reorder_ppm;
+    uint32_t wire_rx_drop_ppm;  /* RoCEv2 frames dropped on receive */
     uint64_t wire_seed;
     uint64_t wire_rng;          /* xorshift64 state, from wire_seed */
     KiteFrame *wire_held;       /* frame held back for reordering */
@@ -276,6 +277,7 @@ struct KiteState {
     QEMUBH *rxq_bh;             /* delivers rxq to the port */
     KiteFrameQueue rxq;         /* loopback and deferred received frames */
     uint32_t rxq_len;
+    bool rxq_delivering;        /* kite_rxq_bh() is delivering a frame */
     QEMUBH *stop_bh;            /* kite_dp_stop() deferred past the engine */
     unsigned roce_depth;        /* engine calls in progress (re-entrancy) */
     GHashTable *qp_by_num;      /* qpn -> KiteQp */

@@ -7,8 +7,9 @@
  * MR access with kite_mr_map() and pci_dma_*, WQE fetch through the SQ/RQ
  * page lists, CQE writing with phase, arming and overflow, QP events on the
  * async EQ, frame transmission (wire fault injection, loopback to the
- * port's own MAC, the netdev), QEMU_CLOCK_VIRTUAL time and one QEMUTimer
- * per QP, and a bottom half that runs the engine's send work.
+ * port's own MAC, the netdev), drop injection on receive,
+ * QEMU_CLOCK_VIRTUAL time and one QEMUTimer per QP, and a bottom half that
+ * runs the engine's send work.
  *
  * The engine is never re-entered: frames that arrive while it runs (a peer
  * on a hub answering synchronously, loopback) wait in the device's receive
@@ -124,6 +125,30 @@ static void kite_frame_queue_free(KiteFrameQueue *q)
     }
 }
 
+/* ---- wire fault injection: random draws -------------------------------- */
+
+static uint64_t kite_wire_next(KiteState *s)
+{
+    uint64_t x = s->wire_rng;
+
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    s->wire_rng = x;
+    return x;
+}
+
+/* true with probability @ppm / 10^6 (no draw when @ppm is 0). */
+static bool kite_wire_roll(KiteState *s, uint32_t ppm)
+{
+    return ppm && kite_wire_next(s) % KITE_WIRE_PPM_MAX < ppm;
+}
+
+static void kite_wire_seed(KiteState *s)
+{
+    s->wire_rng = s->wire_seed ? s->wire_seed : KITE_WIRE_SEED_ZERO;
+}
+
 /* ---- receive queue: loopback and deferred frames ----------------------- */
 
 static void kite_rxq_push(KiteState *s, const uint8_t *buf, size_t len,
@@ -159,10 +184,37 @@ static void kite_rxq_bh(void *opaque)
     while ((f = QSIMPLEQ_FIRST(&q))) {
         QSIMPLEQ_REMOVE_HEAD(&q, next);
         if (kite_running(s)) {
+            /* Loopback or already past the receive fault stage. */
+            s->rxq_delivering = true;
             kite_port_receive(s, f->data, f->len);
+            s->rxq_delivering = false;
         }
         g_free(f);
     }
+}
+
+/*
+ * Receive-side fault injection (wire-rx-drop-ppm): true when @buf, a
+ * RoCEv2 frame that has just arrived from the netdev, is to be dropped as
+ * if the wire had lost it (counted in wire_dropped). Frames delivered from
+ * the receive queue (loopback, whose damage is done on transmit, and
+ * frames deferred after this stage) are never dropped here; a frame that
+ * arrives from the netdev while such a frame is in the engine (roce_depth
+ * set) is fresh from the wire and is.
+ */
+static bool kite_wire_rx_drop(KiteState *s, const uint8_t *buf, size_t size)
+{
+    uint8_t op;
+    uint32_t qpn, psn;
+
+    if (!s->wire_rx_drop_ppm || (s->rxq_delivering && !s->roce_depth) ||
+        !kite_dp_frame_info(buf, size, &op, &qpn, &psn) ||
+        !kite_wire_roll(s, s->wire_rx_drop_ppm)) {
+        return false;
+    }
+    s->cnt.wire_dropped++;
+    trace_kite_wire_rx_drop(op, qpn, psn);
+    return true;
 }
 
 /*
@@ -180,6 +232,9 @@ bool kite_dp_rx(KiteState *s, const uint8_t *buf, size_t size)
         memcmp(buf, s->mac, sizeof(s->mac))) {
         return false;
     }
+    if (kite_wire_rx_drop(s, buf, size)) {
+        return true;
+    }
     if (s->roce_depth) {
         /* A synchronous answer to a frame the engine is sending. */
         kite_rxq_push(s, buf, size, false);
@@ -196,28 +251,6 @@ bool kite_dp_rx(KiteState *s, const uint8_t *buf, size_t size)
 }
 
 /* ---- transmit: fault injection, loopback, netdev ----------------------- */
-
-static uint64_t kite_wire_next(KiteState *s)
-{
-    uint64_t x = s->wire_rng;
-
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    s->wire_rng = x;
-    return x;
-}
-
-/* true with probability @ppm / 10^6 (no draw when @ppm is 0). */
-static bool kite_wire_roll(KiteState *s, uint32_t ppm)
-{
-    return ppm && kite_wire_next(s) % KITE_WIRE_PPM_MAX < ppm;
-}
-
-static void kite_wire_seed(KiteState *s)
-{
-    s->wire_rng = s->wire_seed ? s->wire_seed : KITE_WIRE_SEED_ZERO;
-}
 
 /*
  * One frame leaves the fault stage: to the port's own receive path when it
@@ -921,6 +954,9 @@ void kite_dp_class_init(ObjectClass *klass)
           "RoCEv2 frames sent twice, parts per million" },
         { "wire-reorder-ppm", offsetof(KiteState, wire_reorder_ppm),
           "RoCEv2 frames held back and sent after the next one, "
+          "parts per million" },
+        { "wire-rx-drop-ppm", offsetof(KiteState, wire_rx_drop_ppm),
+          "RoCEv2 frames received from the wire dropped, "
           "parts per million" },
     };
     unsigned i;

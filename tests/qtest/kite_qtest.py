@@ -3214,6 +3214,134 @@ def test_dp_two_devices_eth_ring_full(env):
               C.KITE_CQE_RECV, 100, what="recv after link up")
 
 
+def roce_v4_frame(dst_mac, src_mac, dst_ip, psn, dport=4791):
+    """A short IPv4 RoCEv2 frame: RC SEND ONLY, 4 bytes, zero ICRC."""
+    bth = struct.pack("!BBHII", 0x04, 0, 0xffff, 0x123, psn) + bytes(8)
+    udp = struct.pack("!HHHH", 0xc000, dport, 8 + len(bth), 0) + bth
+    hdr = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0x4000, 64,
+                      17, 0, bytes([198, 18, 0, 9]), dst_ip)
+    csum = sum(struct.unpack("!10H", hdr))
+    while csum >> 16:
+        csum = (csum & 0xffff) + (csum >> 16)
+    hdr = hdr[:10] + struct.pack("!H", ~csum & 0xffff) + hdr[12:]
+    return dst_mac + src_mac + b"\x08\x00" + hdr + udp
+
+
+@test("main")
+def test_dp_wire_rx_drop(env):
+    """wire-rx-drop-ppm drops RoCEv2 frames received from the netdev.
+
+    Frames come from k0's Ethernet ring to k1 (hub): at 25% the dropped
+    ones are counted in k1's wire_dropped and the rest reach k1's engine;
+    other frames are never dropped; RC traffic between the two devices
+    recovers by retransmission; loopback frames are not affected.
+    """
+    da, db = env.dev[0], env.dev[1]
+    q = env.q
+    na, nb = Node(da, MAC_A), Node(db, MAC_B)
+    eth_setup(da)
+    eth_setup(db)
+    mac_a, mac_b = mac_bytes(MAC_A), mac_bytes(MAC_B)
+    k1 = "/machine/peripheral/k1"
+    try:
+        out = hmp(env, "qom-set %s wire-rx-drop-ppm 1000001" % k1)
+        check("at most" in out, "out-of-range ppm accepted: %r" % out)
+        hmp(env, "qom-set %s wire-seed 7" % k1)
+        hmp(env, "qom-set %s wire-rx-drop-ppm 250000" % k1)
+        check_eq(q.qmp("qom-get", path=k1, property="wire-rx-drop-ppm"),
+                 250000, "qom-get wire-rx-drop-ppm")
+        # RoCEv2 frames for k1's IPv4 GID (198.18.0.1): the ones not
+        # dropped reach the engine (rx_packets; bad ICRC).
+        nframes = 400
+        s0, a0 = stats(db), stats(da)
+        for i in range(nframes):
+            eth_send(da, roce_v4_frame(mac_b, mac_a, V4_GID[12:], i))
+        wait_for(lambda: stats(db)["wire_dropped"] - s0["wire_dropped"] +
+                 stats(db)["roce_rx_packets"] - s0["roce_rx_packets"] ==
+                 nframes, "every frame dropped or received")
+        s1 = stats(db)
+        dropped = s1["wire_dropped"] - s0["wire_dropped"]
+        # 100 expected (sd 8.7); the seed makes it the same on every run.
+        check(60 <= dropped <= 140, "%d of %d frames dropped at 25%%" %
+              (dropped, nframes))
+        check_eq(s1["roce_icrc_errors"] - s0["roce_icrc_errors"],
+                 nframes - dropped, "frames the engine saw (bad ICRC)")
+        check_eq(stats(da)["wire_dropped"], a0["wire_dropped"],
+                 "sender's wire_dropped")
+        # Everything else passes: UDP to another port, for k1's ring.
+        hmp(env, "qom-set %s wire-rx-drop-ppm 1000000" % k1)
+        for i in range(3):
+            eth_post_rx(db)
+        for i in range(3):
+            eth_send(da, roce_v4_frame(mac_b, mac_a, V4_GID[12:], i,
+                                       dport=4792))
+        wait_for(lambda: db.rd(C.KITE_REG_ETH_RX_CI) == 3,
+                 "non-RoCE frames in the Ethernet ring")
+        check_eq(stats(db)["wire_dropped"], s1["wire_dropped"],
+                 "non-RoCE frames dropped")
+        # RC from k0 to k1 (IPv6 GIDs): every request dropped at k1, no
+        # completion; once the wire works the requester's retransmission
+        # completes it.
+        a_cq, b_cq = na.cq(), nb.cq()
+        a = na.qp(a_cq, a_cq)
+        b = nb.qp(b_cq, b_cq)
+        db.exec_ok(C.KITE_CMD_DEL_GID, gid_payload(bytes(16), 1))
+        db.exec_ok(C.KITE_CMD_ADD_GID, gid_payload(V6_DGID, 1, 1))
+        a.connect(b.qpn, V6_DGID, nb.mac, 0x10, 0x20, net_type=1,
+                  sgid_index=1)
+        b.connect(a.qpn, V6_GID, na.mac, 0x20, 0x10, net_type=1,
+                  sgid_index=1)
+        na.write(0, pattern(64, 5))
+        raddr = struct.pack("<QII", nb.va(0x8000), nb.key, 0)
+        a.post_send(C.KITE_WQE_WRITE, [(na.va(0), 64, na.key)], raddr)
+        wait_for(lambda: stats(db)["wire_dropped"] > s1["wire_dropped"],
+                 "WRITE dropped on receive")
+        time.sleep(0.05)
+        check(a_cq.empty(), "completion for a WRITE the responder lost")
+        hmp(env, "qom-set %s wire-rx-drop-ppm 0" % k1)
+        step = lambda: q.cmd("clock_step 100000000")
+        check_cqe(a_cq.poll("WRITE after retransmission", step=step), a.qpn,
+                  0, C.KITE_CQE_WRITE, 64, what="retransmitted")
+        check_eq(nb.read(0x8000, 64), pattern(64, 5), "written bytes")
+        check(stats(da)["roce_retransmits"] >= 1, "no retransmission")
+        # Both directions lossy (requests at k1, ACKs at k0): multi-packet
+        # SENDs complete once each, in order, with their bytes.
+        hmp(env, "qom-set %s wire-rx-drop-ppm 200000" % k1)
+        hmp(env, "qom-set /machine/peripheral/k0 wire-rx-drop-ppm 200000")
+        s2, a2 = stats(db), stats(da)
+        step = lambda: q.cmd("clock_step 10000000")
+        for i in range(6):
+            msg = pattern(3000, 40 + i)
+            na.write(0x1000, msg)
+            rs = b.post_recv(nb.va(0x4000), 0x1000, nb.key)
+            ss = a.post_send(C.KITE_WQE_SEND, [(na.va(0x1000), len(msg),
+                                                na.key)])
+            check_cqe(a_cq.poll("lossy SEND %d" % i, step=step), a.qpn, ss,
+                      C.KITE_CQE_SEND, len(msg), what="lossy send")
+            check_cqe(b_cq.poll("lossy RECV %d" % i, step=step), b.qpn, rs,
+                      C.KITE_CQE_RECV, len(msg), what="lossy recv")
+            check_eq(nb.read(0x4000, len(msg)), msg, "lossy bytes %d" % i)
+        check(stats(db)["wire_dropped"] + stats(da)["wire_dropped"] >
+              s2["wire_dropped"] + a2["wire_dropped"], "nothing dropped")
+        time.sleep(0.02)
+        check(a_cq.empty() and b_cq.empty(), "an extra completion")
+        # Loopback frames never pass the receive fault stage.
+        hmp(env, "qom-set %s wire-rx-drop-ppm 1000000" % k1)
+        n, la, la_cq, lb, lb_cq = loopback_pair(env, dev=1, mac=MAC_B)
+        n.write(0, pattern(2500, 9))
+        rs = lb.post_recv(n.va(0x4000), 0x1000, n.key)
+        ss = la.post_send(C.KITE_WQE_SEND, [(n.va(0), 2500, n.key)])
+        check_cqe(la_cq.poll("loopback SEND"), la.qpn, ss, C.KITE_CQE_SEND,
+                  2500, what="loopback send")
+        check_cqe(lb_cq.poll("loopback RECV"), lb.qpn, rs, C.KITE_CQE_RECV,
+                  2500, what="loopback recv")
+        check_eq(stats(db)["wire_dropped"], 0, "loopback frames dropped")
+    finally:
+        hmp(env, "qom-set %s wire-rx-drop-ppm 0" % k1)
+        hmp(env, "qom-set /machine/peripheral/k0 wire-rx-drop-ppm 0")
+        hmp(env, "qom-set %s wire-seed 7" % k1)
+
+
 @test("main")
 def test_dp_uc_loopback(env):
     n, a, a_cq, b, b_cq = loopback_pair(env, uc=True)

@@ -79,7 +79,7 @@ group_rdma() {
 # 1024 and 4096) and IPv6 GIDs (interop.sh).
 group_interop() {
 	local f parts=()
-	secs=${KITE_INTEROP_TIMEOUT:-900}
+	secs=${KITE_INTEROP_TIMEOUT:-1500}
 	# Parts of interop.sh kept in their own files (interop-PART.sh).
 	for f in "$t"/interop-*.sh; do
 		[ -f "$f" ] && parts+=(--include "$f")
