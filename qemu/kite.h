@@ -35,13 +35,13 @@ OBJECT_DECLARE_SIMPLE_TYPE(KiteState, KITE)
 #define KITE_MODEL_FW_VERSION   0x00010000u
 /*
  * KITE_DEV_CAP_* the model implements: the RoCEv2 engine runs RC and UC
- * (SEND, WRITE, READ, atomics) over IPv4 and IPv6. The engine carries UD
- * datagrams too, but UD is advertised together with GSI (hardware.rst),
- * which the drivers bring with address handles in issue 6: until then
- * KITE_DEV_CAP_UD stays clear.
+ * (SEND, WRITE, READ, atomics) and UD (SEND, SEND with immediate, Q_Key
+ * checks, the 40-byte GRH area of UD receives) over IPv4 and IPv6, and
+ * the GSI QP (QPN 1) with it (hardware.rst): KITE_DEV_CAP_UD is set.
  */
 #define KITE_MODEL_CAP_FLAGS    (KITE_DEV_CAP_RC | KITE_DEV_CAP_UC | \
-                                 KITE_DEV_CAP_ATOMIC | KITE_DEV_CAP_IPV6)
+                                 KITE_DEV_CAP_UD | KITE_DEV_CAP_ATOMIC | \
+                                 KITE_DEV_CAP_IPV6)
 /* Default Ethernet MTU after reset. */
 #define KITE_MODEL_DEF_MTU      1500u
 

@@ -65,6 +65,13 @@ LAYOUT_TEST(kite_create_qp_resp, 24, 4,
 	FLD(rq_depth, 16, 4),
 	FLD(rq_stride, 20, 4))
 
+LAYOUT_TEST(kite_create_ah_resp, 16, 4,
+	FLD(comp_mask, 0, 4),
+	FLD(dmac, 4, 6),
+	FLD(net_type, 10, 1),
+	FLD(reserved_58, 11, 1),
+	FLD(reserved_60, 12, 4))
+
 /* Every structure with a layout test above. */
 #define LAYOUT_LIST(X) \
 	X(kite_alloc_ucontext_resp) \
@@ -73,7 +80,8 @@ LAYOUT_TEST(kite_create_qp_resp, 24, 4,
 	X(kite_create_cq_resp) \
 	X(kite_resize_cq_req) \
 	X(kite_create_qp_req) \
-	X(kite_create_qp_resp)
+	X(kite_create_qp_resp) \
+	X(kite_create_ah_resp)
 
 /* Sizes are multiples of 8, so 32- and 64-bit user space agree. */
 static void test_uapi_sizes_multiple_of_8(void **state)

@@ -119,4 +119,18 @@ struct kite_create_qp_resp {
 	__u32 rq_stride;
 };
 
+/*
+ * Response to CREATE_AH (user AHs). ib_core resolves the destination MAC
+ * in the kernel; the provider builds the device address vector (struct
+ * kite_av of kite_hw.h) of each UD send from the ibv_ah_attr it was given
+ * plus these fields, so posting needs no system call.
+ */
+struct kite_create_ah_resp {
+	__u32 comp_mask;
+	__u8 dmac[6];
+	__u8 net_type;		/* enum kite_net_type of kite_hw.h */
+	__u8 reserved_58;
+	__u32 reserved_60;
+};
+
 #endif /* KITE_ABI_USER_H */

@@ -22,6 +22,12 @@
 #define KITE_RESET_TIMEOUT_MS		1000
 #define KITE_EQ_LOG_DEPTH		8	/* wanted; capped by the device */
 #define KITE_AEQ_NUM			0	/* async EQ number */
+/*
+ * Address handles live in driver memory only (UD WQEs carry the whole
+ * address vector); this bounds how many a device lets consumers hold.
+ */
+#define KITE_MAX_AH			BIT(20)
+#define KITE_GSI_QPN			1	/* the device's GSI QP (hardware.rst) */
 
 struct kite_dev;
 
@@ -71,6 +77,7 @@ struct kite_eq {
  * @ib_active: the ib_device is registered; events may be dispatched
  * @aeq_ready: @aeq is set up and may be processed
  * @mr_variant: variant byte source of REG_MR (advances per registration)
+ * @num_ah: address handles that exist (at most KITE_MAX_AH)
  * @cqs: CQs by number, for completion and CQ error events
  * @qps: QPs by number, for poll_cq and QP events
  *
@@ -97,6 +104,7 @@ struct kite_dev {
 	bool ib_active;
 	bool aeq_ready;
 	atomic_t mr_variant;
+	atomic_t num_ah;
 	struct xarray cqs;
 	struct xarray qps;
 };

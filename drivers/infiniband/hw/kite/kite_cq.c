@@ -550,9 +550,14 @@ static bool kite_cqe_to_wc(struct kite_dev *kdev, struct kite_cq *cq,
 	}
 	if (cqe->flags & KITE_CQE_F_GRH)
 		wc->wc_flags |= IB_WC_GRH;
-	if (qp->ibqp.qp_type == IB_QPT_UD &&
-	    (cqe->opcode & KITE_CQE_OP_RECV_BIT)) {
-		wc->src_qp = le32_to_cpu(cqe->src_qp);
+	if (kite_qp_is_ud(qp) && (cqe->opcode & KITE_CQE_OP_RECV_BIT) &&
+	    cqe->status == KITE_CQE_SUCCESS) {
+		/*
+		 * The network header type saves ib_core from guessing it from
+		 * the 40-byte GRH area when it builds a reply AH
+		 * (ib_init_ah_attr_from_wc()).
+		 */
+		wc->src_qp = le32_to_cpu(cqe->src_qp) & IB_QPN_MASK;
 		wc->sl = cqe->sl;
 		ether_addr_copy(wc->smac, cqe->smac);
 		wc->wc_flags |= IB_WC_WITH_SMAC;

@@ -54,7 +54,15 @@ static int kite_query_device(struct ib_device *ibdev,
 	attr->atomic_cap = (caps->cap_flags & KITE_DEV_CAP_ATOMIC) ?
 			   IB_ATOMIC_HCA : IB_ATOMIC_NONE;
 	attr->max_pkeys = 1;
+	if (caps->cap_flags & KITE_DEV_CAP_UD)
+		attr->max_ah = KITE_MAX_AH;
 	return 0;
+}
+
+/* UD and with it the GSI QP: ib_core's MAD and CM services on the port. */
+static bool kite_has_gsi(const struct kite_dev *kdev)
+{
+	return kdev->caps.cap_flags & KITE_DEV_CAP_UD;
 }
 
 static enum ib_mtu kite_ib_mtu(u32 kite_mtu)
@@ -95,8 +103,8 @@ static int kite_query_port(struct ib_device *ibdev, u32 port,
 	attr->active_mtu = min(attr->max_mtu,
 			       kite_ib_mtu(kite_mtu_from_eth(eth_mtu)));
 	attr->gid_tbl_len = info.gid_tbl_len;
-	/* No IB_PORT_CM_SUP: without a GSI QP ib_cm is off on this port. */
-	attr->port_cap_flags = 0;
+	/* ib_cm runs over the GSI QP, which needs UD. */
+	attr->port_cap_flags = kite_has_gsi(kdev) ? IB_PORT_CM_SUP : 0;
 	attr->max_msg_sz = KITE_MAX_MSG_SIZE;
 	attr->pkey_tbl_len = 1;
 	/* One fixed rate: 1X EDR, KITE_PORT_RATE_MBPS (also ethtool's speed). */
@@ -113,16 +121,24 @@ static int kite_get_port_immutable(struct ib_device *ibdev, u32 port,
 
 	immutable->pkey_tbl_len = 1;
 	immutable->gid_tbl_len = kdev->caps.max_gid;
-	/*
-	 * RoCEv2 without MAD and CM services: the driver has no GSI QP yet,
-	 * so ib_mad could not open the port (it would log errors for QP1)
-	 * and ib_cm has no MAD agent to work with. Without these bits
-	 * ib_core skips both, and max_mad_size must then be 0.
-	 */
-	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP &
-				    ~(RDMA_CORE_CAP_IB_MAD |
-				      RDMA_CORE_CAP_IB_CM);
-	immutable->max_mad_size = 0;
+	if (kite_has_gsi(kdev)) {
+		/*
+		 * RoCEv2 with a GSI QP: ib_mad opens QP1 on the port, ib_cm
+		 * and rdma_cm connect over it with 256-byte MADs.
+		 */
+		immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+		immutable->max_mad_size = IB_MGMT_MAD_SIZE;
+	} else {
+		/*
+		 * Without UD there is no GSI QP: ib_mad could not open the
+		 * port and ib_cm would have no MAD agent. Without these bits
+		 * ib_core skips both, and max_mad_size must then be 0.
+		 */
+		immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP &
+					    ~(RDMA_CORE_CAP_IB_MAD |
+					      RDMA_CORE_CAP_IB_CM);
+		immutable->max_mad_size = 0;
+	}
 	return 0;
 }
 
@@ -235,12 +251,15 @@ static const struct ib_device_ops kite_dev_ops = {
 	.alloc_hw_port_stats = kite_alloc_hw_port_stats,
 	.alloc_pd = kite_alloc_pd,
 	.alloc_ucontext = kite_alloc_ucontext,
+	.create_ah = kite_create_ah,
 	.create_cq = kite_create_cq,
 	.create_qp = kite_create_qp,
+	.create_user_ah = kite_create_ah,
 	.dealloc_pd = kite_dealloc_pd,
 	.dealloc_ucontext = kite_dealloc_ucontext,
 	.del_gid = kite_del_gid,
 	.dereg_mr = kite_dereg_mr,
+	.destroy_ah = kite_destroy_ah,
 	.destroy_cq = kite_destroy_cq,
 	.destroy_qp = kite_destroy_qp,
 	.disassociate_ucontext = kite_disassociate_ucontext,
@@ -258,6 +277,7 @@ static const struct ib_device_ops kite_dev_ops = {
 	.poll_cq = kite_poll_cq,
 	.post_recv = kite_post_recv,
 	.post_send = kite_post_send,
+	.query_ah = kite_query_ah,
 	.query_device = kite_query_device,
 	.query_pkey = kite_query_pkey,
 	.query_port = kite_query_port,
@@ -266,6 +286,7 @@ static const struct ib_device_ops kite_dev_ops = {
 	.req_notify_cq = kite_req_notify_cq,
 	.resize_cq = kite_resize_cq,
 
+	INIT_RDMA_OBJ_SIZE(ib_ah, kite_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, kite_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, kite_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, kite_qp, ibqp),
@@ -330,9 +351,10 @@ int kite_ib_register(struct kite_dev *kdev)
 		return err;
 	}
 
-	ibdev_info(ibdev,
-		   "no GSI QP yet: MAD and CM services are off on port %u\n",
-		   KITE_PORT_NUM);
+	if (!kite_has_gsi(kdev))
+		ibdev_info(ibdev,
+			   "device without UD: no GSI QP, MAD and CM services are off on port %u\n",
+			   KITE_PORT_NUM);
 
 	/*
 	 * Link events that came before ib_active was set were not dispatched:

@@ -155,6 +155,17 @@ static int kite_send_opcode(struct kite_dev *kdev, const struct kite_qp *qp,
 	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
 
 	*seg_len = 0;
+	if (kite_qp_is_ud(qp)) {
+		/* Datagrams: SEND and SEND with immediate, to an AH. */
+		*seg_len = sizeof(struct kite_wqe_ud);
+		if (wr->opcode == IB_WR_SEND)
+			*opcode = KITE_WQE_SEND;
+		else if (wr->opcode == IB_WR_SEND_WITH_IMM)
+			*opcode = KITE_WQE_SEND_IMM;
+		else
+			return -EINVAL;
+		return 0;
+	}
 	switch (wr->opcode) {
 	case IB_WR_SEND:
 		*opcode = KITE_WQE_SEND;
@@ -211,19 +222,50 @@ static int kite_copy_inline(const struct kite_qp *qp,
 	return 0;
 }
 
+/*
+ * The UD segment of a send to @wr's address handle. The WQE carries a copy
+ * of the AH's address vector: the AH may be destroyed once posted.
+ */
+static int kite_build_ud_seg(struct kite_dev *kdev, const struct kite_qp *qp,
+			     const struct ib_send_wr *wr,
+			     struct kite_wqe_ud *ud)
+{
+	const struct ib_ud_wr *uwr = ud_wr(wr);
+
+	if (!uwr->ah || uwr->ah->device != &kdev->ibdev ||
+	    uwr->remote_qpn & ~IB_QPN_MASK)
+		return -EINVAL;
+	/* One P_Key (index 0); ib_mad names it for GSI sends. */
+	if (qp->ibqp.qp_type == IB_QPT_GSI && uwr->pkey_index)
+		return -EINVAL;
+	ud->av = to_kah(uwr->ah)->av;
+	ud->remote_qpn = cpu_to_le32(uwr->remote_qpn);
+	/*
+	 * Bit 31 set means "the QP's own Q_Key" (the device substitutes it;
+	 * ib_mad sends 0x80000000); the GSI QP always sends GSI_QKEY.
+	 */
+	ud->remote_qkey = cpu_to_le32(uwr->remote_qkey);
+	return 0;
+}
+
 /**
  * kite_build_send_wqe() - write one send WQE
  * @kdev: device
- * @qp: kernel RC or UC QP
+ * @qp: kernel RC, UC, UD or GSI QP
  * @wr: work request
  * @wqe: the free SQ slot, stride bytes
  *
  * Layout: header, segment (kite_wqe_raddr for WRITE and READ,
- * kite_wqe_atomic for atomics, none for SEND), then the SGEs or the
- * inline data.
+ * kite_wqe_atomic for atomics, kite_wqe_ud for UD and GSI sends, none for
+ * RC/UC SEND), then the SGEs or the inline data.
+ *
+ * A UD message larger than the port's active MTU is posted as any other:
+ * the device completes it successfully without sending it (IBTA
+ * C10-93.1.1), so the receiver never sees it.
  *
  * Return: 0, or -EINVAL for an opcode the QP cannot execute, too many
- * SGEs, too much inline data, or inline data on READ or an atomic.
+ * SGEs, too much inline data, inline data on READ or an atomic, or a UD
+ * send without a valid AH or remote QPN.
  */
 static int kite_build_send_wqe(struct kite_dev *kdev, struct kite_qp *qp,
 			       const struct ib_send_wr *wr, void *wqe)
@@ -252,6 +294,12 @@ static int kite_build_send_wqe(struct kite_dev *kdev, struct kite_qp *qp,
 	if (opcode == KITE_WQE_SEND_IMM || opcode == KITE_WQE_WRITE_IMM)
 		/* Big-endian in ib_send_wr and on the wire: copied as is. */
 		hdr->imm_data = (__force __le32)wr->ex.imm_data;
+
+	if (kite_qp_is_ud(qp)) {
+		err = kite_build_ud_seg(kdev, qp, wr, seg);
+		if (err)
+			return err;
+	}
 
 	switch (opcode) {
 	case KITE_WQE_WRITE:
@@ -304,8 +352,7 @@ static int kite_build_send_wqe(struct kite_dev *kdev, struct kite_qp *qp,
 
 /**
  * kite_post_send() - post a list of send work requests on a kernel QP
- * @ibqp: RC or UC QP (UD sends need address handles, which the driver
- *	  does not offer yet)
+ * @ibqp: RC, UC, UD or GSI QP
  * @wr: first work request of the list
  * @bad_wr: the first request not posted, on error
  *
@@ -330,8 +377,7 @@ int kite_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	u32 pi;
 
 	state = READ_ONCE(qp->state);
-	if (!qp->sq_wrid || ibqp->qp_type == IB_QPT_UD ||
-	    state == IB_QPS_RESET || state == IB_QPS_INIT ||
+	if (!qp->sq_wrid || state == IB_QPS_RESET || state == IB_QPS_INIT ||
 	    state == IB_QPS_RTR) {
 		*bad_wr = wr;
 		return -EINVAL;

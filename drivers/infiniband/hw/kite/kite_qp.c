@@ -111,8 +111,11 @@ static int kite_qp_type(struct kite_dev *kdev, enum ib_qp_type type, u8 *out)
 	case IB_QPT_UD:
 		*out = KITE_QPT_UD;
 		return (caps & KITE_DEV_CAP_UD) ? 0 : -EOPNOTSUPP;
+	case IB_QPT_GSI:
+		/* QP1 of the port, for ib_core's MAD layer: a UD QP. */
+		*out = KITE_QPT_GSI;
+		return (caps & KITE_DEV_CAP_UD) ? 0 : -EOPNOTSUPP;
 	default:
-		/* GSI comes with the MAD path; others are not offered. */
 		return -EOPNOTSUPP;
 	}
 }
@@ -282,13 +285,18 @@ static int kite_qp_rings_kernel(struct kite_dev *kdev, struct kite_qp *qp)
 }
 
 /**
- * kite_create_qp() - create an RC, UC or UD QP
+ * kite_create_qp() - create an RC, UC, UD or GSI QP
  * @ibqp: QP allocated by ib_core
  * @attr: type, CQs and capabilities; updated to what the QP holds
  * @udata: user QP: struct kite_create_qp_req / kite_create_qp_resp
  *
- * Return: 0, -EOPNOTSUPP (GSI, other types, SRQ, create flags, RSS),
- * -EINVAL (capabilities beyond the device's) or another negative errno.
+ * UD and GSI need KITE_DEV_CAP_UD. The GSI QP is the kernel's (ib_core's
+ * MAD layer creates it for port 1); the device numbers it 1, and a second
+ * one is refused by the device (-EBUSY).
+ *
+ * Return: 0, -EOPNOTSUPP (a type the device lacks, a user GSI QP, other
+ * types, SRQ, create flags, RSS), -EINVAL (capabilities beyond the
+ * device's, a GSI QP of another port) or another negative errno.
  */
 int kite_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		   struct ib_udata *udata)
@@ -302,6 +310,12 @@ int kite_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	err = kite_qp_type(kdev, attr->qp_type, &type);
 	if (err)
 		return err;
+	if (type == KITE_QPT_GSI) {
+		if (udata)
+			return -EOPNOTSUPP;
+		if (attr->port_num != KITE_PORT_NUM)
+			return -EINVAL;
+	}
 	if (attr->srq || attr->create_flags || attr->rwq_ind_tbl ||
 	    attr->xrcd)
 		return -EOPNOTSUPP;
@@ -332,6 +346,11 @@ int kite_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 				 to_kcq(attr->recv_cq)->cqn);
 	if (err)
 		goto err_rings;
+	/* ib_core addresses the GSI QP as QP1. */
+	if (type == KITE_QPT_GSI && qp->qpn != KITE_GSI_QPN) {
+		err = -EIO;
+		goto err_destroy;
+	}
 	ibqp->qp_num = qp->qpn;
 	qp->state = IB_QPS_RESET;
 	err = xa_insert(&kdev->qps, qp->qpn, qp, GFP_KERNEL);
@@ -381,38 +400,6 @@ static int kite_qp_access(int access, u32 *out)
 	return 0;
 }
 
-/* The RoCEv2 path of an RC/UC QP from ib_core's address handle attributes. */
-static int kite_qp_av(const struct rdma_ah_attr *ah, struct kite_av *av)
-{
-	const struct ib_global_route *grh;
-
-	if (ah->type != RDMA_AH_ATTR_TYPE_ROCE ||
-	    !(rdma_ah_get_ah_flags(ah) & IB_AH_GRH))
-		return -EINVAL;
-	grh = rdma_ah_read_grh(ah);
-	if (!grh->sgid_attr)
-		return -EINVAL;
-	switch (rdma_gid_attr_network_type(grh->sgid_attr)) {
-	case RDMA_NETWORK_IPV4:
-		av->net_type = KITE_NET_IPV4;
-		break;
-	case RDMA_NETWORK_IPV6:
-		av->net_type = KITE_NET_IPV6;
-		break;
-	default:
-		/* RoCEv1 and IB GIDs are not routable by this NIC. */
-		return -EINVAL;
-	}
-	memcpy(av->dgid, grh->dgid.raw, sizeof(av->dgid));
-	ether_addr_copy(av->dmac, ah->roce.dmac);
-	av->sgid_index = grh->sgid_attr->index;
-	av->hop_limit = grh->hop_limit;
-	av->traffic_class = grh->traffic_class;
-	av->sl = rdma_ah_get_sl(ah);
-	av->flow_label = cpu_to_le32(grh->flow_label);
-	return 0;
-}
-
 /* Translate an ib_qp_attr into the device's MODIFY_QP attributes. */
 static int kite_qp_attr_enc(struct kite_dev *kdev, const struct kite_qp *qp,
 			    const struct ib_qp_attr *attr, int mask,
@@ -438,7 +425,7 @@ static int kite_qp_attr_enc(struct kite_dev *kdev, const struct kite_qp *qp,
 	if (mask & IB_QP_QKEY)
 		ka->qkey = cpu_to_le32(attr->qkey);
 	if (mask & IB_QP_AV) {
-		err = kite_qp_av(&attr->ah_attr, &ka->av);
+		err = kite_av_from_ah_attr(kdev, &attr->ah_attr, &ka->av);
 		if (err)
 			return err;
 	}
@@ -550,20 +537,6 @@ static int kite_access_to_ib(u32 access)
 	return out;
 }
 
-static void kite_qp_av_to_ib(const struct kite_av *av,
-			     struct rdma_ah_attr *ah)
-{
-	union ib_gid dgid;
-
-	memcpy(dgid.raw, av->dgid, sizeof(dgid.raw));
-	ah->type = RDMA_AH_ATTR_TYPE_ROCE;
-	rdma_ah_set_port_num(ah, KITE_PORT_NUM);
-	rdma_ah_set_sl(ah, av->sl);
-	rdma_ah_set_grh(ah, &dgid, le32_to_cpu(av->flow_label),
-			av->sgid_index, av->hop_limit, av->traffic_class);
-	ether_addr_copy(ah->roce.dmac, av->dmac);
-}
-
 /**
  * kite_query_qp() - read a QP's attributes from the device
  * @ibqp: QP
@@ -606,9 +579,9 @@ int kite_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->sq_psn = le32_to_cpu(ka.sq_psn);
 	attr->rq_psn = le32_to_cpu(ka.rq_psn);
 	attr->dest_qp_num = le32_to_cpu(ka.dest_qpn);
-	if (ibqp->qp_type != IB_QPT_UD && ka.state >= KITE_QPS_RTR &&
-	    ka.state != KITE_QPS_ERR)
-		kite_qp_av_to_ib(&ka.av, &attr->ah_attr);
+	if (ibqp->qp_type != IB_QPT_UD && ibqp->qp_type != IB_QPT_GSI &&
+	    ka.state >= KITE_QPS_RTR && ka.state != KITE_QPS_ERR)
+		kite_av_to_ah_attr(&ka.av, &attr->ah_attr);
 	kite_qp_fill_cap(kdev, qp, &attr->cap);
 
 	init->qp_type = ibqp->qp_type;

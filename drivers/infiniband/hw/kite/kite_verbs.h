@@ -182,6 +182,16 @@ struct kite_qp {
 	struct list_head rcq_node;
 };
 
+/**
+ * struct kite_ah - an address handle
+ * @ibah: ib_core object (allocated by ib_core)
+ * @av: the address vector each UD send to this destination carries
+ */
+struct kite_ah {
+	struct ib_ah ibah;
+	struct kite_av av;
+};
+
 struct kite_user_mmap_entry {
 	struct rdma_user_mmap_entry rdma_entry;
 	phys_addr_t address;
@@ -210,6 +220,17 @@ static inline struct kite_cq *to_kcq(struct ib_cq *ibcq)
 static inline struct kite_qp *to_kqp(struct ib_qp *ibqp)
 {
 	return container_of(ibqp, struct kite_qp, ibqp);
+}
+
+/* UD and GSI QPs send datagrams to address handles. */
+static inline bool kite_qp_is_ud(const struct kite_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
+}
+
+static inline struct kite_ah *to_kah(struct ib_ah *ibah)
+{
+	return container_of(ibah, struct kite_ah, ibah);
 }
 
 static inline struct kite_user_mmap_entry *
@@ -294,6 +315,15 @@ void kite_qp_lock_cqs(struct kite_qp *qp, unsigned long *flags);
 void kite_qp_unlock_cqs(struct kite_qp *qp, unsigned long flags);
 void kite_qp_clean_cqs(struct kite_qp *qp);
 void kite_qp_attach_cqs(struct kite_qp *qp);
+
+/* kite_ah.c */
+int kite_av_from_ah_attr(struct kite_dev *kdev, const struct rdma_ah_attr *ah,
+			 struct kite_av *av);
+void kite_av_to_ah_attr(const struct kite_av *av, struct rdma_ah_attr *ah);
+int kite_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
+		   struct ib_udata *udata);
+int kite_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr);
+int kite_destroy_ah(struct ib_ah *ibah, u32 flags);
 
 /* kite_restrack.c */
 int kite_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq);

@@ -417,9 +417,15 @@ static void kite_test_verbs_qp_limits(struct kunit *test)
 	init.cap.max_inline_data = caps->max_inline + 1;
 	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(ib_create_qp(pd, &init)),
 			kite_vtest_limit_err(kdev, IB_QPT_RC));
+	/*
+	 * With UD, ib_mad holds the port's GSI QP (QP1) and the device
+	 * refuses a second one; without UD there is no GSI QP at all.
+	 */
 	kite_vtest_qp_init(&init, IB_QPT_GSI, cq);
+	init.port_num = KITE_PORT_NUM;
 	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(ib_create_qp(pd, &init)),
-			-EOPNOTSUPP);
+			(caps->cap_flags & KITE_DEV_CAP_UD) ? -EBUSY :
+							      -EOPNOTSUPP);
 	kite_vtest_qp_init(&init, IB_QPT_RC, cq);
 	init.create_flags = IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK;
 	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(ib_create_qp(pd, &init)),
