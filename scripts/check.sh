@@ -21,7 +21,7 @@
 # that cannot start any more counts as one failure. The summary line is
 # printed in every case, also when the run is interrupted (INT/TERM/HUP).
 #
-#   scripts/check.sh [--no-build] [SUITE...]     (default: host qtest kunit vm)
+#   scripts/check.sh [--no-build] [SUITE...]     (default: host provider qtest kunit vm)
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
@@ -45,21 +45,23 @@ suites=()
 for a in "$@"; do
 	case $a in
 	--no-build) build=0 ;;
-	host | qtest | kunit | vm) suites+=("$a") ;;
-	*) echo "usage: $0 [--no-build] [host|qtest|kunit|vm]..." >&2; exit 2 ;;
+	host | provider | qtest | kunit | vm) suites+=("$a") ;;
+	*) echo "usage: $0 [--no-build] [host|provider|qtest|kunit|vm]..." >&2; exit 2 ;;
 	esac
 done
-[ ${#suites[@]} -gt 0 ] || suites=(host qtest kunit vm)
+[ ${#suites[@]} -gt 0 ] || suites=(host provider qtest kunit vm)
 
 # suite name -> the file that must exist, and the command that runs it.
 declare -A runner=(
 	[host]=tests/host/Makefile
+	[provider]=scripts/provider-selftest.sh
 	[qtest]=tests/qtest/run.sh
 	[kunit]=scripts/kunit.sh
 	[vm]=tests/vm/run.sh
 )
 declare -A command=(
 	[host]="make --no-print-directory -C tests/host check"
+	[provider]="bash scripts/provider-selftest.sh"
 	[qtest]="bash tests/qtest/run.sh"
 	[kunit]="bash scripts/kunit.sh"
 	[vm]="bash tests/vm/run.sh"

@@ -24,6 +24,8 @@ DECLARE_DRV_CMD(kite_uverbs_resize_cq, IB_USER_VERBS_CMD_RESIZE_CQ,
 		kite_resize_cq_req, empty);
 DECLARE_DRV_CMD(kite_uverbs_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
 		kite_create_qp_req, kite_create_qp_resp);
+DECLARE_DRV_CMD(kite_uverbs_create_ah, IB_USER_VERBS_CMD_CREATE_AH,
+		empty, kite_create_ah_resp);
 
 /* The driver data follows the core response with no padding in between. */
 static_assert(sizeof(struct kite_uverbs_alloc_context_resp) ==
@@ -54,5 +56,9 @@ static_assert(sizeof(struct kite_uverbs_create_qp_resp) ==
 		      sizeof(struct ib_uverbs_create_qp_resp) +
 		      sizeof(struct kite_create_qp_resp),
 	      "kite QP response layout");
+static_assert(sizeof(struct kite_uverbs_create_ah_resp) ==
+		      sizeof(struct ib_uverbs_create_ah_resp) +
+		      sizeof(struct kite_create_ah_resp),
+	      "kite AH response layout");
 
 #endif /* __KITE_ABI_H__ */

@@ -18,16 +18,19 @@
 static void kite_free_context(struct ibv_context *ibctx);
 
 /*
- * Control path and the RC/UC fast path (kite_fast.c). AH, SRQ, MW, the
- * extended CQ/QP interfaces (ibv_create_cq_ex, ibv_wr_*) ... are not
- * offered: libibverbs answers the verbs left out here with EOPNOTSUPP.
+ * Control path, address handles (kite_ah.c) and the RC/UC/UD fast path
+ * (kite_fast.c). SRQ, MW, the extended CQ/QP interfaces
+ * (ibv_create_cq_ex, ibv_wr_*) ... are not offered: libibverbs answers the
+ * verbs left out here with EOPNOTSUPP.
  */
 static const struct verbs_context_ops kite_ctx_ops = {
 	.alloc_pd = kite_alloc_pd,
+	.create_ah = kite_create_ah,
 	.create_cq = kite_create_cq,
 	.create_qp = kite_create_qp,
 	.dealloc_pd = kite_dealloc_pd,
 	.dereg_mr = kite_dereg_mr,
+	.destroy_ah = kite_destroy_ah,
 	.destroy_cq = kite_destroy_cq,
 	.destroy_qp = kite_destroy_qp,
 	.free_context = kite_free_context,

@@ -103,6 +103,19 @@ struct kite_wq {
 	uint64_t *wr_id;	/* depth entries */
 };
 
+/* IBTA: QP numbers and IPv6 flow labels on the wire. */
+#define KITE_QPN_MASK		0xffffffu
+#define KITE_FLOW_LABEL_MASK	0xfffffu
+
+/*
+ * An address handle: the device address vector built at create time,
+ * copied as is into each UD WQE that names the AH. Never changes.
+ */
+struct kite_ah {
+	struct ibv_ah ibv_ah;
+	struct kite_av av;
+};
+
 struct kite_qp {
 	struct verbs_qp vqp;
 	struct kite_wq sq;
@@ -137,6 +150,11 @@ static inline struct kite_qp *to_kite_qp(struct ibv_qp *ibqp)
 	return container_of(ibqp, struct kite_qp, vqp.qp);
 }
 
+static inline struct kite_ah *to_kite_ah(struct ibv_ah *ibah)
+{
+	return container_of(ibah, struct kite_ah, ibv_ah);
+}
+
 int kite_query_device_ex(struct ibv_context *context,
 			 const struct ibv_query_device_ex_input *input,
 			 struct ibv_device_attr_ex *attr, size_t attr_size);
@@ -160,6 +178,13 @@ int kite_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 int kite_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 		  struct ibv_qp_init_attr *init_attr);
 int kite_destroy_qp(struct ibv_qp *qp);
+
+/* Address handles (kite_ah.c). */
+int kite_ah_attr_check(const struct ibv_ah_attr *attr);
+int kite_av_build(const struct ibv_ah_attr *attr, const uint8_t dmac[6],
+		  uint8_t net_type, struct kite_av *av);
+struct ibv_ah *kite_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
+int kite_destroy_ah(struct ibv_ah *ah);
 
 void kite_ring_free(struct kite_ring *ring);
 

@@ -141,7 +141,8 @@ static void kite_ring_doorbell(struct kite_context *ctx, unsigned int reg,
 
 /*
  * The device opcode for @wr on a QP of type @qp_type, or -1 when the QP
- * type does not allow it (RC: all; UC: SEND and WRITE; UD: SEND).
+ * type does not allow it (RC: all; UC: SEND and WRITE; UD: SEND and
+ * SEND_IMM).
  */
 static int kite_wqe_opcode(enum ibv_qp_type qp_type, enum ibv_wr_opcode op)
 {
@@ -268,6 +269,23 @@ static int kite_build_send_wqe(struct kite_qp *qp, const struct ibv_send_wr *wr,
 	}
 
 	/*
+	 * UD (SEND and SEND_IMM only, by kite_wqe_opcode()): the AH's address
+	 * vector, the destination QP and its Q_Key. A Q_Key with bit 31 set
+	 * goes to the device as is: the device sends the QP's own Q_Key then
+	 * (hardware.rst, kite_wqe_ud), so the provider need not know it.
+	 */
+	if (qp_type == IBV_QPT_UD) {
+		struct kite_wqe_ud *ud = (struct kite_wqe_ud *)data;
+
+		if (!wr->wr.ud.ah || wr->wr.ud.remote_qpn & ~KITE_QPN_MASK)
+			return EINVAL;
+		memcpy(&ud->av, &to_kite_ah(wr->wr.ud.ah)->av, sizeof(ud->av));
+		ud->remote_qpn = htole32(wr->wr.ud.remote_qpn);
+		ud->remote_qkey = htole32(wr->wr.ud.remote_qkey);
+		data += sizeof(*ud);
+	}
+
+	/*
 	 * Inline data is for SENDs and WRITEs only; as other providers do,
 	 * IBV_SEND_INLINE on a READ or an atomic is ignored (their SGEs
 	 * describe where the result goes).
@@ -329,12 +347,6 @@ int kite_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	default:
 		break;
 	}
-	/* A UD WQE needs an address vector, i.e. an AH: none yet (issue 6). */
-	if (ibqp->qp_type == IBV_QPT_UD) {
-		err = EOPNOTSUPP;
-		goto out;
-	}
-
 	for (; wr; wr = wr->next) {
 		if (kite_ring_used(pi, sq->ci) >= sq->depth) {
 			err = ENOMEM;
