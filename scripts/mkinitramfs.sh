@@ -8,12 +8,15 @@
 #                                out/kite.ko, rdma-core from out/rdma-core
 #                                (libibverbs with its providers, kite among
 #                                them, librdmacm, ibv_devices, ibv_devinfo,
-#                                ibv_rc_pingpong, rping), Debian's perftest
+#                                ibv_rc_pingpong, ibv_ud_pingpong, and
+#                                librdmacm's rping, ucmatose, udaddy),
+#                                Debian's perftest
 #                                (ib_{send,write,read,atomic}_bw,
 #                                ib_{send,write,read}_lat) running on that
-#                                libibverbs, tc (netem), the test programs
-#                                tests/vm/kite-verbs.c, kite-rc.c (built
-#                                against out/rdma-core) and
+#                                libibverbs and librdmacm (its -R mode),
+#                                tc (netem), the test programs
+#                                tests/vm/kite-verbs.c, kite-rc.c, kite-ud.c
+#                                (built against out/rdma-core) and
 #                                tests/vm/kite-uverbs-fuzz.c, an ldd script
 #                                (the loader's --list), and
 #                                an /init that runs /test.sh
@@ -71,9 +74,11 @@ fi
 [ "$want_rc" = 1 ] || rc=
 rclib=${rc:+$rc/usr/lib/x86_64-linux-gnu}
 # rdma-core tools for the guest, and the test program built against it.
-rc_tools=(ibv_devices ibv_devinfo ibv_rc_pingpong rping)
+# rping, ucmatose and udaddy are librdmacm's examples (rdma_cm over RC/UD).
+rc_tools=(ibv_devices ibv_devinfo ibv_rc_pingpong ibv_ud_pingpong rping ucmatose udaddy)
 verbs_test=$top/tests/vm/kite-verbs.c
 rc_test=$top/tests/vm/kite-rc.c
+ud_test=$top/tests/vm/kite-ud.c
 # Debian's perftest (install-deps.sh): host binaries, run in the guest on
 # out/rdma-core's libibverbs/librdmacm (same sonames; copy_host_deps
 # resolves rdma-core's libraries there, the others from the host).
@@ -105,7 +110,7 @@ inputs_hash() {
 			echo "rdma-core=$(cat "$rc/.hash") tools=${rc_tools[*]} perftest=${perftest[*]}"
 			for t in "${perftest[@]}"; do echo "/usr/bin/$t"; done | xargs sha256sum
 			dpkg-query -W -f='${Package} ${Version}\n' perftest libpci3 2>/dev/null
-			sha256sum "$verbs_test" "$rc_test" "$fuzz_test" "$top/include/kite/kite_hw.h" \
+			sha256sum "$verbs_test" "$rc_test" "$ud_test" "$fuzz_test" "$top/include/kite/kite_hw.h" \
 				"$top/include/uapi/rdma/kite-abi.h"
 			dpkg-query -W -f='${Package} ${Version}\n' gcc libnl-3-200 libnl-route-3-200 linux-libc-dev 2>/dev/null
 		fi
@@ -209,6 +214,11 @@ if [ -n "$rc" ]; then
 		-o "$stage/usr/bin/kite-rc" "$rc_test" \
 		-L"$rclib" -Wl,-rpath-link,"$rclib" -libverbs
 	copy_host_deps "$stage/usr/bin/kite-rc"
+	# UD checks (tests/vm/kite-ud.c): plain libibverbs.
+	cc -O2 -Wall -Wextra -Werror -I"$rc/usr/include" \
+		-o "$stage/usr/bin/kite-ud" "$ud_test" \
+		-L"$rclib" -Wl,-rpath-link,"$rclib" -libverbs
+	copy_host_deps "$stage/usr/bin/kite-ud"
 	for t in "${perftest[@]}"; do
 		[ -x "/usr/bin/$t" ] || { echo "mkinitramfs: /usr/bin/$t missing (perftest: run scripts/install-deps.sh)" >&2; exit 1; }
 		install -D -m 755 "/usr/bin/$t" "$stage/usr/bin/$t"

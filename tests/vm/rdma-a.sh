@@ -5,7 +5,11 @@
 # server on one device). Each part runs ibv_rc_pingpong -c, the perftest set
 # with all sizes, kite-rc func (every opcode and error completion) and a
 # clean kite-rc bulk run (10,000 WRITE + SEND messages, every byte
-# verified), then a bulk run with 5% of RoCE frames dropped.
+# verified), then a bulk run with 5% of RoCE frames dropped. Between the
+# two guests also rdma_cm (issue 6): rping -V, ucmatose, udaddy,
+# ib_send_bw -R, ib_write_bw -R and ib_read_lat -R over IPv4 and IPv6
+# addresses, with a as client and as server (cm_pair below), and
+# tests/vm/kite-ud.c with each guest as the UD sender.
 #   RDMA_KIND=kite: the Kite NICs; the host hook rdma.hook sets the kite
 #     device's wire-drop-ppm (both guests) when asked ("KITE-SYNC drop-N
 #     PPM") and answers over the second serial port.
@@ -18,11 +22,16 @@
 BULK_N=${BULK_N:-10000}
 FUNC=$(kite-rc count func)
 S=$((RDMA_SUITE_RESULTS + FUNC + 1))
-plan $((2 * S + 11))
+CM_TOOLS="rping ucmatose udaddy ib_send_bw ib_write_bw ib_read_lat"
+KUD=$(kite-ud count)
+# cm: 6 tools x 2 address families x 2 roles, + v6-up; kite-ud: a as
+# sender (KUD results), b as sender (KUD results + a's receiver status).
+CM_N=$((6 * 2 * 2 + 1 + 2 * KUD + 1))
+plan $((2 * S + 11 + CM_N))
 
 case $RDMA_KIND in
-kite) ME=198.18.0.1 PEER=198.18.0.2 ;;
-*) ME=198.18.1.1 PEER=198.18.1.2 ;;
+kite) ME=198.18.0.1 PEER=198.18.0.2 ME6=2001:db8::1 PEER6=2001:db8::2 ;;
+*) ME=198.18.1.1 PEER=198.18.1.2 ME6=2001:db8:1::1 PEER6=2001:db8:1::2 ;;
 esac
 host_listen
 # (not in $(...): rdma_up sets DEV, GIDX, NETDEV)
@@ -105,11 +114,148 @@ lossy_bulk() {
 	fi
 }
 
+# ---- rdma_cm and UD between the two guests (issue 6) ---------------------------
+# rdma_cm tools listen on no TCP port, so the agent's START (which waits
+# for one) does not fit: the peer's server is started in the background
+# with "SH -" (output and status in the files WAIT reads), and a client on
+# the peer runs through "SH -" with its own retries.
+CM_RETRY='REJECTED|UNREACHABLE|ADDR_ERROR|ROUTE_ERROR|rdma_client function|Unable to perform rdma|connect error|Failed to connect'
+
+# cm_cmd TOOL FAM ROLE PORT ADDR: one run's command line (ADDR: the
+# address to bind as server, the server's as client; DEV from the caller).
+cm_cmd() {
+	local tool=$1 fam=$2 role=$3 port=$4 addr=$5 six=
+	[ "$fam" = v6 ] && six=--ipv6
+	case $tool:$role in
+	rping:server) echo "rping -s -a $addr -p $port -V -C 20 -S 1000" ;;
+	rping:client) echo "rping -c -a $addr -p $port -V -C 20 -S 1000" ;;
+	ucmatose:server) echo "ucmatose -b $addr -p $port -c 2 -C 10" ;;
+	ucmatose:client) echo "ucmatose -s $addr -p $port -c 2 -C 10" ;;
+	udaddy:server) echo "udaddy -b $addr -c 2 -C 10" ;;
+	udaddy:client) echo "udaddy -s $addr -c 2 -C 10" ;;
+	ib_read_lat:server) echo "$tool -R $six -d \$DEV -p $port -F -n 100 -s 4096" ;;
+	ib_read_lat:client) echo "$tool -R $six -d \$DEV -p $port -F -n 100 -s 4096 $addr" ;;
+	*:server) echo "$tool -R $six -d \$DEV -p $port -F -n 100 -s 65536" ;;
+	*:client) echo "$tool -R $six -d \$DEV -p $port -F -n 100 -s 65536 $addr" ;;
+	esac
+}
+
+# cm_client_loop CMD OUT: a client run retried (90 s at most) while it is
+# refused (the server is not there yet); as one line of shell for SH.
+cm_client_loop() {
+	echo "end=\$((\$(date +%s) + 90)); while :; do timeout 60 $1 >$2 2>&1; rc=\$?; [ \$rc -eq 0 ] && break; grep -qE '$CM_RETRY' $2 || break; [ \$(date +%s) -lt \$end ] || break; sleep 1; done; grep -qi mismatch $2 && rc=99; tail -n 15 $2; exit \$rc"
+}
+
+# cm_pair NAME ROLE TOOL FAM PORT: one rdma_cm run between a and b, a in
+# ROLE (client: b's agent runs the server; server: b's agent the client).
+cm_pair() {
+	local name=$1 role=$2 tool=$3 fam=$4 port=$5 me=$ME peer=$PEER ans rc t0 out
+	[ "$fam" = v6 ] && { me=$ME6 peer=$PEER6; }
+	t0=$(date +%s)
+	if [ "$role" = client ]; then
+		ans=$(agent_call $PEER 30 "SH - rm -f /tmp/srv.$port /tmp/srv.$port.rc; (timeout 150 $(cm_cmd $tool $fam server $port $peer) >/tmp/srv.$port 2>&1; echo \$? >/tmp/srv.$port.rc) </dev/null >/dev/null 2>&1 &")
+		case $ans in "RC 0"*) ;; *) fail "$name" "server not started on b: ${ans:-no answer}"; return ;; esac
+		out=$(eval "$(cm_client_loop "$(cm_cmd $tool $fam client $port $peer)" /tmp/cmc.$port)")
+		rc=$?
+		ans=$(agent_call $PEER 180 "WAIT $port")
+		echo "info: $name: exit $rc, server on b: $(echo "$ans" | head -n 1), $(($(date +%s) - t0)) s"
+		if [ $rc -eq 0 ] && [ "$(echo "$ans" | head -n 1)" = "RC 0" ]; then ok "$name"; return; fi
+		echo "$out" | sed 's/^/# client: /'
+		echo "$ans" | tail -n 15 | sed 's/^/# server on b: /'
+		fail "$name" "client exit $rc: $(echo "$out" | tail -n 2 | tr '\n' ' '); server on b: $(echo "$ans" | tail -n 3 | tr '\n' ' ')"
+		return
+	fi
+	(eval "timeout 150 $(cm_cmd $tool $fam server $port $me)" >/tmp/cms.$port 2>&1; echo $? >/tmp/cms.$port.rc) &
+	ans=$(agent_call $PEER 180 "SH - $(cm_client_loop "$(cm_cmd $tool $fam client $port $me)" /tmp/cli.$port)")
+	wait $!
+	rc=$(cat /tmp/cms.$port.rc 2>/dev/null)
+	grep -qi mismatch /tmp/cms.$port && rc=99
+	echo "info: $name: server exit $rc, client on b: $(echo "$ans" | head -n 1), $(($(date +%s) - t0)) s"
+	if [ "$rc" = 0 ] && [ "$(echo "$ans" | head -n 1)" = "RC 0" ]; then ok "$name"; return; fi
+	tail -n 15 /tmp/cms.$port | sed 's/^/# server: /'
+	echo "$ans" | sed 's/^/# client on b: /'
+	fail "$name" "server exit $rc: $(tail -n 2 /tmp/cms.$port | tr '\n' ' '); client on b: $(echo "$ans" | tail -n 3 | tr '\n' ' ')"
+}
+
+# kite_ud_pair: tests/vm/kite-ud.c with a as sender (b's agent runs the
+# receiver), then b as sender (a's receiver in the background).
+kite_ud_pair() {
+	local port=18690 ans n rc
+	ans=$(agent_call $PEER 30 "START $port kite-ud -d \$DEV -g \$GIDX -6 \$(cat /tmp/gidx6) -p \$PORT -t 140")
+	timeout 150 kite-ud -d $DEV -g $GIDX -6 $GIDX6 -p $port -t 140 -P pair-kite-ud-a-send $PEER >/tmp/kud.out 2>&1
+	cat /tmp/kud.out
+	ans=$(agent_call $PEER 180 "WAIT $port")
+	echo "$ans" | sed 's/^/# b receiver: /'
+	port=$((port + 1))
+	timeout 150 kite-ud -d $DEV -g $GIDX -6 $GIDX6 -p $port -t 140 >/tmp/kud-r.out 2>&1 &
+	ans=$(agent_call $PEER 180 "SH - timeout 150 kite-ud -d \$DEV -g \$GIDX -6 \$(cat /tmp/gidx6) -p $port -t 140 -P pair-kite-ud-b-send $ME")
+	wait $!
+	rc=$?
+	echo "$ans" | tail -n +2 | tee -a /tmp/kud.out
+	sed 's/^/# a receiver: /' /tmp/kud-r.out
+	n=$(grep -cE '^(ok|FAIL|skip) ' /tmp/kud.out)
+	while [ "$n" -lt $((2 * KUD)) ]; do
+		n=$((n + 1))
+		fail pair-kite-ud-missing-$n "kite-ud ended before printing all results"
+	done
+	failures=$((failures + $(grep -c '^FAIL ' /tmp/kud.out)))
+	if [ $rc -eq 0 ]; then ok pair-kite-ud-a-receiver; else
+		fail pair-kite-ud-a-receiver "exit $rc: $(grep -v '^#' /tmp/kud-r.out | tail -n 2 | tr '\n' ' ')"
+	fi
+}
+
+gid6_of() {
+	local want g i
+	want=$(echo "$1" | awk -F: '{ printf "%04x:%04x:%04x:0000:0000:0000:0000:%04x\n", "0x" $1, "0x" $2, "0x" ($3 == "" ? 0 : $3), "0x" $NF }')
+	for g in /sys/class/infiniband/$DEV/ports/1/gids/*; do
+		i=${g##*/}
+		[ "$(cat "$g" 2>/dev/null)" = "$want" ] || continue
+		[ "$(cat /sys/class/infiniband/$DEV/ports/1/gid_attrs/types/$i 2>/dev/null)" = "RoCE v2" ] &&
+			{ echo "$i"; return 0; }
+	done
+	return 1
+}
+
+cm_suite() {
+	local fam tool port=7100 ans
+	modprobe rdma_ucm
+	# IPv6: b added its address and wrote its GID index to /tmp/gidx6
+	# (rdma-b.sh); a's own here.
+	ans=$(agent_call $PEER 30 "SH - cat /tmp/gidx6")
+	if $IP -6 addr add $ME6/64 dev "$NETDEV" nodad && wait_until 10 gid6_of $ME6 &&
+		[ "$(echo "$ans" | head -n 1)" = "RC 0" ]; then
+		GIDX6=$(gid6_of $ME6)
+		ok pair-v6-up
+	else
+		fail pair-v6-up "IPv6 $ME6: GID index '$(gid6_of $ME6)'; b's GID index: $(echo "$ans" | tr '\n' ' ')"
+		GIDX6=$GIDX
+	fi
+	for fam in v4 v6; do
+		for tool in $CM_TOOLS; do
+			case $fam:$tool in
+			v6:ib_*)
+				# Debian's perftest 4.5+0.17 resolves rdma_cm
+				# addresses with getaddrinfo(AF_INET) only.
+				skip pair-cm-$tool-$fam-a-client "perftest 4.5+0.17: no IPv6 addresses with -R"
+				skip pair-cm-$tool-$fam-a-server "perftest 4.5+0.17: no IPv6 addresses with -R"
+				continue
+				;;
+			esac
+			cm_pair pair-cm-$tool-$fam-a-client client $tool $fam $port
+			port=$((port + 1))
+			cm_pair pair-cm-$tool-$fam-a-server server $tool $fam $port
+			port=$((port + 1))
+		done
+	done
+	kite_ud_pair
+}
+
 # ---- two guests -----------------------------------------------------------------
 rdma_suite $PEER $PEER pair
 set_drop 50000 both
 lossy_bulk $PEER $PEER pair 18700
 set_drop 0 both
+cm_suite
 ans=$(agent_call $PEER 30 "SH - touch /tmp/agent.quit")
 case $ans in "RC 0"*) ok peer-quit ;; *) fail peer-quit "peer agent: ${ans:-no answer}" ;; esac
 
