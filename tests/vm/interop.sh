@@ -135,30 +135,35 @@ for cfg in v4-mtu1024 v4-mtu4096 v6-mtu1024; do
 	fi
 done
 }
-# pt NAME ROLE PORT CMD...: one perftest run as server or client, like pp
-# (perftest derives figures from the CPU clock; when TCG makes its clock
-# sampling fail it exits without a report: that run is made once more).
+# pt NAME ROLE PORT CMD...: one perftest run as server or client, like pp.
+# The two guests run in lock step with no side channel, so a run is never
+# repeated (one side repeating alone would leave the other on another
+# port). perftest derives its figures from the CPU clock: when TCG makes
+# that sampling fail after the transfers, it may exit non-zero without a
+# report; such a run is a skip with the reason, not a failure, unless it
+# also printed an error of the transfer itself.
 pt() {
-	local name=$1 role=$2 port=$3 try i rc
+	local name=$1 role=$2 port=$3 i rc
 	shift 3
-	for try in 1 2; do
-		if [ "$role" = server ]; then
-			timeout 120 "$@" -p $port >/tmp/pt.out 2>&1
+	if [ "$role" = server ]; then
+		timeout 120 "$@" -p $port >/tmp/pt.out 2>&1
+		rc=$?
+	else
+		for i in $(seq 1 60); do
+			timeout 120 "$@" -p $port $PEER >/tmp/pt.out 2>&1
 			rc=$?
-		else
-			for i in $(seq 1 60); do
-				timeout 120 "$@" -p $port $PEER >/tmp/pt.out 2>&1
-				rc=$?
-				grep -qE "Couldn't connect|Unable to open file descriptor" /tmp/pt.out || break
-				sleep 1
-			done
-		fi
-		grep -qE "Correlation coefficient|Can't produce a report" /tmp/pt.out || break
-		echo "info: $name: perftest could not sample the CPU clock; again"
-		port=$((port + 50))
-	done
+			grep -qE "Couldn't connect|Unable to open file descriptor" /tmp/pt.out || break
+			sleep 1
+		done
+	fi
 	grep -A1 -E '#bytes' /tmp/pt.out | tail -n 1
-	if [ $rc -eq 0 ]; then ok "$name-$KIND-$role"; else
+	if [ $rc -eq 0 ]; then
+		ok "$name-$KIND-$role"
+	elif [ $rc -ne 124 ] && [ $rc -lt 128 ] &&
+		grep -qE "Correlation coefficient|Can't produce a report" /tmp/pt.out &&
+		! grep -qiE "failed|error|couldn't|unable|timeout|terminated" /tmp/pt.out; then
+		skip "$name-$KIND-$role" "perftest could not sample the CPU clock under TCG (exit $rc, no transfer error)"
+	else
 		fail "$name-$KIND-$role" "exit $rc: $(tail -n 3 /tmp/pt.out | tr '\n' ' ')"
 	fi
 }
