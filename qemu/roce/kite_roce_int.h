@@ -198,6 +198,7 @@ struct KiteRoceQp {
     uint32_t rq_pi;
     uint32_t rq_ci;
     uint32_t epsn;              /* expected request PSN */
+    uint32_t ack_psn;           /* last SEND/WRITE PSN accepted (dup ACKs) */
     uint32_t msn;
     bool nak_sent;              /* drop out-of-order until epsn arrives */
     /* Message in progress (SEND/WRITE FIRST..LAST). */

@@ -228,6 +228,7 @@ void kite_roce_qp_modify(KiteRoceQp *qp, const struct kite_roce_qp_attr *a,
     }
     if (mask & KITE_QP_ATTR_RQ_PSN) {
         qp->epsn = a->rq_psn & KITE_PSN_MASK;
+        qp->ack_psn = (a->rq_psn - 1) & KITE_PSN_MASK;
     }
     if (mask & KITE_QP_ATTR_DEST_QPN) {
         qp->dest_qpn = a->dest_qpn & KITE_QPN_MASK;

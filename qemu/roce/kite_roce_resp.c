@@ -63,6 +63,7 @@ void kr_resp_reset(KiteRoceQp *qp)
     qp->respq_head = qp->respq_tail = 0;
     if (qp->state == KITE_QPS_RESET) {
         qp->epsn = 0;
+        qp->ack_psn = KITE_PSN_MASK;
         qp->msn = 0;
         qp->nak_sent = false;
         qp->in_msg = false;
@@ -688,9 +689,13 @@ static void kr_resp_dup(KiteRoceQp *qp, const struct kite_roce_pkt *p,
         qp->e->cnt.rx_dropped++;
         return;
     }
-    /* SEND/WRITE: acknowledge again up to the last accepted PSN. */
-    kr_resp_queue_ack(qp, KITE_AETH_ACK_UNLIMITED,
-                      (qp->epsn - 1) & KITE_PSN_MASK);
+    /*
+     * SEND/WRITE: acknowledge again up to the last accepted SEND/WRITE
+     * PSN. Not epsn - 1: that may be the PSN of a READ or atomic whose
+     * response the requester has not got, and Linux rxe completes such a
+     * WQE on a plain ACK with its last PSN, without the data.
+     */
+    kr_resp_queue_ack(qp, KITE_AETH_ACK_UNLIMITED, qp->ack_psn);
 }
 
 static void kr_resp_uc(KiteRoceQp *qp, const struct kite_roce_pkt *p,
@@ -790,6 +795,7 @@ void kr_resp_rx(KiteRoceQp *qp, const struct kite_roce_pkt *p)
         qp->in_msg = !kr_is_last(op);
         qp->msg_kind = kind;
         qp->epsn = (p->psn + 1) & KITE_PSN_MASK;
+        qp->ack_psn = p->psn;
         if (!qp->in_msg) {
             qp->msn = (qp->msn + 1) & KITE_PSN_MASK;
         }

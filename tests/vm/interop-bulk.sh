@@ -15,22 +15,18 @@
 #      by the host hook), then Kite's wire_dropped counter must have grown
 #      (else the run proved nothing about loss);
 #   3. still lossy, the other way round: rxe (b) the client and requester,
-#      Kite (a) the server and responder, BULK_RXE_N messages (default 0:
-#      skipped, see below; 500 fits the time budget), then the rates go
-#      back to 0.
+#      Kite (a) the server and responder, BULK_RXE_N messages (default
+#      500: the time budget), then the rates go back to 0.
 # Results: the client prints its one result (bulk-clean-mixed,
 # bulk-lossy-mixed on a, bulk-lossy-rxe-req-mixed on b), the other guest
 # the server's exit status (bulk-clean-rxe-server, bulk-lossy-rxe-server on
 # b, bulk-lossy-rxe-req-kite-server on a); a also bulk-loss-on,
 # bulk-lossy-frames-dropped and bulk-loss-off.
 BULK_N=${BULK_N:-10000}
-# Off by default (0: both guests print "skip"): in one run of 500
-# messages rxe's READ of 3 bytes from Kite came back with wrong data
-# (message 203, seed 3) under this loss; not understood yet (Kite's
-# duplicate-READ handling or rxe's READ retry), so it is not part of
-# make check until it is. BULK_RXE_N=500 runs it.
-BULK_RXE_N=${BULK_RXE_N:-0}
-BULK_RXE_WHY="rxe as requester under loss is off until a READ data mismatch seen once is understood (BULK_RXE_N=500 runs it)"
+# 0 skips this run (both guests print "skip"). It found the duplicate-ACK
+# bug of qemu/roce/kite_roce_resp.c (test_dup_write_ack_after_read).
+BULK_RXE_N=${BULK_RXE_N:-500}
+BULK_RXE_WHY="BULK_RXE_N=0"
 # Each kite-rc run is bounded by this many seconds (its -t).
 BULK_SECS=${BULK_SECS:-300}
 # The requester's local ACK timeout exponent (kite-rc -T): 4.096 us << 16
