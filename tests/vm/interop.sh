@@ -73,22 +73,10 @@ host_call() {
 	[ "${ans%% *}" = ok ]
 }
 
-# gid6_of DEV: index of the RoCE v2 GID equal to $ME6 on DEV port 1.
-gid6_of() {
-	local want g i
-	want=$(echo "$ME6" | awk -F: '{ printf "%04x:%04x:0000:0000:0000:0000:0000:%04x\n", "0x" $1, "0x" $2, "0x" $NF }')
-	for g in /sys/class/infiniband/$1/ports/1/gids/*; do
-		i=${g##*/}
-		[ "$(cat "$g" 2>/dev/null)" = "$want" ] || continue
-		[ "$(cat /sys/class/infiniband/$1/ports/1/gid_attrs/types/$i 2>/dev/null)" = "RoCE v2" ] &&
-			{ echo "$i"; return 0; }
-	done
-	return 1
-}
 
 if rdma_up $KIND $ME >/tmp/up.log 2>&1 && $IP link set "$NETDEV" mtu 9000 &&
-	$IP -6 addr add $ME6/64 dev "$NETDEV" nodad && wait_until 10 gid6_of $DEV; then
-	GIDX6=$(gid6_of $DEV)
+	$IP -6 addr add $ME6/64 dev "$NETDEV" nodad && wait_until 10 gid6_of $DEV $ME6; then
+	GIDX6=$(gid6_of $DEV $ME6)
 	ok "$KIND-up"
 	cat /tmp/up.log
 else

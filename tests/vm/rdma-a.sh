@@ -204,30 +204,18 @@ kite_ud_pair() {
 	fi
 }
 
-gid6_of() {
-	local want g i
-	want=$(echo "$1" | awk -F: '{ printf "%04x:%04x:%04x:0000:0000:0000:0000:%04x\n", "0x" $1, "0x" $2, "0x" ($3 == "" ? 0 : $3), "0x" $NF }')
-	for g in /sys/class/infiniband/$DEV/ports/1/gids/*; do
-		i=${g##*/}
-		[ "$(cat "$g" 2>/dev/null)" = "$want" ] || continue
-		[ "$(cat /sys/class/infiniband/$DEV/ports/1/gid_attrs/types/$i 2>/dev/null)" = "RoCE v2" ] &&
-			{ echo "$i"; return 0; }
-	done
-	return 1
-}
-
 cm_suite() {
 	local fam tool port=7100 ans
 	modprobe rdma_ucm
 	# IPv6: b added its address and wrote its GID index to /tmp/gidx6
 	# (rdma-b.sh); a's own here.
 	ans=$(agent_call $PEER 30 "SH - cat /tmp/gidx6")
-	if $IP -6 addr add $ME6/64 dev "$NETDEV" nodad && wait_until 10 gid6_of $ME6 &&
+	if $IP -6 addr add $ME6/64 dev "$NETDEV" nodad && wait_until 10 gid6_of $DEV $ME6 &&
 		[ "$(echo "$ans" | head -n 1)" = "RC 0" ]; then
-		GIDX6=$(gid6_of $ME6)
+		GIDX6=$(gid6_of $DEV $ME6)
 		ok pair-v6-up
 	else
-		fail pair-v6-up "IPv6 $ME6: GID index '$(gid6_of $ME6)'; b's GID index: $(echo "$ans" | tr '\n' ' ')"
+		fail pair-v6-up "IPv6 $ME6: GID index '$(gid6_of $DEV $ME6)'; b's GID index: $(echo "$ans" | tr '\n' ' ')"
 		GIDX6=$GIDX
 	fi
 	for fam in v4 v6; do

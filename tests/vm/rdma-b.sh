@@ -12,18 +12,6 @@ case $RDMA_KIND in
 kite) ME=198.18.0.2 ME6=2001:db8::2 ;;
 *) ME=198.18.1.2 ME6=2001:db8:1::2 ;;
 esac
-# gid6_of ADDR: index of the RoCE v2 GID of IPv6 ADDR (2001:db8[:N]::M).
-gid6_of() {
-	local want g i
-	want=$(echo "$1" | awk -F: '{ printf "%04x:%04x:%04x:0000:0000:0000:0000:%04x\n", "0x" $1, "0x" $2, "0x" ($3 == "" ? 0 : $3), "0x" $NF }')
-	for g in /sys/class/infiniband/$DEV/ports/1/gids/*; do
-		i=${g##*/}
-		[ "$(cat "$g" 2>/dev/null)" = "$want" ] || continue
-		[ "$(cat /sys/class/infiniband/$DEV/ports/1/gid_attrs/types/$i 2>/dev/null)" = "RoCE v2" ] &&
-			{ echo "$i"; return 0; }
-	done
-	return 1
-}
 host_listen
 # (not in $(...): rdma_up sets DEV, GIDX, NETDEV)
 if rdma_up "$RDMA_KIND" $ME >/tmp/rdma-up.log 2>&1; then ok rdma-up; cat /tmp/rdma-up.log; else
@@ -32,8 +20,8 @@ if rdma_up "$RDMA_KIND" $ME >/tmp/rdma-up.log 2>&1; then ok rdma-up; cat /tmp/rd
 fi
 modprobe rdma_ucm
 # (a's check pair-v6-up fails when /tmp/gidx6 is missing)
-$IP -6 addr add $ME6/64 dev "$NETDEV" nodad && wait_until 10 gid6_of $ME6 &&
-	gid6_of $ME6 >/tmp/gidx6 && echo "info: $ME6: GID index $(cat /tmp/gidx6)"
+$IP -6 addr add $ME6/64 dev "$NETDEV" nodad && wait_until 10 gid6_of $DEV $ME6 &&
+	gid6_of $DEV $ME6 >/tmp/gidx6 && echo "info: $ME6: GID index $(cat /tmp/gidx6)"
 agent_start
 # a quits us after its two-guest part; bounded by the group's timeout.
 if wait_until 2400 test -f /tmp/agent.quit; then ok served; else

@@ -46,6 +46,20 @@ gid_of() {
 	return 1
 }
 
+# gid6_of DEV ADDR: index of the RoCE v2 GID of IPv6 ADDR (2001:db8[:N]::M,
+# the forms the tests use) on DEV port 1.
+gid6_of() {
+	local want g i
+	want=$(echo "$2" | awk -F: '{ printf "%04x:%04x:%04x:0000:0000:0000:0000:%04x\n", "0x" $1, "0x" $2, "0x" ($3 == "" ? 0 : $3), "0x" $NF }')
+	for g in /sys/class/infiniband/$1/ports/1/gids/*; do
+		i=${g##*/}
+		[ "$(cat "$g" 2>/dev/null)" = "$want" ] || continue
+		[ "$(cat /sys/class/infiniband/$1/ports/1/gid_attrs/types/$i 2>/dev/null)" = "RoCE v2" ] &&
+			{ echo "$i"; return 0; }
+	done
+	return 1
+}
+
 # netdev_by_driver DRIVER: the first net_device bound to DRIVER.
 netdev_by_driver() {
 	local d drv
