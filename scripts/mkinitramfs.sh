@@ -79,6 +79,8 @@ rc_tools=(ibv_devices ibv_devinfo ibv_rc_pingpong ibv_ud_pingpong rping ucmatose
 verbs_test=$top/tests/vm/kite-verbs.c
 rc_test=$top/tests/vm/kite-rc.c
 ud_test=$top/tests/vm/kite-ud.c
+# Helpers kite-rc.c and kite-ud.c include (from their own directory).
+test_hdr=$top/tests/vm/kite-test.h
 # Debian's perftest (install-deps.sh): host binaries, run in the guest on
 # out/rdma-core's libibverbs/librdmacm (same sonames; copy_host_deps
 # resolves rdma-core's libraries there, the others from the host).
@@ -110,7 +112,7 @@ inputs_hash() {
 			echo "rdma-core=$(cat "$rc/.hash") tools=${rc_tools[*]} perftest=${perftest[*]}"
 			for t in "${perftest[@]}"; do echo "/usr/bin/$t"; done | xargs sha256sum
 			dpkg-query -W -f='${Package} ${Version}\n' perftest libpci3 2>/dev/null
-			sha256sum "$verbs_test" "$rc_test" "$ud_test" "$fuzz_test" "$top/include/kite/kite_hw.h" \
+			sha256sum "$verbs_test" "$rc_test" "$ud_test" "$test_hdr" "$fuzz_test" "$top/include/kite/kite_hw.h" \
 				"$top/include/uapi/rdma/kite-abi.h"
 			dpkg-query -W -f='${Package} ${Version}\n' gcc libnl-3-200 libnl-route-3-200 linux-libc-dev 2>/dev/null
 		fi

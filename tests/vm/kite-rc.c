@@ -46,25 +46,14 @@
  *
  * Copyright (c) 2026 The Kite authors
  */
-#include <arpa/inet.h>
-#include <errno.h>
 #include <inttypes.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <sched.h>
-#include <signal.h>
-#include <stdarg.h>
-#include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <infiniband/verbs.h>
+
+#include "kite-test.h"
 
 #define BUF_SIZE	(4u << 20)	/* per side: one MR, all access */
 #define NOACC_SIZE	4096u		/* MR without remote access */
@@ -143,89 +132,28 @@ static void bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Record this check's first failure (later ones are appended, shortened). */
 static void bad(const char *fmt, ...)
 {
-	size_t l = strlen(g.detail);
 	va_list ap;
 
-	if (l >= sizeof(g.detail) - 8)
-		return;
-	if (l) {
-		strcat(g.detail, "; ");
-		l += 2;
-	}
 	va_start(ap, fmt);
-	vsnprintf(g.detail + l, sizeof(g.detail) - l, fmt, ap);
+	kt_vbad(g.detail, sizeof(g.detail), fmt, ap);
 	va_end(ap);
 }
 
 static void report(const char *name, int failed, const char *detail)
 {
-	if (failed) {
-		printf("FAIL %s-%s: %s\n", g.prefix, name, detail);
-		g.failures++;
-	} else {
-		printf("ok %s-%s\n", g.prefix, name);
-	}
-	fflush(stdout);
-}
-
-static void info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void info(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("# ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-}
-
-static void on_alarm(int sig)
-{
-	static const char msg[] = "FAIL rc-time-limit: kite-rc ran past its time limit (-t)\n";
-
-	(void)sig;
-	if (write(1, msg, sizeof(msg) - 1) < 0)
-		_exit(1);
-	_exit(1);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	kt_report(g.prefix, &g.failures, name, failed, 0, detail);
 }
 
 /* ---- TCP ------------------------------------------------------------------ */
 
 static int tcp_io(void *p, size_t len, int do_send)
 {
-	uint8_t *b = p;
-
-	while (len) {
-		ssize_t n = do_send ? send(g.sock, b, len, MSG_NOSIGNAL) :
-				      recv(g.sock, b, len, 0);
-
-		if (n <= 0) {
-			if (n < 0 && errno == EINTR)
-				continue;
-			return -1;
-		}
-		b += n;
-		len -= n;
-	}
-	return 0;
+	return kt_tcp_io(g.sock, p, len, do_send);
 }
 
-/* Swap LEN bytes with the peer: the client sends first. */
 static int xchg(const void *mine, void *theirs, size_t len)
 {
-	if (g.server)
-		return tcp_io(theirs, len, 0) || tcp_io((void *)mine, len, 1) ? -1 : 0;
-	return tcp_io((void *)mine, len, 1) || tcp_io(theirs, len, 0) ? -1 : 0;
+	return kt_xchg(g.sock, g.server, mine, theirs, len);
 }
 
 /* The peer has sent something we have not read yet (it moved on). */
@@ -253,90 +181,16 @@ static int sync_ok(uint32_t tag)
 /* Rendezvous: both sides pass the same tag. */
 static int sync_peer(uint32_t tag)
 {
-	uint32_t t = htonl(tag), theirs;
-
-	if (xchg(&t, &theirs, sizeof(t)))
-		return -1;
-	return theirs == t ? 0 : -1;
+	return kt_sync_peer(g.sock, g.server, tag);
 }
 
 static int tcp_connect(void)
 {
-	struct timeval tv = { .tv_sec = TCP_TIMEOUT_S };
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
-	struct addrinfo *res, *r;
-	char port[16];
-	int one = 1, fd = -1, tries;
-
-	snprintf(port, sizeof(port), "%d", g.port);
-	if (g.server) {
-		struct sockaddr_in6 a = { .sin6_family = AF_INET6, .sin6_port = htons(g.port),
-					  .sin6_addr = IN6ADDR_ANY_INIT };
-		int ls = socket(AF_INET6, SOCK_STREAM, 0);
-
-		if (ls < 0)
-			return -1;
-		setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (bind(ls, (struct sockaddr *)&a, sizeof(a)) || listen(ls, 1)) {
-			close(ls);
-			return -1;
-		}
-		/* accept() is bounded by the alarm. */
-		fd = accept(ls, NULL, NULL);
-		close(ls);
-	} else {
-		if (getaddrinfo(g.host, port, &hints, &res))
-			return -1;
-		/* The server may not listen yet: retry for up to 60 s. */
-		for (tries = 0; tries < 240 && fd < 0; tries++) {
-			for (r = res; r; r = r->ai_next) {
-				fd = socket(r->ai_family, r->ai_socktype, 0);
-				if (fd < 0)
-					continue;
-				if (!connect(fd, r->ai_addr, r->ai_addrlen))
-					break;
-				close(fd);
-				fd = -1;
-			}
-			if (fd < 0)
-				usleep(250000);
-		}
-		freeaddrinfo(res);
-	}
-	if (fd < 0)
-		return -1;
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	g.sock = fd;
-	return 0;
+	g.sock = kt_tcp_connect(g.host, g.port, TCP_TIMEOUT_S);
+	return g.sock < 0 ? -1 : 0;
 }
 
 /* ---- verbs helpers ---------------------------------------------------------- */
-
-static uint8_t pat(uint32_t seed, uint32_t i)
-{
-	uint32_t x = seed * 2654435761u + i * 40503u;
-
-	x ^= x >> 13;
-	x *= 0x5bd1e995u;
-	return (uint8_t)(x ^ (x >> 15));
-}
-
-static void fill(uint8_t *p, size_t len, uint32_t seed)
-{
-	for (size_t i = 0; i < len; i++)
-		p[i] = pat(seed, i);
-}
-
-/* Offset of the first byte differing from the pattern, or -1. */
-static long verify(const uint8_t *p, size_t len, uint32_t seed)
-{
-	for (size_t i = 0; i < len; i++)
-		if (p[i] != pat(seed, i))
-			return (long)i;
-	return -1;
-}
 
 static const char *st(enum ibv_wc_status s)
 {
@@ -345,30 +199,12 @@ static const char *st(enum ibv_wc_status s)
 
 static int open_device(void)
 {
-	struct ibv_device **list;
 	struct ibv_device_attr da;
 	struct ibv_port_attr pa;
-	int n, i;
 
-	list = ibv_get_device_list(&n);
-	if (!list || !n) {
-		bad("no RDMA device");
+	g.ctx = kt_open_device(g.dev, "device %s not found", bad);
+	if (!g.ctx)
 		return -1;
-	}
-	for (i = 0; i < n; i++)
-		if (!g.dev || !strcmp(ibv_get_device_name(list[i]), g.dev))
-			break;
-	if (i == n) {
-		bad("device %s not found", g.dev);
-		ibv_free_device_list(list);
-		return -1;
-	}
-	g.ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	if (!g.ctx) {
-		bad("ibv_open_device: %s", strerror(errno));
-		return -1;
-	}
 	if (ibv_query_device(g.ctx, &da) || ibv_query_port(g.ctx, 1, &pa)) {
 		bad("query device/port failed");
 		return -1;
@@ -1884,8 +1720,7 @@ int main(int argc, char **argv)
 	g.server = !g.host;
 	n = bulk || mixed ? 1 : NFUNC;
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	signal(SIGALRM, on_alarm);
-	alarm(g.timeout_s);
+	kt_alarm(g.timeout_s, "FAIL rc-time-limit: kite-rc ran past its time limit (-t)\n");
 
 	g.detail[0] = '\0';
 	if (tcp_connect()) {
