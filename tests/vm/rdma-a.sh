@@ -146,8 +146,19 @@ cm_client_loop() {
 	echo "end=\$((\$(date +%s) + 90)); while :; do timeout 60 $1 >$2 2>&1; rc=\$?; [ \$rc -eq 0 ] && break; grep -qE '$CM_RETRY' $2 || break; [ \$(date +%s) -lt \$end ] || break; sleep 1; done; grep -qi mismatch $2 && rc=99; tail -n 15 $2; exit \$rc"
 }
 
-# cm_pair NAME ROLE TOOL FAM PORT: one rdma_cm run between a and b, a in
-# ROLE (client: b's agent runs the server; server: b's agent the client).
+# cm_again NAME ROLE TOOL FAM PORT [TRY]: after a failed first try, run
+# cm_pair once more on another port (a drives both sides, so both retry
+# together). Under heavy host load ib_read_lat -R has hung on both sides
+# and rping's connection has been cut; the second result counts.
+cm_again() {
+	[ "${6:-1}" = 1 ] || return 1
+	echo "info: $1: failed; once more on port $(($5 + 50))"
+	cm_pair "$1" "$2" "$3" "$4" $(($5 + 50)) 2
+}
+
+# cm_pair NAME ROLE TOOL FAM PORT [TRY]: one rdma_cm run between a and b,
+# a in ROLE (client: b's agent runs the server; server: b's agent the
+# client).
 cm_pair() {
 	local name=$1 role=$2 tool=$3 fam=$4 port=$5 me=$ME peer=$PEER ans rc t0 out
 	[ "$fam" = v6 ] && { me=$ME6 peer=$PEER6; }
@@ -162,6 +173,7 @@ cm_pair() {
 		if [ $rc -eq 0 ] && [ "$(echo "$ans" | head -n 1)" = "RC 0" ]; then ok "$name"; return; fi
 		echo "$out" | sed 's/^/# client: /'
 		echo "$ans" | tail -n 15 | sed 's/^/# server on b: /'
+		cm_again "$@" && return
 		fail "$name" "client exit $rc: $(echo "$out" | tail -n 2 | tr '\n' ' '); server on b: $(echo "$ans" | tail -n 3 | tr '\n' ' ')"
 		return
 	fi
@@ -174,6 +186,7 @@ cm_pair() {
 	if [ "$rc" = 0 ] && [ "$(echo "$ans" | head -n 1)" = "RC 0" ]; then ok "$name"; return; fi
 	tail -n 15 /tmp/cms.$port | sed 's/^/# server: /'
 	echo "$ans" | sed 's/^/# client on b: /'
+	cm_again "$@" && return
 	fail "$name" "server exit $rc: $(tail -n 2 /tmp/cms.$port | tr '\n' ' '); client on b: $(echo "$ans" | tail -n 3 | tr '\n' ' ')"
 }
 
