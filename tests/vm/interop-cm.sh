@@ -27,6 +27,8 @@
 # rping, ucmatose and udaddy from out/rdma-core; Debian's perftest on that
 # librdmacm). rdma_cm needs the rdma_ucm module (no auto-loading here).
 CM_TOOLS="rping ucmatose udaddy ib_send_bw ib_write_bw ib_read_lat"
+# shellcheck disable=SC2034 # read by interop.sh
+off_cm="against rxe, one intermittent ucmatose failure puts the lock-step guests out of step (KITE_INTEROP_PARTS=cm runs it)"
 CM_UCMA_WHY="ucmatose's server failed a connection request now and then against rxe (not understood yet; see the issue 6 notes)"
 CM_LINK_SECS=${CM_LINK_SECS:-60}
 CM_LINK_DOWN_SECS=${CM_LINK_DOWN_SECS:-20}
