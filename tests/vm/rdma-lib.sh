@@ -33,31 +33,27 @@ host_wait() {
 }
 
 # ---- device bring-up ----------------------------------------------------------
-# gid_of DEV ADDR: index of the RoCE v2 GID ::ffff:ADDR (IPv4) on DEV port 1.
-gid_of() {
-	local want g i
-	want=$(echo "$2" | awk -F. '{ printf "0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x\n", $1, $2, $3, $4 }')
+# gid_index DEV GID: index of the RoCE v2 GID equal to GID on DEV port 1.
+gid_index() {
+	local g i
 	for g in /sys/class/infiniband/$1/ports/1/gids/*; do
 		i=${g##*/}
-		[ "$(cat "$g" 2>/dev/null)" = "$want" ] || continue
+		[ "$(cat "$g" 2>/dev/null)" = "$2" ] || continue
 		[ "$(cat /sys/class/infiniband/$1/ports/1/gid_attrs/types/$i 2>/dev/null)" = "RoCE v2" ] &&
 			{ echo "$i"; return 0; }
 	done
 	return 1
 }
 
+# gid_of DEV ADDR: index of the RoCE v2 GID ::ffff:ADDR (IPv4) on DEV port 1.
+gid_of() {
+	gid_index "$1" "$(echo "$2" | awk -F. '{ printf "0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x\n", $1, $2, $3, $4 }')"
+}
+
 # gid6_of DEV ADDR: index of the RoCE v2 GID of IPv6 ADDR (2001:db8[:N]::M,
 # the forms the tests use) on DEV port 1.
 gid6_of() {
-	local want g i
-	want=$(echo "$2" | awk -F: '{ printf "%04x:%04x:%04x:0000:0000:0000:0000:%04x\n", "0x" $1, "0x" $2, "0x" ($3 == "" ? 0 : $3), "0x" $NF }')
-	for g in /sys/class/infiniband/$1/ports/1/gids/*; do
-		i=${g##*/}
-		[ "$(cat "$g" 2>/dev/null)" = "$want" ] || continue
-		[ "$(cat /sys/class/infiniband/$1/ports/1/gid_attrs/types/$i 2>/dev/null)" = "RoCE v2" ] &&
-			{ echo "$i"; return 0; }
-	done
-	return 1
+	gid_index "$1" "$(echo "$2" | awk -F: '{ printf "%04x:%04x:%04x:0000:0000:0000:0000:%04x\n", "0x" $1, "0x" $2, "0x" ($3 == "" ? 0 : $3), "0x" $NF }')"
 }
 
 # netdev_by_driver DRIVER: the first net_device bound to DRIVER.
