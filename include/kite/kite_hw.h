@@ -839,6 +839,17 @@ enum kite_cqe_status {
 #define KITE_CQE_F_GRH			(1u << 2)
 #define KITE_CQE_F_SOLICITED		(1u << 3)
 
+/*
+ * The network header a UD/GSI receive came with (kite_cqe.net_hdr): what
+ * the 40-byte GRH area at the start of the receive buffer holds. The
+ * values are those of the kernel's enum rdma_network_type.
+ */
+enum kite_cqe_net_hdr {
+	KITE_CQE_NET_NONE = 0,	/* not a UD/GSI receive */
+	KITE_CQE_NET_IPV4 = 2,	/* RoCEv2 over IPv4 */
+	KITE_CQE_NET_IPV6 = 3,	/* RoCEv2 over IPv6 */
+};
+
 struct kite_cqe {
 	__le32 qpn;
 	__le16 wqe_idx;		/* index of the WQE this completes, mod depth */
@@ -848,7 +859,7 @@ struct kite_cqe {
 	__le32 imm_data;
 	__le32 src_qp;		/* UD */
 	__le16 pkey_index;
-	__u8 sl;		/* UD: 2 = RoCEv2 IPv4, 3 = RoCEv2 IPv6 */
+	__u8 net_hdr;		/* UD: enum kite_cqe_net_hdr */
 	__u8 vendor_err;
 	__u8 smac[6];		/* UD */
 	__u8 reserved;

@@ -571,7 +571,8 @@ static bool kite_cqe_to_wc(struct kite_context *ctx, struct kite_cq *cq,
 		wc->wc_flags |= IBV_WC_GRH;
 	wc->pkey_index = le16toh(cqe->pkey_index);
 	wc->slid = 0;
-	wc->sl = cqe->sl;
+	/* RoCEv2 without a VLAN tag carries no service level. */
+	wc->sl = 0;
 	wc->dlid_path_bits = 0;
 	return true;
 }

@@ -313,7 +313,7 @@ static bool kr_cqe_write(KiteRoceQp *qp, bool rq, uint32_t idx,
     }
     if (ud) {
         kr_st32(b + offsetof(struct kite_cqe, src_qp), ud->deth_sqpn);
-        cqe.sl = ud->ipv6 ? 3 : 2;
+        cqe.net_hdr = ud->ipv6 ? KITE_CQE_NET_IPV6 : KITE_CQE_NET_IPV4;
         memcpy(cqe.smac, ud->smac, sizeof(cqe.smac));
     }
     cqe.flags = flags & ~KITE_CQE_F_PHASE;

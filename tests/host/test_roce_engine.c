@@ -1173,7 +1173,7 @@ static void test_ud_send(void **st)
     assert_int_equal(c.wqe_idx, 0);
     assert_int_equal(c.byte_len, 40 + 1000);
     assert_int_equal(c.src_qp, aqp);
-    assert_int_equal(c.sl, 2);
+    assert_int_equal(c.net_hdr, KITE_CQE_NET_IPV4);
     assert_memory_equal(c.smac, a->mac, 6);
     assert_true(c.flags & KITE_CQE_F_GRH);
     assert_true(c.flags & KITE_CQE_F_IMM);

@@ -338,9 +338,6 @@ static_assert(KITE_CQE_GENERAL_ERR == (int)IB_WC_GENERAL_ERR);
 
 /* Receive-side CQE opcodes have this bit set. */
 #define KITE_CQE_OP_RECV_BIT	0x80
-/* UD receives: CQE sl tells the network of the packet. */
-#define KITE_CQE_SL_ROCE_V2_IPV4	2
-#define KITE_CQE_SL_ROCE_V2_IPV6	3
 
 /* Give the device the consumer index (frees CQ space). Under cq->lock. */
 static void kite_cq_report_ci(struct kite_dev *kdev, struct kite_cq *cq)
@@ -558,13 +555,17 @@ static bool kite_cqe_to_wc(struct kite_dev *kdev, struct kite_cq *cq,
 		 * (ib_init_ah_attr_from_wc()).
 		 */
 		wc->src_qp = le32_to_cpu(cqe->src_qp) & IB_QPN_MASK;
-		wc->sl = cqe->sl;
+		/*
+		 * A RoCEv2 packet without a VLAN tag carries no service
+		 * level; ib_init_ah_attr_from_wc() copies this into reply AHs.
+		 */
+		wc->sl = 0;
 		ether_addr_copy(wc->smac, cqe->smac);
 		wc->wc_flags |= IB_WC_WITH_SMAC;
-		if (cqe->sl == KITE_CQE_SL_ROCE_V2_IPV4) {
+		if (cqe->net_hdr == KITE_CQE_NET_IPV4) {
 			wc->network_hdr_type = RDMA_NETWORK_IPV4;
 			wc->wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
-		} else if (cqe->sl == KITE_CQE_SL_ROCE_V2_IPV6) {
+		} else if (cqe->net_hdr == KITE_CQE_NET_IPV6) {
 			wc->network_hdr_type = RDMA_NETWORK_IPV6;
 			wc->wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
 		}

@@ -10,7 +10,9 @@
  * interrupt and the CQ's comp_handler; then ib_drain_qp(). UD: two UD
  * QPs in loopback through an address handle (GRH area, UD completion
  * fields, Q_Key rules, the over-MTU rule), address handles created in
- * atomic context, and the GSI QP that ib_mad runs on the port.
+ * atomic context, the GSI QP that ib_mad runs on the port, and UD over
+ * IPv4 (the case gives the netdev an address in 198.18.0.0/15 and removes
+ * it again).
  *
  * Every wait has a deadline, so a device without a RoCEv2 engine makes the
  * cases fail, not hang. Cases are skipped only when the machine has no
@@ -21,11 +23,17 @@
 #include <kunit/test.h>
 #include <linux/delay.h>
 #include <linux/etherdevice.h>
+#include <linux/if_addr.h>
+#include <linux/ip.h>
 #include <linux/jiffies.h>
+#include <linux/net.h>
 #include <linux/rtnetlink.h>
+#include <linux/string.h>
 #include <asm/unaligned.h>
 #include <net/addrconf.h>
+#include <net/checksum.h>
 #include <net/ipv6.h>
+#include <net/netlink.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_mad.h>
 #include <rdma/ib_verbs.h>
@@ -58,6 +66,9 @@
 #define KITE_DT_FAKE_SQ_STRIDE	7
 #define KITE_DT_FAKE_RQ_STRIDE	5
 #define KITE_DT_FAKE_SGE	2
+
+/* Address handles a case holds; kite_dt_exit() destroys what is left. */
+#define KITE_DT_NUM_AH		2
 
 /* QP event types the tests count (enum ib_event_type below this). */
 #define KITE_DT_NUM_EVENTS	(IB_EVENT_GID_CHANGE + 1)
@@ -105,6 +116,8 @@ struct kite_dt {
 	struct ib_cq *cq2;
 	struct ib_qp *a;
 	struct ib_qp *b;
+	struct ib_ah *ah[KITE_DT_NUM_AH];
+	__be32 ip4;	/* IPv4 address a case added to the netdev, or 0 */
 	struct kite_ring buf;
 	u32 key;
 	struct completion comp;
@@ -367,13 +380,110 @@ static int kite_dt_init(struct kunit *test)
 	return 0;
 }
 
+/* The IPv4 address a case gives the netdev: 198.18.7.1/24 (RFC 2544). */
+#define KITE_DT_IP4_ADDR	0xc6120701
+#define KITE_DT_IP4_PREFIX	24
+
+/**
+ * kite_dt_ip4_addr() - add or remove an IPv4 address of the port's netdev
+ * @dt: test state (its netdev)
+ * @cmd: RTM_NEWADDR or RTM_DELADDR
+ * @addr: the address; its prefix is KITE_DT_IP4_PREFIX
+ *
+ * Sends the rtnetlink request "ip address add/del" sends, from a kernel
+ * socket: the in-kernel helper (devinet_ioctl()) is not exported, and
+ * Kconfig lets this test be part of a module. rtnetlink handles the
+ * request in the sender's context, so its acknowledgment is queued on the
+ * socket by the time kernel_sendmsg() returns. Takes the RTNL: the caller
+ * must not hold it.
+ *
+ * Return: 0 or the negative errno of the request.
+ */
+static int kite_dt_ip4_addr(struct kite_dt *dt, int cmd, __be32 addr)
+{
+	/* A named destination (the kernel) skips the socket-file check. */
+	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+	struct msghdr msg = {
+		.msg_name = &kernel,
+		.msg_namelen = sizeof(kernel),
+	};
+	struct {
+		struct nlmsghdr nlh;
+		struct nlmsgerr err;
+	} ack;
+	u16 flags = NLM_F_REQUEST | NLM_F_ACK;
+	struct ifaddrmsg *ifm;
+	struct nlmsghdr *nlh;
+	struct socket *sock;
+	struct sk_buff *skb;
+	struct kvec iov;
+	int err;
+
+	if (cmd == RTM_NEWADDR)
+		flags |= NLM_F_CREATE | NLM_F_EXCL;
+	/* The header and two attributes: IFA_LOCAL and IFA_ADDRESS. */
+	skb = nlmsg_new(NLMSG_ALIGN(sizeof(*ifm)) +
+			2 * nla_total_size(sizeof(addr)), GFP_KERNEL);
+	if (!skb)
+		return -ENOMEM;
+	nlh = nlmsg_put(skb, 0, 0, cmd, sizeof(*ifm), flags);
+	if (!nlh) {
+		err = -EMSGSIZE;
+		goto free_skb;
+	}
+	ifm = nlmsg_data(nlh);
+	memset(ifm, 0, sizeof(*ifm));
+	ifm->ifa_family = AF_INET;
+	ifm->ifa_prefixlen = KITE_DT_IP4_PREFIX;
+	ifm->ifa_scope = RT_SCOPE_UNIVERSE;
+	ifm->ifa_index = dt->kdev->netdev->ifindex;
+	err = nla_put_in_addr(skb, IFA_LOCAL, addr);
+	if (!err)
+		err = nla_put_in_addr(skb, IFA_ADDRESS, addr);
+	if (err)
+		goto free_skb;
+	nlmsg_end(skb, nlh);
+
+	err = sock_create_kern(&init_net, AF_NETLINK, SOCK_RAW, NETLINK_ROUTE,
+			       &sock);
+	if (err)
+		goto free_skb;
+	iov.iov_base = skb->data;
+	iov.iov_len = skb->len;
+	err = kernel_sendmsg(sock, &msg, &iov, 1, skb->len);
+	if (err < 0)
+		goto release;
+
+	/* The acknowledgment; an error one is longer and gets truncated. */
+	memset(&msg, 0, sizeof(msg));
+	iov.iov_base = &ack;
+	iov.iov_len = sizeof(ack);
+	err = kernel_recvmsg(sock, &msg, &iov, 1, sizeof(ack), MSG_DONTWAIT);
+	if (err >= (int)sizeof(ack) && ack.nlh.nlmsg_type == NLMSG_ERROR)
+		err = ack.err.error;
+	else if (err >= 0)
+		err = -EPROTO;
+release:
+	sock_release(sock);
+free_skb:
+	nlmsg_free(skb);
+	return err;
+}
+
 static void kite_dt_exit(struct kunit *test)
 {
 	struct kite_dt *dt = test->priv;
 	struct kite_dev *kdev = dt->kdev;
+	int i;
 
 	if (!kdev)
 		return;
+	/* The netdev keeps IPv4 addresses across dev_close(): remove ours. */
+	if (dt->ip4)
+		kite_dt_ip4_addr(dt, RTM_DELADDR, dt->ip4);
+	for (i = 0; i < KITE_DT_NUM_AH; i++)
+		if (dt->ah[i] && !IS_ERR(dt->ah[i]))
+			rdma_destroy_ah_user(dt->ah[i], 0, NULL);
 	if (dt->b && !IS_ERR(dt->b))
 		ib_destroy_qp(dt->b);
 	if (dt->a && !IS_ERR(dt->a))
@@ -1652,7 +1762,7 @@ static void kite_test_dp_ud_send(struct kunit *test)
 						 dt->kdev->netdev->dev_addr));
 	/* GID 0 is fe80:: + EUI-64: the packet went over IPv6. */
 	KUNIT_EXPECT_EQ(test, r->network_hdr_type, RDMA_NETWORK_IPV6);
-	KUNIT_EXPECT_EQ(test, r->sl, 3);
+	KUNIT_EXPECT_EQ(test, r->sl, 0);
 	/* The GRH area: the IPv6 header as received. */
 	KUNIT_EXPECT_EQ(test, dst[0] >> 4, 6);
 	KUNIT_EXPECT_EQ(test, get_unaligned_be16(dst + KITE_DT_IP6_PLEN),
@@ -2033,6 +2143,193 @@ static void kite_test_dp_gsi(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rdma_destroy_ah_user(ah, 0, NULL), 0);
 }
 
+/* ib_core adds a GID for a new address from a work item. */
+#define KITE_DT_GID_MS		5000
+
+/*
+ * Wait until the RoCE v2 GID @gid of the port's netdev is in the GID table
+ * (@present) or gone from it. Returns false at the deadline; when present,
+ * its table index goes to @index.
+ */
+static bool kite_dt_wait_gid(struct kite_dt *dt, const union ib_gid *gid,
+			     bool present, u32 *index)
+{
+	unsigned long deadline = jiffies + msecs_to_jiffies(KITE_DT_GID_MS);
+	const struct ib_gid_attr *attr;
+
+	for (;;) {
+		attr = rdma_find_gid(&dt->kdev->ibdev, gid,
+				     IB_GID_TYPE_ROCE_UDP_ENCAP,
+				     dt->kdev->netdev);
+		if (!IS_ERR(attr)) {
+			if (index)
+				*index = attr->index;
+			rdma_put_gid_attr(attr);
+		}
+		if (IS_ERR(attr) != present)
+			return true;
+		if (time_after(jiffies, deadline))
+			return false;
+		msleep(KITE_DT_POLL_MS);
+	}
+}
+
+/*
+ * UD over IPv4: the netdev gets an IPv4 address, ib_core gives the port
+ * the RoCE v2 GID of it (IPv4-mapped), and a UD SEND with immediate data
+ * to an AH of that GID travels as IPv4/UDP. The receive buffer's 40-byte
+ * GRH area holds 20 zero bytes and then the IPv4 header as received, which
+ * ib_core also recognises without the completion's network header type
+ * (it checks the header checksum). ib_init_ah_attr_from_wc(), which
+ * ib_mad uses to answer a MAD, turns the completion into a reply AH
+ * towards the sender's GID, and a reply over it arrives as IPv4 too. When
+ * the address goes, so does the GID.
+ */
+static void kite_test_dp_ud_send_ipv4(struct kunit *test)
+{
+	struct kite_dt *dt = test->priv;
+	const __be32 ip4 = htonl(KITE_DT_IP4_ADDR);
+	struct rdma_ah_attr attr, reply;
+	const struct ib_global_route *grh;
+	union rdma_network_hdr *nh;
+	struct ib_wc wc[2], *s, *r;
+	struct iphdr *iph;
+	struct ib_sge sge;
+	union ib_gid gid;
+	u32 sgid_index;
+	u8 *src, *dst;
+	u32 src_qp;
+	int i, err;
+
+	kite_dt_setup_common(test);
+	dt->a = kite_dt_create_ud(test, dt, KITE_DT_QKEY_A);
+	dt->b = kite_dt_create_ud(test, dt, KITE_DT_QKEY_A);
+
+	err = kite_dt_ip4_addr(dt, RTM_NEWADDR, ip4);
+	KUNIT_ASSERT_EQ_MSG(test, err, 0, "cannot add %pI4/%d to %s", &ip4,
+			    KITE_DT_IP4_PREFIX, netdev_name(dt->kdev->netdev));
+	dt->ip4 = ip4;
+	ipv6_addr_set_v4mapped(ip4, (struct in6_addr *)gid.raw);
+	KUNIT_ASSERT_TRUE_MSG(test, kite_dt_wait_gid(dt, &gid, true,
+						     &sgid_index),
+			      "no RoCE v2 GID %pI6 after %d ms", gid.raw,
+			      KITE_DT_GID_MS);
+
+	/* To the port itself: the IPv4 GID both ways, the port's own MAC. */
+	memset(&attr, 0, sizeof(attr));
+	attr.type = RDMA_AH_ATTR_TYPE_ROCE;
+	rdma_ah_set_port_num(&attr, KITE_PORT_NUM);
+	rdma_ah_set_grh(&attr, &gid, 0, sgid_index, KITE_DT_HOP_LIMIT, 0);
+	ether_addr_copy(attr.roce.dmac, dt->kdev->netdev->dev_addr);
+	dt->ah[0] = rdma_create_ah(dt->pd, &attr, RDMA_CREATE_AH_SLEEPABLE);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(dt->ah[0]), "create_ah: %ld",
+			       PTR_ERR(dt->ah[0]));
+	KUNIT_EXPECT_EQ(test, to_kah(dt->ah[0])->av.net_type, KITE_NET_IPV4);
+
+	src = kite_dt_va(dt, KITE_DT_A_SRC);
+	dst = kite_dt_va(dt, KITE_DT_B_BUF);
+	for (i = 0; i < KITE_DT_UD_LEN; i++)
+		src[i] = i * 13 + 5;
+	/* Not zero: the 20 zero bytes of the GRH area must be written. */
+	memset(dst, KITE_DT_PATTERN, PAGE_SIZE);
+	KUNIT_ASSERT_EQ(test, kite_dt_post_recv(dt, dt->b, 2, KITE_DT_B_BUF,
+						PAGE_SIZE), 0);
+	sge = kite_dt_sge(dt, KITE_DT_A_SRC, KITE_DT_UD_LEN);
+	KUNIT_ASSERT_EQ(test, kite_dt_ud_send(dt->a, 1, dt->ah[0],
+					      dt->b->qp_num, KITE_DT_QKEY_A,
+					      &sge, 1, IB_WR_SEND_WITH_IMM, 0),
+			0);
+	KUNIT_ASSERT_EQ(test, kite_dt_poll(dt->cq, wc, 2), 2);
+	s = kite_dt_find(wc, 2, 1);
+	r = kite_dt_find(wc, 2, 2);
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	KUNIT_EXPECT_EQ(test, s->status, IB_WC_SUCCESS);
+	KUNIT_ASSERT_EQ(test, r->status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, r->opcode, IB_WC_RECV);
+	KUNIT_EXPECT_PTR_EQ(test, r->qp, dt->b);
+	KUNIT_EXPECT_EQ(test, r->byte_len, sizeof(struct ib_grh) +
+			KITE_DT_UD_LEN);
+	KUNIT_EXPECT_EQ(test, r->src_qp, dt->a->qp_num);
+	KUNIT_EXPECT_EQ(test, r->wc_flags & (IB_WC_GRH | IB_WC_WITH_IMM |
+					     IB_WC_WITH_NETWORK_HDR_TYPE),
+			IB_WC_GRH | IB_WC_WITH_IMM |
+			IB_WC_WITH_NETWORK_HDR_TYPE);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(r->ex.imm_data), KITE_DT_IMM);
+	KUNIT_EXPECT_EQ(test, r->network_hdr_type, RDMA_NETWORK_IPV4);
+
+	/* The GRH area: 20 zero bytes, then the IPv4 header as received. */
+	nh = (union rdma_network_hdr *)dst;
+	iph = &nh->roce4grh;
+	KUNIT_EXPECT_NULL(test, memchr_inv(nh->reserved, 0,
+					   sizeof(nh->reserved)));
+	/* (int): KUnit's typeof() cannot take a bit-field. */
+	KUNIT_EXPECT_EQ(test, (int)iph->version, IPVERSION);
+	KUNIT_EXPECT_EQ(test, (int)iph->ihl, (int)(sizeof(*iph) / sizeof(u32)));
+	KUNIT_EXPECT_EQ(test, be16_to_cpu(iph->tot_len),
+			sizeof(*iph) + KITE_DT_UDP_HDR + KITE_DT_BTH +
+			KITE_DT_DETH + KITE_DT_IMMDT + KITE_DT_UD_LEN +
+			KITE_DT_ICRC);
+	KUNIT_EXPECT_EQ(test, iph->ttl, KITE_DT_HOP_LIMIT);
+	KUNIT_EXPECT_EQ(test, iph->protocol, IPPROTO_UDP);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(iph->saddr), KITE_DT_IP4_ADDR);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(iph->daddr), KITE_DT_IP4_ADDR);
+	/* A valid checksum sums to zero over the header. */
+	KUNIT_EXPECT_EQ(test, (__force u16)ip_fast_csum(iph, iph->ihl), 0);
+	KUNIT_EXPECT_EQ(test, ib_get_rdma_header_version(nh), IPVERSION);
+	KUNIT_EXPECT_EQ(test, memcmp(dst + sizeof(struct ib_grh), src,
+				     KITE_DT_UD_LEN), 0);
+
+	/* What ib_mad does to answer: a reply AH from the completion. */
+	src_qp = r->src_qp;
+	err = ib_init_ah_attr_from_wc(&dt->kdev->ibdev, KITE_PORT_NUM, r,
+				      &nh->ibgrh, &reply);
+	KUNIT_ASSERT_EQ_MSG(test, err, 0, "ib_init_ah_attr_from_wc: %d", err);
+	grh = rdma_ah_read_grh(&reply);
+	KUNIT_EXPECT_EQ(test, memcmp(grh->dgid.raw, gid.raw, sizeof(gid.raw)),
+			0);
+	KUNIT_EXPECT_EQ(test, grh->sgid_index, sgid_index);
+	KUNIT_EXPECT_EQ(test, grh->sgid_attr->gid_type,
+			IB_GID_TYPE_ROCE_UDP_ENCAP);
+	KUNIT_EXPECT_TRUE(test, ether_addr_equal(reply.roce.dmac,
+						 dt->kdev->netdev->dev_addr));
+	dt->ah[1] = rdma_create_ah(dt->pd, &reply, RDMA_CREATE_AH_SLEEPABLE);
+	rdma_destroy_ah_attr(&reply);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(dt->ah[1]), "reply AH: %ld",
+			       PTR_ERR(dt->ah[1]));
+	KUNIT_EXPECT_EQ(test, to_kah(dt->ah[1])->av.net_type, KITE_NET_IPV4);
+
+	dst = kite_dt_va(dt, KITE_DT_A_DST);
+	memset(dst, 0, PAGE_SIZE);
+	KUNIT_ASSERT_EQ(test, kite_dt_post_recv(dt, dt->a, 4, KITE_DT_A_DST,
+						PAGE_SIZE), 0);
+	KUNIT_ASSERT_EQ(test, kite_dt_ud_send(dt->b, 3, dt->ah[1], src_qp,
+					      KITE_DT_QKEY_A, &sge, 1,
+					      IB_WR_SEND, 0), 0);
+	KUNIT_ASSERT_EQ(test, kite_dt_poll(dt->cq, wc, 2), 2);
+	r = kite_dt_find(wc, 2, 4);
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	KUNIT_EXPECT_EQ(test, r->status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, r->src_qp, dt->b->qp_num);
+	KUNIT_EXPECT_EQ(test, r->network_hdr_type, RDMA_NETWORK_IPV4);
+	nh = (union rdma_network_hdr *)dst;
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(nh->roce4grh.saddr),
+			KITE_DT_IP4_ADDR);
+	KUNIT_EXPECT_EQ(test, memcmp(dst + sizeof(struct ib_grh), src,
+				     KITE_DT_UD_LEN), 0);
+
+	for (i = 0; i < KITE_DT_NUM_AH; i++) {
+		KUNIT_EXPECT_EQ(test, rdma_destroy_ah_user(dt->ah[i], 0, NULL),
+				0);
+		dt->ah[i] = NULL;
+	}
+	KUNIT_EXPECT_EQ(test, kite_dt_ip4_addr(dt, RTM_DELADDR, ip4), 0);
+	dt->ip4 = 0;
+	KUNIT_EXPECT_TRUE_MSG(test, kite_dt_wait_gid(dt, &gid, false, NULL),
+			      "GID %pI6 still there %d ms after the address went",
+			      gid.raw, KITE_DT_GID_MS);
+}
+
 static struct kunit_case kite_datapath_cases[] = {
 	KUNIT_CASE(kite_test_dp_wqe_layout),
 	KUNIT_CASE(kite_test_dp_poll_cqes),
@@ -2054,6 +2351,7 @@ static struct kunit_case kite_datapath_cases[] = {
 	KUNIT_CASE(kite_test_dp_ud_qkey),
 	KUNIT_CASE(kite_test_dp_ud_mtu),
 	KUNIT_CASE(kite_test_dp_gsi),
+	KUNIT_CASE(kite_test_dp_ud_send_ipv4),
 	{}
 };
 
