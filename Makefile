@@ -3,8 +3,9 @@
 # Kite top-level build. See README.md.
 #
 #   make / make all   dependencies, kite.ko, QEMU, rdma-core with the kite
-#                     provider (out/rdma-core), guest kernel + initramfs,
-#                     the capture checker (out/capture/kite-pcap)
+#                     provider (out/rdma-core), perftest 25.01 built on it
+#                     (out/perftest), guest kernel + initramfs, the capture
+#                     checker (out/capture/kite-pcap)
 #   make check        all of the above, then every test suite; last line of
 #                     output is "N passed, N failed" (SUITES="vm host" picks)
 #   make demo         two guests linked by a socket netdev: rdma link, ip, ping,
@@ -24,9 +25,9 @@ KO := drivers/infiniband/hw/kite/kite.ko
 OUT := out
 SUITES ?=
 
-.PHONY: all deps module qemu rdma-core initramfs capture check demo bench clean
+.PHONY: all deps module qemu rdma-core perftest initramfs capture check demo bench clean
 
-all: deps module qemu rdma-core initramfs capture
+all: deps module qemu rdma-core perftest initramfs capture
 
 deps:
 	@bash scripts/install-deps.sh
@@ -50,7 +51,11 @@ qemu: | deps
 rdma-core: | deps
 	@bash scripts/build-rdma-core.sh
 
-initramfs: module rdma-core
+# perftest builds against out/rdma-core's headers and libraries.
+perftest: rdma-core
+	@bash scripts/build-perftest.sh
+
+initramfs: module rdma-core perftest
 	@bash scripts/mkinitramfs.sh
 
 # The link capture checker (tests/capture: out/capture/kite-pcap).

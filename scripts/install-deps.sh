@@ -16,7 +16,7 @@ PKGS=(
 	busybox-static iproute2 ethtool iputils-ping netcat-openbsd
 	libcmocka-dev dpkg-dev
 	cmake libnl-3-dev libnl-route-3-dev libudev-dev
-	perftest
+	libpci-dev
 	tshark
 )
 # Wait for another apt/dpkg (e.g. unattended-upgrades) instead of failing.
@@ -57,7 +57,8 @@ archive_uri() {
 
 add_src_list() {
 	# One deb-src stanza per archive URI the machine already uses, for the
-	# suites whose sources we fetch (bookworm: qemu; trixie: rdma-core).
+	# suites whose sources we fetch (bookworm: qemu; trixie: rdma-core,
+	# perftest).
 	local out=/etc/apt/sources.list.d/kite-src.sources
 	[ -f "$out" ] && return 1
 	local uri

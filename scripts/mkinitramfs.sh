@@ -10,10 +10,11 @@
 #                                them, librdmacm, ibv_devices, ibv_devinfo,
 #                                ibv_rc_pingpong, ibv_ud_pingpong, and
 #                                librdmacm's rping, ucmatose, udaddy),
-#                                Debian's perftest
+#                                perftest 25.01 from out/perftest
 #                                (ib_{send,write,read,atomic}_bw,
-#                                ib_{send,write,read}_lat) running on that
-#                                libibverbs and librdmacm (its -R mode),
+#                                ib_{send,write,read}_lat in /usr/bin),
+#                                built against that libibverbs and
+#                                librdmacm (its -R mode, IPv4 and IPv6),
 #                                tc (netem), the test programs
 #                                tests/vm/kite-verbs.c, kite-rc.c, kite-ud.c
 #                                (built against out/rdma-core) and
@@ -28,8 +29,9 @@
 # Options:
 #   --no-kite   build without out/kite.ko (to try the image before the driver
 #               exists); by default a missing out/kite.ko is an error.
-#   --no-rdma-core  build without out/rdma-core (scripts/build-rdma-core.sh);
-#               by default a missing out/rdma-core is an error.
+#   --no-rdma-core  build without out/rdma-core (scripts/build-rdma-core.sh)
+#               and out/perftest (scripts/build-perftest.sh); by default a
+#               missing out/rdma-core or out/perftest is an error.
 #   --force     rebuild even if the inputs have not changed.
 # The build is skipped when a hash of all inputs matches the previous build.
 set -euo pipefail
@@ -39,6 +41,7 @@ out=$top/out/guest
 kite_ko=$top/out/kite.ko
 want_kite=1
 rc=$top/out/rdma-core
+pt=$top/out/perftest
 want_rc=1
 force=0
 for a in "$@"; do
@@ -71,7 +74,11 @@ if [ "$want_rc" = 1 ] && [ ! -f "$rc/.hash" ]; then
 	echo "mkinitramfs: $rc missing (run 'make rdma-core' first, or pass --no-rdma-core)" >&2
 	exit 1
 fi
-[ "$want_rc" = 1 ] || rc=
+if [ "$want_rc" = 1 ] && [ ! -f "$pt/.hash" ]; then
+	echo "mkinitramfs: $pt missing (run 'make perftest' first, or pass --no-rdma-core)" >&2
+	exit 1
+fi
+[ "$want_rc" = 1 ] || rc='' pt=''
 rclib=${rc:+$rc/usr/lib/x86_64-linux-gnu}
 # rdma-core tools for the guest, and the test program built against it.
 # rping, ucmatose and udaddy are librdmacm's examples (rdma_cm over RC/UD).
@@ -81,9 +88,9 @@ rc_test=$top/tests/vm/kite-rc.c
 ud_test=$top/tests/vm/kite-ud.c
 # Helpers kite-rc.c and kite-ud.c include (from their own directory).
 test_hdr=$top/tests/vm/kite-test.h
-# Debian's perftest (install-deps.sh): host binaries, run in the guest on
-# out/rdma-core's libibverbs/librdmacm (same sonames; copy_host_deps
-# resolves rdma-core's libraries there, the others from the host).
+# perftest 25.01 (scripts/build-perftest.sh), built against out/rdma-core;
+# installed as /usr/bin/ib_* (copy_host_deps resolves rdma-core's libraries
+# in out/rdma-core, the others, e.g. libpci, from the host).
 perftest=(ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw ib_send_lat ib_write_lat ib_read_lat)
 fuzz_test=$top/tests/vm/kite-uverbs-fuzz.c
 
@@ -110,8 +117,9 @@ inputs_hash() {
 		echo "mods=${mods[*]}"
 		if [ -n "$rc" ]; then
 			echo "rdma-core=$(cat "$rc/.hash") tools=${rc_tools[*]} perftest=${perftest[*]}"
-			for t in "${perftest[@]}"; do echo "/usr/bin/$t"; done | xargs sha256sum
-			dpkg-query -W -f='${Package} ${Version}\n' perftest libpci3 2>/dev/null
+			echo "perftest-build=$(cat "$pt/.hash")"
+			for t in "${perftest[@]}"; do echo "$pt/usr/bin/$t"; done | xargs sha256sum
+			dpkg-query -W -f='${Package} ${Version}\n' libpci3 2>/dev/null
 			sha256sum "$verbs_test" "$rc_test" "$ud_test" "$test_hdr" "$fuzz_test" "$top/include/kite/kite_hw.h" \
 				"$top/include/uapi/rdma/kite-abi.h"
 			dpkg-query -W -f='${Package} ${Version}\n' gcc libnl-3-200 libnl-route-3-200 linux-libc-dev 2>/dev/null
@@ -222,8 +230,8 @@ if [ -n "$rc" ]; then
 		-L"$rclib" -Wl,-rpath-link,"$rclib" -libverbs
 	copy_host_deps "$stage/usr/bin/kite-ud"
 	for t in "${perftest[@]}"; do
-		[ -x "/usr/bin/$t" ] || { echo "mkinitramfs: /usr/bin/$t missing (perftest: run scripts/install-deps.sh)" >&2; exit 1; }
-		install -D -m 755 "/usr/bin/$t" "$stage/usr/bin/$t"
+		[ -x "$pt/usr/bin/$t" ] || { echo "mkinitramfs: $pt/usr/bin/$t missing (run 'make perftest')" >&2; exit 1; }
+		install -D -m 755 "$pt/usr/bin/$t" "$stage/usr/bin/$t"
 		copy_host_deps "$stage/usr/bin/$t"
 	done
 	# Raw uverbs commands with bad udata (<rdma/ib_user_verbs.h> of the
