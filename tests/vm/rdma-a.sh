@@ -9,10 +9,11 @@
 # two guests also rdma_cm (issue 6): rping -V, ucmatose, udaddy,
 # ib_send_bw -R, ib_write_bw -R and ib_read_lat -R over IPv4 and IPv6
 # addresses, with a as client and as server (cm_pair below), and
-# tests/vm/kite-ud.c with each guest as the UD sender.
+# tests/vm/kite-ud.c with each guest as the UD sender, and last the link
+# taken down during an rping (pair_linkdown).
 #   RDMA_KIND=kite: the Kite NICs; the host hook rdma.hook sets the kite
-#     device's wire-drop-ppm (both guests) when asked ("KITE-SYNC drop-N
-#     PPM") and answers over the second serial port.
+#     device's wire-drop-ppm (both guests) or a's link when asked
+#     (host_call) and answers over the second serial port.
 #   RDMA_KIND=rxe: Soft-RoCE on the virtio-net NICs (the same checks, a
 #     baseline for the checks themselves); loss comes from netem on both
 #     virtio netdevs; the loopback lossy run is skipped (rxe loopback does
@@ -26,7 +27,7 @@ CM_TOOLS="rping ucmatose udaddy ib_send_bw ib_write_bw ib_read_lat"
 KUD=$(kite-ud count)
 # cm: 6 tools x 2 address families x 2 roles, + v6-up; kite-ud: a as
 # sender (KUD results), b as sender (KUD results + a's receiver status).
-CM_N=$((6 * 2 * 2 + 1 + 2 * KUD + 1))
+CM_N=$((6 * 2 * 2 + 1 + 2 * KUD + 1 + 4))
 plan $((2 * S + 11 + CM_N))
 
 case $RDMA_KIND in
@@ -40,7 +41,8 @@ if rdma_up "$RDMA_KIND" $ME >/tmp/rdma-up.log 2>&1; then ok rdma-up; cat /tmp/rd
 	finish
 fi
 
-# perftest (Debian's binaries) must load our rdma-core libraries, all found.
+# perftest (25.01, scripts/build-perftest.sh) must load our rdma-core
+# libraries, all found.
 bad=
 for t in $PERFTEST_BW $PERFTEST_LAT ib_atomic_bw ibv_rc_pingpong kite-rc; do
 	out=$(ldd /usr/bin/$t 2>&1) || bad="$bad $t: ldd failed;"
@@ -50,6 +52,9 @@ for t in $PERFTEST_BW $PERFTEST_LAT ib_atomic_bw ibv_rc_pingpong kite-rc; do
 done
 cmp -s /usr/lib/x86_64-linux-gnu/libibverbs.so.1 /usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.56.1 ||
 	bad="$bad libibverbs.so.1 is not rdma-core 56.1's;"
+# perftest 25.01.0 calls itself 6.24 (its configure.ac).
+v=$(ib_send_bw --version 2>&1)
+[ "$v" = "Version: 6.24" ] || bad="$bad ib_send_bw --version: '$v', not perftest 25.01's 6.24;"
 [ -z "$bad" ] && ok tools-ldd || fail tools-ldd "$bad"
 
 # loss_count: frames lost on purpose so far on this guest's RDMA path.
@@ -72,14 +77,9 @@ set_drop() {
 	local ppm=$1 who=$2 ans pct
 	DROP_N=$((DROP_N + 1))
 	if [ "$RDMA_KIND" = kite ]; then
-		sync_host "drop-$DROP_N $ppm $who"
-		if ans=$(host_wait "drop-$DROP_N " 60); then
-			case $ans in
-			"drop-$DROP_N ok"*) ok drop-$DROP_N ;;
-			*) fail drop-$DROP_N "host hook: $ans" ;;
-			esac
-		else
-			fail drop-$DROP_N "no answer from the host hook in 60 s"
+		# (host_call prints the request line: not in $(...).)
+		if host_call drop $ppm $who; then ok drop-$DROP_N; else
+			fail drop-$DROP_N "host hook: $HOST_ANS"
 		fi
 		return
 	fi
@@ -118,14 +118,21 @@ lossy_bulk() {
 # rdma_cm tools listen on no TCP port, so the agent's START (which waits
 # for one) does not fit: the peer's server is started in the background
 # with "SH -" (output and status in the files WAIT reads), and a client on
-# the peer runs through "SH -" with its own retries.
-CM_RETRY='REJECTED|UNREACHABLE|ADDR_ERROR|ROUTE_ERROR|rdma_client function|Unable to perform rdma|connect error|Failed to connect'
+# the peer runs through "SH -". The client starts once the server listens
+# (cm_wait_listen_sh); it is retried only when it could not resolve the
+# address or route (no REQ went out); a failed pair gets one joint second
+# try (cm_again).
+CM_RETRY='UNREACHABLE|ADDR_ERROR|ROUTE_ERROR'
 
 # cm_cmd TOOL FAM ROLE PORT ADDR: one run's command line (ADDR: the
 # address to bind as server, the server's as client; DEV from the caller).
 cm_cmd() {
 	local tool=$1 fam=$2 role=$3 port=$4 addr=$5 six=
-	[ "$fam" = v6 ] && six=--ipv6
+	# perftest 25.01 resolves -R addresses as IPv6 only with --ipv6-addr
+	# (rdma_cm then connects 2001:db8:: to 2001:db8::). --ipv6 only makes
+	# the GID it prints (its own pick from the GID table, the first IPv6
+	# one: fe80::) an IPv6 one; the connection's comes from the address.
+	[ "$fam" = v6 ] && six='--ipv6 --ipv6-addr'
 	case $tool:$role in
 	rping:server) echo "rping -s -a $addr -p $port -V -C 20 -S 1000" ;;
 	rping:client) echo "rping -c -a $addr -p $port -V -C 20 -S 1000" ;;
@@ -140,10 +147,20 @@ cm_cmd() {
 	esac
 }
 
-# cm_client_loop CMD OUT: a client run retried (90 s at most) while it is
-# refused (the server is not there yet); as one line of shell for SH.
+# cm_client_loop CMD OUT: a client run, retried (90 s at most) while it
+# cannot resolve (CM_RETRY); as one line of shell for SH.
 cm_client_loop() {
 	echo "end=\$((\$(date +%s) + 90)); while :; do timeout 60 $1 >$2 2>&1; rc=\$?; [ \$rc -eq 0 ] && break; grep -qE '$CM_RETRY' $2 || break; [ \$(date +%s) -lt \$end ] || break; sleep 1; done; grep -qi mismatch $2 && rc=99; tail -n 15 $2; exit \$rc"
+}
+
+# cm_wait_listen_sh TOOL PORT RCFILE: one line of shell (for eval in a
+# subshell, or for SH) that waits until TOOL's server listens on rdma_cm
+# PORT (30 s at most; status 0) or has ended (RCFILE exists; status 1).
+# A client started before that would be rejected, and a retry is unsafe
+# for tools that open several connections (ucmatose -c 2, udaddy -c 2):
+# the listen can come between two REQs of one run.
+cm_wait_listen_sh() {
+	echo "i=0; while [ \$i -lt 150 ]; do $(cm_listen_sh $1 $2) && exit 0; [ -f $3 ] && exit 1; usleep 200000; i=\$((i + 1)); done; exit 1"
 }
 
 # cm_again NAME ROLE TOOL FAM PORT [TRY]: after a failed first try, run
@@ -166,6 +183,8 @@ cm_pair() {
 	if [ "$role" = client ]; then
 		ans=$(agent_call $PEER 30 "SH - rm -f /tmp/srv.$port /tmp/srv.$port.rc; (timeout 150 $(cm_cmd $tool $fam server $port $peer) >/tmp/srv.$port 2>&1; echo \$? >/tmp/srv.$port.rc) </dev/null >/dev/null 2>&1 &")
 		case $ans in "RC 0"*) ;; *) fail "$name" "server not started on b: ${ans:-no answer}"; return ;; esac
+		ans=$(agent_call $PEER 40 "SH - $(cm_wait_listen_sh $tool $port /tmp/srv.$port.rc)")
+		case $ans in "RC 0"*) ;; *) echo "info: $name: b's server is not listening: $ans" ;; esac
 		out=$(eval "$(cm_client_loop "$(cm_cmd $tool $fam client $port $peer)" /tmp/cmc.$port)")
 		rc=$?
 		ans=$(agent_call $PEER 180 "WAIT $port")
@@ -177,7 +196,9 @@ cm_pair() {
 		fail "$name" "client exit $rc: $(echo "$out" | tail -n 2 | tr '\n' ' '); server on b: $(echo "$ans" | tail -n 3 | tr '\n' ' ')"
 		return
 	fi
+	rm -f /tmp/cms.$port.rc
 	(eval "timeout 150 $(cm_cmd $tool $fam server $port $me)" >/tmp/cms.$port 2>&1; echo $? >/tmp/cms.$port.rc) &
+	(eval "$(cm_wait_listen_sh $tool $port /tmp/cms.$port.rc)") || echo "info: $name: the server is not listening"
 	ans=$(agent_call $PEER 180 "SH - $(cm_client_loop "$(cm_cmd $tool $fam client $port $me)" /tmp/cli.$port)")
 	wait $!
 	rc=$(cat /tmp/cms.$port.rc 2>/dev/null)
@@ -233,15 +254,6 @@ cm_suite() {
 	fi
 	for fam in v4 v6; do
 		for tool in $CM_TOOLS; do
-			case $fam:$tool in
-			v6:ib_*)
-				# Debian's perftest 4.5+0.17 resolves rdma_cm
-				# addresses with getaddrinfo(AF_INET) only.
-				skip pair-cm-$tool-$fam-a-client "perftest 4.5+0.17: no IPv6 addresses with -R"
-				skip pair-cm-$tool-$fam-a-server "perftest 4.5+0.17: no IPv6 addresses with -R"
-				continue
-				;;
-			esac
 			cm_pair pair-cm-$tool-$fam-a-client client $tool $fam $port
 			port=$((port + 1))
 			cm_pair pair-cm-$tool-$fam-a-server server $tool $fam $port
@@ -251,12 +263,97 @@ cm_suite() {
 	kite_ud_pair
 }
 
+# pair_linkdown: link down on a's Kite port during an endless rping -V
+# (a the client, b's server started through its agent), LINK_DOWN_SECS
+# long. Both sides are Kite. rping runs in lock step, so when the link goes
+# down one side has an operation outstanding: its QP must exhaust its 7
+# retries (rdma_cm's ACK timeout is about 0.5 s) and complete it with
+# RETRY_EXC_ERR, and that rping must exit with the error rather than hang.
+# The other side waits for a message from its peer with nothing
+# outstanding; as on any RC device without keepalives it learns nothing
+# (its peer's DREQ was sent while the link was down, and rping destroys
+# its cm_id at once, which cancels ib_cm's retries), so it is stopped here.
+# Then, once the port is ACTIVE again, a new connection must work.
+# Results: pair-link-off, pair-link-on, pair-linkdown-error,
+# pair-linkup-rping (4).
+LINK_DOWN_SECS=${LINK_DOWN_SECS:-20}
+LINK_END_SECS=${LINK_END_SECS:-60}
+# rping's words on how it ended (its pings are on the same lines).
+LD_PAT='cq completion failed status [0-9]+|[A-Z_]+ EVENT|rping [a-z]+ failed: -?[0-9]+'
+pair_linkdown() {
+	local port=7290 pid crc src ans i end
+	if [ "$RDMA_KIND" != kite ]; then
+		for i in link-off link-on linkdown-error linkup-rping; do
+			skip pair-$i "the link-down check needs the kite host hook (set_link)"
+		done
+		return
+	fi
+	ans=$(agent_call $PEER 30 "SH - rm -f /tmp/srv.$port /tmp/srv.$port.rc; (timeout $((LINK_DOWN_SECS + LINK_END_SECS + 200)) rping -s -v -a $PEER -p $port -V -S 1000 >/tmp/srv.$port 2>&1 & echo \$! >/tmp/srv.$port.pid; wait \$!; echo \$? >/tmp/srv.$port.rc) </dev/null >/dev/null 2>&1 &")
+	# The endless client, restarted until it connects (b's server may
+	# not listen yet): its RC QP in RTS says the pings run.
+	end=$(($(date +%s) + 90))
+	while :; do
+		timeout $((LINK_DOWN_SECS + LINK_END_SECS + 120)) rping -c -v -a $PEER -p $port -V -S 1000 >/tmp/ld.out 2>&1 &
+		pid=$!
+		wait_until 10 rping_rts && break
+		kill $pid 2>/dev/null
+		wait $pid
+		[ "$(date +%s)" -lt $end ] || break
+		sleep 1
+	done
+	if kill -0 $pid 2>/dev/null && rping_rts && host_call link off; then ok pair-link-off; else
+		fail pair-link-off "server on b: $(echo "$ans" | head -n 1); rping client: $(tail -n 2 /tmp/ld.out | tr '\n' ' '); host: ${HOST_ANS:-not asked}"
+	fi
+	sleep $LINK_DOWN_SECS
+	if host_call link on && wait_until 30 dev_active $DEV; then ok pair-link-on; else
+		fail pair-link-on "host: $HOST_ANS; $DEV port $(cat /sys/class/infiniband/$DEV/ports/1/state 2>&1)"
+	fi
+	# Give the side that held the operation LINK_END_SECS after link up.
+	i=0
+	while kill -0 $pid 2>/dev/null && [ $i -lt $((LINK_END_SECS * 5)) ]; do
+		ans=$(agent_call $PEER 10 "SH - test -f /tmp/srv.$port.rc")
+		case $ans in "RC 0"*) break ;; esac
+		sleep 1
+		i=$((i + 5))
+	done
+	if kill -0 $pid 2>/dev/null; then
+		kill $pid 2>/dev/null
+		wait $pid
+		crc="running"
+	else
+		wait $pid
+		crc=$?
+	fi
+	ans=$(agent_call $PEER 30 "SH - [ -f /tmp/srv.$port.rc ] || { kill \$(cat /tmp/srv.$port.pid); sleep 1; }; cat /tmp/srv.$port.rc 2>/dev/null || echo none; grep -oE '$LD_PAT' /tmp/srv.$port")
+	src=$(echo "$ans" | sed -n 2p)
+	echo "info: rping client (a): $crc, $(grep -c '^ping data' /tmp/ld.out) pings: $(grep -oE "$LD_PAT" /tmp/ld.out | tr '\n' ' ')"
+	echo "info: rping server (b): $src: $(echo "$ans" | tail -n +3 | tr '\n' ' ')"
+	# The side that exited first must have exited with a transport
+	# error (rping: "cq completion failed status 12", IBV_WC_RETRY_EXC_ERR).
+	if [ "$crc" != running ] && [ "$crc" != 0 ] && [ "$crc" != 124 ] &&
+		grep -q 'completion failed status 12' /tmp/ld.out; then
+		ok pair-linkdown-error
+	elif [ "$crc" = running ] && echo "$ans" | grep -q 'completion failed status 12' &&
+		! echo "$src" | grep -qE '^(0|124|143|none)$'; then
+		ok pair-linkdown-error
+	else
+		fail pair-linkdown-error "neither rping ended with RETRY_EXC_ERR within $LINK_END_SECS s of link up: client $crc, server $src"
+	fi
+	cm_pair pair-linkup-rping client rping v4 $((port + 1))
+}
+
+# rping_rts: an RC QP of an rping process is in RTS on $DEV.
+rping_rts() {
+	$RDMA res show qp link $DEV/1 2>/dev/null | grep 'type RC state RTS' | grep -q 'comm rping'
+}
+
 # ---- two guests -----------------------------------------------------------------
 rdma_suite $PEER $PEER pair
 set_drop 50000 both
 lossy_bulk $PEER $PEER pair 18700
 set_drop 0 both
 cm_suite
+pair_linkdown
 ans=$(agent_call $PEER 30 "SH - touch /tmp/agent.quit")
 case $ans in "RC 0"*) ok peer-quit ;; *) fail peer-quit "peer agent: ${ans:-no answer}" ;; esac
 
@@ -271,7 +368,7 @@ else
 	skip one-lossy-rc-bulk "rxe loopback: no loss to inject"
 	skip one-lossy-frames-lost "rxe loopback: no loss to inject"
 fi
-[ "$RDMA_KIND" = kite ] && sync_host drop-end
+[ "$RDMA_KIND" = kite ] && host_call end
 agent_stop
 bad=$(dmesg_bad)
 [ -z "$bad" ] && ok dmesg-clean || fail dmesg-clean "$(echo "$bad" | head -n 3)"

@@ -32,6 +32,38 @@ host_wait() {
 	return 1
 }
 
+# host_call ACTION ARGS...: guest a asks the group's host hook (a file that
+# serves requests with tests/vm/hook-lib.sh) to do ACTION; status 0 when it
+# answers "ok". The answer without that first word (which would read as a
+# result line) is printed and left in HOST_ANS. The request line must reach
+# the console: do not call it inside $(...).
+HOST_N=0
+host_call() {
+	local ans
+	HOST_N=$((HOST_N + 1))
+	echo "KITE-SYNC host-$HOST_N $*"
+	if ! ans=$(host_wait "host-$HOST_N " ${HOST_CALL_SECS:-120}); then
+		HOST_ANS="no answer from the host hook"
+		echo "$HOST_ANS"
+		return 1
+	fi
+	ans=${ans#host-$HOST_N }
+	HOST_ANS=${ans#* }
+	[ "$HOST_ANS" = "$ans" ] && HOST_ANS=
+	echo "$HOST_ANS"
+	[ "${ans%% *}" = ok ]
+}
+
+# cm_listen_sh TOOL PORT: a shell test (one line, for eval here or for the
+# agent's SH) that a TOOL process has an rdma_cm ID listening on PORT
+# (udaddy: its fixed port 7174). No device filter: an ID bound to the
+# wildcard address listens on every device's port through child IDs.
+cm_listen_sh() {
+	local port=$2
+	[ "$1" = udaddy ] && port=7174
+	echo "$RDMA res show cm_id 2>/dev/null | grep -qE 'state LISTEN .*comm $1 .*src-addr [^ ]*:$port( |\$)'"
+}
+
 # ---- device bring-up ----------------------------------------------------------
 # gid_index DEV GID: index of the RoCE v2 GID equal to GID on DEV port 1.
 gid_index() {
