@@ -8,11 +8,12 @@
 #   rping -V       RC SENDs and RDMA READ/WRITE, every ping's data verified
 #   ucmatose       RC connections (2 of them), SENDs both ways
 #   udaddy         UD: SIDR resolution, UD SENDs (2 "connections")
-#   ib_send_bw -R, ib_write_bw -R, ib_read_lat -R  perftest over rdma_cm
-#                  (IPv4 only: Debian's perftest 4.5+0.17 resolves the
-#                  server's address for rdma_cm with getaddrinfo(AF_INET)
-#                  whatever --ipv6 says; its IPv6 runs print "skip")
-# Results, on each guest: cm-TOOL-v4|v6-KIND-client|server (24).
+#   ib_send_bw -R, ib_write_bw -R, ib_read_lat -R  perftest 25.01 over
+#                  rdma_cm (IPv6 addresses with --ipv6-addr)
+# Results, on each guest: cm-TOOL-v4|v6-KIND-client|server (24). The
+# guests run these in lock step (cm_step): the client starts only once the
+# peer's server listens, and a failed run gets one second try on both
+# sides together (both exit statuses swapped over TCP port 7197).
 # Then, on guest a only (n_cm is per guest): link down on the Kite port
 # during an endless rping (Kite as client, rxe as server; once its QP is
 # in RTS, so the pings run): the host hook
@@ -24,15 +25,12 @@
 #   cm-linkdown-rxe-server (b: its persistent rping server, -P, served
 #   both connections and a said it was done)
 # The tools come with the image (scripts/mkinitramfs.sh: librdmacm's
-# rping, ucmatose and udaddy from out/rdma-core; Debian's perftest on that
-# librdmacm). rdma_cm needs the rdma_ucm module (no auto-loading here).
+# rping, ucmatose and udaddy from out/rdma-core; perftest 25.01 built
+# against that librdmacm, out/perftest). rdma_cm needs the rdma_ucm
+# module (no auto-loading here).
 CM_TOOLS="rping ucmatose udaddy ib_send_bw ib_write_bw ib_read_lat"
-# shellcheck disable=SC2034 # read by interop.sh
-off_cm="against rxe, one intermittent ucmatose failure puts the lock-step guests out of step (KITE_INTEROP_PARTS=cm runs it)"
-CM_UCMA_WHY="ucmatose's server failed a connection request now and then against rxe (not understood yet; see the issue 6 notes)"
 CM_LINK_SECS=${CM_LINK_SECS:-60}
 CM_LINK_DOWN_SECS=${CM_LINK_DOWN_SECS:-20}
-CM_PT6_WHY="perftest 4.5+0.17 resolves rdma_cm addresses as IPv4 only (getaddrinfo AF_INET: 'Address family for hostname not supported')"
 if [ "$KITE_VM" = a ]; then n_cm=28; else n_cm=25; fi
 
 case $KITE_VM in
@@ -40,13 +38,16 @@ a) CM_PEER6=2001:db8::2 ;;
 *) CM_PEER6=2001:db8::1 ;;
 esac
 # A client that finds no server yet (the peer is still starting it) is
-# refused or cannot resolve: such failures are retried for up to 90 s.
+# refused or cannot resolve: such failures are retried for up to 90 s
+# (cm_run, only against a persistent server).
 CM_RETRY='REJECTED|UNREACHABLE|ADDR_ERROR|ROUTE_ERROR|rdma_client function|Unable to perform rdma|connect error|Failed to connect'
 
 # cm_cmd TOOL FAM ROLE PORT: the command line of one run (FAM v4|v6).
 cm_cmd() {
 	local tool=$1 fam=$2 role=$3 port=$4 me=$ME peer=$PEER six=
-	[ "$fam" = v6 ] && { me=$ME6 peer=$CM_PEER6 six=--ipv6; }
+	# perftest 25.01 resolves -R addresses as IPv6 only with --ipv6-addr
+	# (--ipv6 only makes the GID it prints, not the connection's, IPv6).
+	[ "$fam" = v6 ] && { me=$ME6 peer=$CM_PEER6 six='--ipv6 --ipv6-addr'; }
 	case $tool in
 	rping)
 		if [ "$role" = server ]; then echo "rping -s -a $me -p $port -V -C 20 -S 1000"
@@ -69,6 +70,8 @@ cm_cmd() {
 
 # cm_run NAME ROLE CMD: one run as server (once, 120 s at most) or client
 # (retried while the server is not there yet, 90 s at most). One result.
+# Only for a single connection to a persistent server (cm_linkdown); the
+# lock-step runs use cm_step.
 cm_run() {
 	local name=$1 role=$2 cmd=$3 rc end try='' t0
 	t0=$(date +%s)
@@ -94,6 +97,114 @@ cm_run() {
 	if [ $rc -eq 0 ]; then ok "$name"; else
 		tail -n 8 /tmp/cm.out | sed 's/^/# /'
 		fail "$name" "exit $rc$([ $rc -eq 124 ] && echo ' (timeout)'): $(grep -v '^[[:space:]]*$' /tmp/cm.out | tail -n 3 | tr '\n' ' ')"
+	fi
+}
+
+# The lock-step runs of run_cm. A client started before its server
+# listens is rejected (REJ reason 8, no listener), and retrying such a
+# client is not safe with several connections per run (ucmatose -c 2):
+# when the server starts listening between the client's two REQs, the
+# first is rejected, so the client exits and its ib_cm aborts the second,
+# which the server has just accepted; the server's rdma_create_qp (ib_cm
+# has no QP attributes for an aborted ID) or rdma_accept then fails with
+# EINVAL, "failing connection request", and the server exits while the
+# client retries against nobody (seen twice in a loop of about 210 runs,
+# both with rxe as the server; a test artefact, not a Kite or rxe fault;
+# had the second connection been established first, the server would
+# count it and fail the next try's extra one). So the server side starts
+# its server, waits until its rdma_cm ID listens (rdma res cm_id) and says
+# so over TCP (cm_xchg); only then does the client run, once. Afterwards
+# both sides swap their exit statuses; when either failed both run once
+# more on a fresh port (an info line says "second try") and that run
+# decides the result.
+CM_XPORT=7197
+CM_XCHG_SECS=${CM_XCHG_SECS:-150}
+CM_PORT2=50
+
+# cm_xchg LINE: swap LINE for the peer's line over TCP (IPv4 port
+# CM_XPORT; a listens, b connects); prints the peer's line; status 1 when
+# none came within CM_XCHG_SECS.
+cm_xchg() {
+	local ans='' end
+	end=$(($(date +%s) + CM_XCHG_SECS))
+	if [ "$KITE_VM" = a ]; then
+		ans=$(echo "$1" | timeout $CM_XCHG_SECS $NC -l -N $CM_XPORT 2>/dev/null)
+	else
+		while [ -z "$ans" ] && [ "$(date +%s)" -lt $end ]; do
+			ans=$(echo "$1" | timeout 10 $NC -N $PEER $CM_XPORT 2>/dev/null) && [ -n "$ans" ] && break
+			usleep 200000
+		done
+	fi
+	echo "$ans"
+	[ -n "$ans" ]
+}
+
+# cm_listening TOOL PORT: TOOL listens on rdma_cm PORT (cm_listen_sh).
+cm_listening() { eval "$(cm_listen_sh "$1" "$2")"; }
+
+# cm_srv_up PID TOOL PORT: the server listens, or its process is gone.
+cm_srv_up() {
+	! kill -0 $1 2>/dev/null || cm_listening $2 $3
+}
+
+# cm_once ROLE TOOL FAM PORT: one run in step with the peer (the server
+# listens before the client starts). Sets CM_RC and CM_CMD; the output is
+# in /tmp/cm.out.
+cm_once() {
+	local role=$1 tool=$2 fam=$3 port=$4 tag="$2-$3-$4" pid mine=ready word
+	CM_CMD=$(cm_cmd $tool $fam $role $port)
+	if [ "$role" = server ]; then
+		timeout 120 $CM_CMD >/tmp/cm.out 2>&1 &
+		pid=$!
+		wait_until 30 cm_srv_up $pid $tool $port
+		cm_listening $tool $port || mine=not-listening
+		word=$(cm_xchg "$tag $mine")
+		# No client comes: do not wait for the server's timeout.
+		if [ $mine != ready ] || [ "$word" != "$tag go" ]; then
+			kill $pid 2>/dev/null
+			echo "cm: server $mine, the peer's word '$word'" >>/tmp/cm.out
+		fi
+		wait $pid
+		CM_RC=$?
+	else
+		word=$(cm_xchg "$tag go")
+		if [ "$word" = "$tag ready" ]; then
+			timeout 60 $CM_CMD >/tmp/cm.out 2>&1
+			CM_RC=$?
+		else
+			echo "cm: no server: the peer's word '$word', not '$tag ready'" >/tmp/cm.out
+			CM_RC=98
+		fi
+	fi
+	# rping -V says "data mismatch" (and fails) when a ping differs.
+	if [ $CM_RC -eq 0 ] && grep -qi mismatch /tmp/cm.out; then CM_RC=99; fi
+}
+
+# cm_step NAME ROLE TOOL FAM PORT: one result from a run in step with the
+# peer, with a second try (port PORT + CM_PORT2) when either side's first
+# run failed and both know it.
+cm_step() {
+	local name=$1 role=$2 tool=$3 fam=$4 port=$5 t0 word try=1
+	t0=$(date +%s)
+	while :; do
+		cm_once $role $tool $fam $port
+		word=$(cm_xchg "$tool-$fam-$port exit $CM_RC")
+		echo "info: $name: $CM_CMD: exit $CM_RC after $(($(date +%s) - t0)) s (peer: ${word:-no word})"
+		[ $try -eq 1 ] || break
+		case $word in
+		"$tool-$fam-$port exit 0") [ $CM_RC -eq 0 ] && break ;;
+		"$tool-$fam-$port exit "*) ;;
+		*) break ;;
+		esac
+		tail -n 8 /tmp/cm.out | sed 's/^/# /'
+		port=$((port + CM_PORT2))
+		try=2
+		echo "info: $name: second try on port $port (this side exit $CM_RC, the peer's '$word')"
+	done
+	grep -A1 -E '#bytes' /tmp/cm.out | tail -n 1
+	if [ $CM_RC -eq 0 ]; then ok "$name"; else
+		tail -n 8 /tmp/cm.out | sed 's/^/# /'
+		fail "$name" "exit $CM_RC$([ $CM_RC -eq 124 ] && echo ' (timeout)'), peer: '${word:-no word}': $(grep -v '^[[:space:]]*$' /tmp/cm.out | tail -n 3 | tr '\n' ' ')"
 	fi
 }
 
@@ -194,23 +305,9 @@ run_cm() {
 	if [ "$KITE_VM" = a ]; then first=client second=server; else first=server second=client; fi
 	for fam in v4 v6; do
 		for tool in $CM_TOOLS; do
-			case $fam:$tool in
-			v6:ib_*)
-				skip cm-$tool-$fam-$KIND-$first "$CM_PT6_WHY"
-				skip cm-$tool-$fam-$KIND-$second "$CM_PT6_WHY"
-				continue
-				;;
-			*:ucmatose)
-				# These lock-step runs cannot retry together; the
-				# rdma group (Kite<->Kite) runs ucmatose with a retry.
-				skip cm-$tool-$fam-$KIND-$first "$CM_UCMA_WHY"
-				skip cm-$tool-$fam-$KIND-$second "$CM_UCMA_WHY"
-				continue
-				;;
-			esac
-			cm_run cm-$tool-$fam-$KIND-$first $first "$(cm_cmd $tool $fam $first $port)"
+			cm_step cm-$tool-$fam-$KIND-$first $first $tool $fam $port
 			port=$((port + 1))
-			cm_run cm-$tool-$fam-$KIND-$second $second "$(cm_cmd $tool $fam $second $port)"
+			cm_step cm-$tool-$fam-$KIND-$second $second $tool $fam $port
 			port=$((port + 1))
 		done
 	done
