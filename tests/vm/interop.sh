@@ -60,27 +60,7 @@ for p in $PARTS; do
 done
 [ "$KITE_VM" = a ] && host_listen
 
-# host_call ACTION ARGS...: guest a asks the host hook (interop.hook) to do
-# ACTION; status 0 when it answers "ok". The answer without that first word
-# (which would read as a result line) is printed and left in HOST_ANS.
-# The request line must reach the console: do not call it inside $(...).
-HOST_N=0
-host_call() {
-	local ans
-	HOST_N=$((HOST_N + 1))
-	echo "KITE-SYNC host-$HOST_N $*"
-	if ! ans=$(host_wait "host-$HOST_N " ${HOST_CALL_SECS:-120}); then
-		HOST_ANS="no answer from the host hook"
-		echo "$HOST_ANS"
-		return 1
-	fi
-	ans=${ans#host-$HOST_N }
-	HOST_ANS=${ans#* }
-	[ "$HOST_ANS" = "$ans" ] && HOST_ANS=
-	echo "$HOST_ANS"
-	[ "${ans%% *}" = ok ]
-}
-
+# (host_call, rdma-lib.sh: guest a asks interop.hook to act.)
 
 if rdma_up $KIND $ME >/tmp/up.log 2>&1 && $IP link set "$NETDEV" mtu 9000 &&
 	$IP -6 addr add $ME6/64 dev "$NETDEV" nodad && wait_until 10 gid6_of $DEV $ME6; then
