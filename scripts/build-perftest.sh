@@ -91,11 +91,7 @@ hash=$(input_hash)
 inst=$PCACHE/inst/$hash
 
 install_out() {
-	[ "$(cat "$DEST/.hash" 2>/dev/null)" = "$hash" ] && return 0
-	rm -rf "$DEST" "$DEST.tmp"
-	install_atomic "$inst" "$DEST" || fail "cannot copy $inst to $DEST"
-	# Written last: an interrupted copy is never taken for a complete one.
-	echo "$hash" >"$DEST/.hash"
+	install_cached "$inst" "$DEST" "$hash" || fail "cannot copy $inst to $DEST"
 }
 
 if [ -f "$inst/.done" ]; then
@@ -108,12 +104,7 @@ fi
 start=$(date +%s)
 
 # ---- 1. source -------------------------------------------------------------
-if [ ! -f "$SRC_DIR/$TARBALL" ]; then
-	# apt verifies the tarball against the signed Sources index.
-	(cd "$SRC_DIR" && apt-get source --download-only --tar-only "perftest/$DEB_RELEASE") \
-		>>"$LOG" 2>&1 || fail "apt-get source perftest/$DEB_RELEASE failed (deb-src for $DEB_RELEASE? run scripts/install-deps.sh)"
-	[ -f "$SRC_DIR/$TARBALL" ] || fail "no $TARBALL after apt-get source perftest/$DEB_RELEASE (not version $VERSION any more?)"
-fi
+why=$(fetch_source perftest "$DEB_RELEASE" "$SRC_DIR" "$TARBALL" "$LOG") || fail "$why"
 
 # ---- 2. a fresh tree, configure, build -------------------------------------
 # A cold build is rare (the inputs above change seldom) and short: no tree

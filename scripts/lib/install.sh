@@ -27,3 +27,28 @@ install_atomic() {
 		mv -fT "$tmp" "$dst" || { rm -f "$tmp"; return 1; }
 	fi
 }
+
+# install_cached INST DEST HASH: make DEST a copy of the cached tree INST,
+# unless DEST/.hash already says HASH. DEST/.hash is written last, so an
+# interrupted copy is never taken for a complete one.
+install_cached() {
+	[ "$(cat "$2/.hash" 2>/dev/null)" = "$3" ] && return 0
+	rm -rf "$2" "$2.tmp"
+	install_atomic "$1" "$2" || return 1
+	echo "$3" >"$2/.hash"
+}
+
+# fetch_source PKG RELEASE DIR TARBALL LOG: the upstream tarball TARBALL of
+# Debian's source package PKG in RELEASE, into DIR (once; apt verifies it
+# against the signed Sources index; its output goes to LOG). On failure
+# prints why.
+fetch_source() {
+	[ -f "$3/$4" ] && return 0
+	if ! (cd "$3" && apt-get source --download-only --tar-only "$1/$2") >>"$5" 2>&1; then
+		echo "apt-get source $1/$2 failed (deb-src for $2? run scripts/install-deps.sh)"
+		return 1
+	fi
+	[ -f "$3/$4" ] && return 0
+	echo "no $4 after apt-get source $1/$2 (not that version any more?)"
+	return 1
+}
