@@ -208,10 +208,6 @@ cm_step() {
 	fi
 }
 
-# cm_rping_rts: an RC QP of an rping process is in RTS on $DEV.
-cm_rping_rts() {
-	$RDMA res show qp link $DEV/1 2>/dev/null | grep 'type RC state RTS' | grep -q 'comm rping'
-}
 
 # cm_linkdown: guest a's endless rping against b's persistent rping server
 # (-P: one server for the connection cut by the link down and the new one
@@ -219,7 +215,7 @@ cm_rping_rts() {
 # over TCP (port 7199) that it is done, and b stops its server. b's result:
 # that word came in time, its server still running.
 cm_linkdown() {
-	local port=7190 pid rc i end
+	local port=7190 pid rc i
 	if [ "$KITE_VM" != a ]; then
 		timeout $((CM_LINK_DOWN_SECS + CM_LINK_SECS + 300)) rping -s -P -a $ME -p $port -V -S 1000 >/tmp/cm-ld.out 2>&1 &
 		pid=$!
@@ -232,21 +228,9 @@ cm_linkdown() {
 		echo "info: rxe persistent rping server: $(tail -n 3 /tmp/cm-ld.out | tr '\n' ' ')"
 		return
 	fi
-	# The endless client, started until it connects (the server may not
-	# listen yet): its RC QP in RTS (rdma res) says the pings are running;
-	# a link cut during connection setup would test ib_cm's REQ retries
-	# instead.
-	end=$(($(date +%s) + 90))
-	while :; do
-		timeout $((CM_LINK_DOWN_SECS + CM_LINK_SECS + 120)) rping -c -v -a $PEER -p $port -V -S 1000 >/tmp/cm-ld.out 2>&1 &
-		pid=$!
-		wait_until 10 cm_rping_rts && break
-		kill $pid 2>/dev/null
-		wait $pid
-		[ "$(date +%s)" -lt $end ] || break
-		sleep 1
-	done
-	if kill -0 $pid 2>/dev/null && cm_rping_rts && host_call link off; then ok cm-link-off; else
+	rping_connected $((CM_LINK_DOWN_SECS + CM_LINK_SECS + 120)) /tmp/cm-ld.out -a $PEER -p $port -V -S 1000
+	pid=$RPING_PID
+	if kill -0 $pid 2>/dev/null && rping_rts && host_call link off; then ok cm-link-off; else
 		fail cm-link-off "rping client not connected ($(tail -n 2 /tmp/cm-ld.out | tr '\n' ' ')) or host: ${HOST_ANS:-not asked}"
 	fi
 	# The link stays down CM_LINK_DOWN_SECS, longer than Kite's retry

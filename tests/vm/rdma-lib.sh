@@ -64,6 +64,31 @@ cm_listen_sh() {
 	echo "$RDMA res show cm_id 2>/dev/null | grep -qE 'state LISTEN .*comm $1 .*src-addr [^ ]*:$port( |\$)'"
 }
 
+# rping_rts: an RC QP of an rping process is in RTS on $DEV.
+rping_rts() {
+	$RDMA res show qp link $DEV/1 2>/dev/null | grep 'type RC state RTS' | grep -q 'comm rping'
+}
+
+# rping_connected SECS OUT ARGS...: an endless rping client (rping -c -v
+# ARGS, SECS at most, output in OUT) in the background, restarted (90 s
+# at most) until its RC QP is in RTS, so that its pings run (the server
+# may not listen yet; a link cut during connection setup would test
+# ib_cm's REQ retries instead). Sets RPING_PID; status 0 once connected.
+rping_connected() {
+	local secs=$1 out=$2 end
+	shift 2
+	end=$(($(date +%s) + 90))
+	while :; do
+		timeout $secs rping -c -v "$@" >$out 2>&1 &
+		RPING_PID=$!
+		wait_until 10 rping_rts && return 0
+		kill $RPING_PID 2>/dev/null
+		wait $RPING_PID
+		[ "$(date +%s)" -lt $end ] || return 1
+		sleep 1
+	done
+}
+
 # ---- device bring-up ----------------------------------------------------------
 # gid_index DEV GID: index of the RoCE v2 GID equal to GID on DEV port 1.
 gid_index() {
