@@ -8,7 +8,8 @@
 # verified), then a bulk run with 5% of RoCE frames dropped. Between the
 # two guests also rdma_cm (issue 6): rping -V, ucmatose, udaddy,
 # ib_send_bw -R, ib_write_bw -R and ib_read_lat -R over IPv4 and IPv6
-# addresses, with a as client and as server (cm_pair below), and
+# addresses, with a as client and as server (cm_pair below),
+# ibv_ud_pingpong over IPv4 and IPv6 GIDs each way, and
 # tests/vm/kite-ud.c with each guest as the UD sender, and last the link
 # taken down during an rping (pair_linkdown).
 #   RDMA_KIND=kite: the Kite NICs; the host hook rdma.hook sets the kite
@@ -25,9 +26,10 @@ FUNC=$(kite-rc count func)
 S=$((RDMA_SUITE_RESULTS + FUNC + 1))
 CM_TOOLS="rping ucmatose udaddy ib_send_bw ib_write_bw ib_read_lat"
 KUD=$(kite-ud count)
-# cm: 6 tools x 2 address families x 2 roles, + v6-up; kite-ud: a as
-# sender (KUD results), b as sender (KUD results + a's receiver status).
-CM_N=$((6 * 2 * 2 + 1 + 2 * KUD + 1 + 4))
+# cm: 6 tools x 2 address families x 2 roles, + v6-up; ibv_ud_pingpong
+# (4); kite-ud: a as sender (KUD results), b as sender (KUD results + a's
+# receiver status); the link-down check (4).
+CM_N=$((6 * 2 * 2 + 1 + 4 + 2 * KUD + 1 + 4))
 plan $((2 * S + 11 + CM_N))
 
 case $RDMA_KIND in
@@ -211,6 +213,34 @@ cm_pair() {
 	fail "$name" "server exit $rc: $(tail -n 2 /tmp/cms.$port | tr '\n' ' '); client on b: $(echo "$ans" | tail -n 3 | tr '\n' ' ')"
 }
 
+# ud_pingpong_pair: ibv_ud_pingpong -c (both sides check every message's
+# data) between a and b over IPv4 and IPv6 GIDs (its TCP exchange uses
+# IPv4), a as client (b's agent runs the server) and as server (b's agent
+# runs the client, retried while a's server is not listening yet).
+# Results pair-ud_pingpong-v4|v6-a-client|server (4).
+UDPP_ARGS="-c -s 1024 -n 200"
+ud_pingpong_pair() {
+	local fam gid gidb port=18680 ans rc
+	for fam in v4 v6; do
+		if [ $fam = v4 ]; then gid=$GIDX gidb='$GIDX'; else gid=$GIDX6 gidb='$(cat /tmp/gidx6)'; fi
+		cs_run pair-ud_pingpong-$fam-a-client $PEER $port \
+			"ibv_ud_pingpong -d \$DEV -g $gidb -p \$PORT $UDPP_ARGS" \
+			"ibv_ud_pingpong -d \$DEV -g $gid -p \$PORT $UDPP_ARGS $PEER"
+		port=$((port + 1))
+		timeout 120 ibv_ud_pingpong -d $DEV -g $gid -p $port $UDPP_ARGS >/tmp/udpp.$port 2>&1 &
+		ans=$(agent_call $PEER 150 "SH - for i in \$(seq 1 60); do timeout 60 ibv_ud_pingpong -d \$DEV -g $gidb -p $port $UDPP_ARGS $ME >/tmp/udc.$port 2>&1; rc=\$?; grep -q \"Couldn't connect\" /tmp/udc.$port || break; sleep 1; done; tail -n 4 /tmp/udc.$port; exit \$rc")
+		wait $!
+		rc=$?
+		grep iters /tmp/udpp.$port
+		if [ $rc -eq 0 ] && grep -q iters /tmp/udpp.$port && [ "$(echo "$ans" | head -n 1)" = "RC 0" ]; then
+			ok pair-ud_pingpong-$fam-a-server
+		else
+			fail pair-ud_pingpong-$fam-a-server "server exit $rc: $(tail -n 2 /tmp/udpp.$port | tr '\n' ' '); client on b: $(echo "$ans" | tr '\n' ' ')"
+		fi
+		port=$((port + 1))
+	done
+}
+
 # kite_ud_pair: tests/vm/kite-ud.c with a as sender (b's agent runs the
 # receiver), then b as sender (a's receiver in the background).
 kite_ud_pair() {
@@ -260,6 +290,7 @@ cm_suite() {
 			port=$((port + 1))
 		done
 	done
+	ud_pingpong_pair
 	kite_ud_pair
 }
 
@@ -281,7 +312,7 @@ LINK_END_SECS=${LINK_END_SECS:-60}
 # rping's words on how it ended (its pings are on the same lines).
 LD_PAT='cq completion failed status [0-9]+|[A-Z_]+ EVENT|rping [a-z]+ failed: -?[0-9]+'
 pair_linkdown() {
-	local port=7290 pid crc src ans i end
+	local port=7290 pid crc src ans i
 	if [ "$RDMA_KIND" != kite ]; then
 		for i in link-off link-on linkdown-error linkup-rping; do
 			skip pair-$i "the link-down check needs the kite host hook (set_link)"
@@ -289,18 +320,8 @@ pair_linkdown() {
 		return
 	fi
 	ans=$(agent_call $PEER 30 "SH - rm -f /tmp/srv.$port /tmp/srv.$port.rc; (timeout $((LINK_DOWN_SECS + LINK_END_SECS + 200)) rping -s -v -a $PEER -p $port -V -S 1000 >/tmp/srv.$port 2>&1 & echo \$! >/tmp/srv.$port.pid; wait \$!; echo \$? >/tmp/srv.$port.rc) </dev/null >/dev/null 2>&1 &")
-	# The endless client, restarted until it connects (b's server may
-	# not listen yet): its RC QP in RTS says the pings run.
-	end=$(($(date +%s) + 90))
-	while :; do
-		timeout $((LINK_DOWN_SECS + LINK_END_SECS + 120)) rping -c -v -a $PEER -p $port -V -S 1000 >/tmp/ld.out 2>&1 &
-		pid=$!
-		wait_until 10 rping_rts && break
-		kill $pid 2>/dev/null
-		wait $pid
-		[ "$(date +%s)" -lt $end ] || break
-		sleep 1
-	done
+	rping_connected $((LINK_DOWN_SECS + LINK_END_SECS + 120)) /tmp/ld.out -a $PEER -p $port -V -S 1000
+	pid=$RPING_PID
 	if kill -0 $pid 2>/dev/null && rping_rts && host_call link off; then ok pair-link-off; else
 		fail pair-link-off "server on b: $(echo "$ans" | head -n 1); rping client: $(tail -n 2 /tmp/ld.out | tr '\n' ' '); host: ${HOST_ANS:-not asked}"
 	fi
@@ -340,11 +361,6 @@ pair_linkdown() {
 		fail pair-linkdown-error "neither rping ended with RETRY_EXC_ERR within $LINK_END_SECS s of link up: client $crc, server $src"
 	fi
 	cm_pair pair-linkup-rping client rping v4 $((port + 1))
-}
-
-# rping_rts: an RC QP of an rping process is in RTS on $DEV.
-rping_rts() {
-	$RDMA res show qp link $DEV/1 2>/dev/null | grep 'type RC state RTS' | grep -q 'comm rping'
 }
 
 # ---- two guests -----------------------------------------------------------------
