@@ -21,7 +21,6 @@
 #define KITE_QP_NUM_TYPES       (KITE_QPT_GSI + 1)
 #define KITE_PSN_MASK           0xffffffu
 #define KITE_QPN_MASK           0xffffffu
-#define KITE_FLOW_LABEL_MASK    0xfffffu
 #define KITE_QP_MAX_TIMEOUT     31
 #define KITE_QP_MAX_RETRY       7
 #define KITE_QP_MAX_RNR_TIMER   31
@@ -385,7 +384,7 @@ static uint8_t kite_qp_check_av(KiteState *s, const struct kite_av *av)
         !memcmp(av->dgid, v4_prefix, sizeof(v4_prefix))) {
         return kite_bad_param("AV dgid for net_type", av->net_type);
     }
-    if (le32_to_cpu(av->flow_label) & ~KITE_FLOW_LABEL_MASK) {
+    if (le32_to_cpu(av->flow_label) & ~KITE_AV_FLOW_LABEL_MASK) {
         return kite_bad_param("AV flow_label", le32_to_cpu(av->flow_label));
     }
     return KITE_STS_OK;

@@ -420,8 +420,10 @@ struct kite_av {
 	__u8 traffic_class;
 	__u8 sl;
 	__u8 reserved;
-	__le32 flow_label;	/* 20 bits */
+	__le32 flow_label;	/* KITE_AV_FLOW_LABEL_MASK */
 };
+
+#define KITE_AV_FLOW_LABEL_MASK	0xfffffu	/* the IPv6 flow label: 20 bits */
 
 /* Attribute mask bits of MODIFY_QP (same meaning as ib_qp_attr_mask). */
 #define KITE_QP_ATTR_STATE		(1u << 0)

@@ -105,7 +105,6 @@ struct kite_wq {
 
 /* IBTA: QP numbers and IPv6 flow labels on the wire. */
 #define KITE_QPN_MASK		0xffffffu
-#define KITE_FLOW_LABEL_MASK	0xfffffu
 
 /*
  * An address handle: the device address vector built at create time,

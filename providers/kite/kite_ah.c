@@ -70,7 +70,7 @@ int kite_av_build(const struct ibv_ah_attr *attr, const uint8_t dmac[6],
 	av->hop_limit = attr->grh.hop_limit;
 	av->traffic_class = attr->grh.traffic_class;
 	av->sl = attr->sl;
-	av->flow_label = htole32(attr->grh.flow_label & KITE_FLOW_LABEL_MASK);
+	av->flow_label = htole32(attr->grh.flow_label & KITE_AV_FLOW_LABEL_MASK);
 	return 0;
 }
 

@@ -235,7 +235,7 @@ void kite_roce_qp_modify(KiteRoceQp *qp, const struct kite_roce_qp_attr *a,
     }
     if (mask & KITE_QP_ATTR_AV) {
         qp->path = a->path;
-        qp->path.flow_label &= 0xfffff;
+        qp->path.flow_label &= KITE_AV_FLOW_LABEL_MASK;
     }
     if (mask & (KITE_QP_ATTR_AV | KITE_QP_ATTR_DEST_QPN)) {
         qp->sport = kite_roce_udp_sport(qp->cfg.qpn, qp->dest_qpn,

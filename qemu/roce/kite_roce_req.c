@@ -317,6 +317,37 @@ bool kr_is_ud(const KiteRoceQp *qp)
     return qp->cfg.type == KITE_QPT_UD || qp->cfg.type == KITE_QPT_GSI;
 }
 
+/* Whether the 16-byte GID @gid is an IPv4-mapped IPv6 address. */
+static bool kr_gid_v4mapped(const uint8_t *gid)
+{
+    static const uint8_t prefix[12] = {
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff
+    };
+
+    return !memcmp(gid, prefix, sizeof(prefix));
+}
+
+/*
+ * Whether the address vector @av of a UD WQE (written by the QP's owner,
+ * often a user process) holds what MODIFY_QP demands of an RC path: a
+ * network type that matches the source GID @sgid and the destination
+ * (IPv4-mapped for IPv4), a 20-bit flow label; and no multicast
+ * destination, which Kite does not offer (IPv6 ff00::/8, IPv4
+ * 224.0.0.0/4).
+ */
+static bool kr_ud_av_ok(const uint8_t *av, const uint8_t *sgid)
+{
+    const uint8_t *dgid = av;
+    bool v4 = av[23] == KITE_NET_IPV4;
+
+    if (av[23] > KITE_NET_IPV6 || kr_gid_v4mapped(sgid) != v4 ||
+        kr_gid_v4mapped(dgid) != v4 ||
+        (kr_ld32(av + 28) & ~KITE_AV_FLOW_LABEL_MASK)) {
+        return false;
+    }
+    return v4 ? (dgid[12] & 0xf0) != 0xe0 : dgid[0] != 0xff;
+}
+
 /*
  * Send UD WQE @w (one SEND_ONLY packet with a DETH to the WQE's address
  * vector) and complete it. A message larger than the port's active MTU
@@ -337,7 +368,7 @@ static void kr_req_ud(KiteRoceQp *qp, const KrSendWqe *w, KrSqSlot *s)
      * hop_limit 24, traffic_class 25, sl 26, flow_label 28.
      */
     if (!e->ops->gid_get || !e->ops->gid_get(e->opaque, av[22], p.sgid) ||
-        av[23] > KITE_NET_IPV6) {
+        !kr_ud_av_ok(av, p.sgid)) {
         s->status = KITE_CQE_LOC_QP_OP_ERR;
         return;
     }
@@ -353,7 +384,7 @@ static void kr_req_ud(KiteRoceQp *qp, const KrSendWqe *w, KrSqSlot *s)
         p.ipv6 = av[23] == KITE_NET_IPV6;
         p.hop_limit = av[24];
         p.traffic_class = av[25];
-        p.flow_label = kr_ld32(av + 28) & 0xfffff;
+        p.flow_label = kr_ld32(av + 28);
         p.sport = kite_roce_udp_sport(qp->cfg.qpn, w->remote_qpn,
                                       p.flow_label);
         p.opcode = imm ? KITE_OP_UD_SEND_ONLY_IMM : KITE_OP_UD_SEND_ONLY;

@@ -1202,6 +1202,38 @@ static void test_ud_send(void **st)
     sim_post_send(a, aqp, &w);
     sim_run(s, RUN_STEPS);
     expect_cqe(a, acq, aqp, 4, KITE_CQE_SEND, KITE_CQE_LOC_QP_OP_ERR, 0);
+    /*
+     * Address vectors MODIFY_QP would refuse (the WQE's owner writes
+     * them): IPv6 to an IPv4-mapped GID, IPv4 to a GID that is not
+     * IPv4-mapped, a flow label over 20 bits, a multicast destination
+     * (IPv4 224.0.0.1, IPv6 ff02::1), an unknown network type. Each one
+     * completes in error (each on a QP of its own: the error moves the
+     * QP to ERR) and nothing goes on the wire.
+     */
+    for (int i = 0; i < 6; i++) {
+        static const uint8_t mc6[16] = { 0xff, 0x02, [15] = 1 };
+        uint32_t frames = s->frames;
+        uint32_t qp = sim_create_qp(a, KITE_QPT_UD, PDN, acq, acq, 5, 9, 5,
+                                    6, false);
+
+        sim_ud_up(a, qp, 0x1234);
+
+        w = wr_make(KITE_WQE_SEND, 0);
+        sim_ud_av(s, 1, w.av, 0);
+        switch (i) {
+        case 0: w.av[23] = KITE_NET_IPV6; break;
+        case 1: w.av[10] = 0; break;
+        case 2: w.av[30] = 0x10; break;                 /* 1 << 20 */
+        case 3: w.av[12] = 224; w.av[15] = 1; break;
+        case 4: memcpy(w.av, mc6, 16); w.av[23] = KITE_NET_IPV6; break;
+        default: w.av[23] = KITE_NET_IPV6 + 1; break;
+        }
+        w.remote_qpn = bqp;
+        sim_post_send(a, qp, &w);
+        sim_run(s, RUN_STEPS);
+        expect_cqe(a, acq, qp, 0, KITE_CQE_SEND, KITE_CQE_LOC_QP_OP_ERR, 0);
+        assert_int_equal(s->frames, frames);
+    }
     /* RC opcodes on a UD QP: the same. */
     sim_free(s);
     free(s);
