@@ -559,7 +559,7 @@ static bool kite_cqe_to_wc(struct kite_context *ctx, struct kite_cq *cq,
 	wc->vendor_err = cqe->vendor_err;
 	wc->byte_len = le32toh(cqe->byte_len);
 	wc->qp_num = qpn;
-	wc->src_qp = le32toh(cqe->src_qp);
+	wc->src_qp = le32toh(cqe->src_qp) & KITE_QPN_MASK;
 	wc->wc_flags = 0;
 	wc->imm_data = 0;
 	if (cqe->flags & KITE_CQE_F_IMM) {

@@ -989,8 +989,10 @@ static int test_ah_errors(void)
 	CHECK(kite_create_ah(&pd, &a) == NULL && errno == EINVAL);
 	a = ah_attr(gid_v4);
 	a.port_num = 2;
+	errno = 0;
 	CHECK(kite_create_ah(&pd, &a) == NULL && errno == EINVAL);
 	a.port_num = 0;
+	errno = 0;
 	CHECK(kite_create_ah(&pd, &a) == NULL && errno == EINVAL);
 	CHECK(kernel_ah.creates == 0);
 

@@ -71,6 +71,9 @@ int kite_av_from_ah_attr(struct kite_dev *kdev, const struct rdma_ah_attr *ah,
 	case RDMA_NETWORK_IPV6:
 		if (!(kdev->caps.cap_flags & KITE_DEV_CAP_IPV6))
 			return -EOPNOTSUPP;
+		/* An IPv4-mapped destination needs an IPv4 source GID. */
+		if (ipv6_addr_v4mapped((const struct in6_addr *)grh->dgid.raw))
+			return -EINVAL;
 		av->net_type = KITE_NET_IPV6;
 		break;
 	default:

@@ -241,8 +241,8 @@ static int kite_build_ud_seg(struct kite_dev *kdev, const struct kite_qp *qp,
 	ud->av = to_kah(uwr->ah)->av;
 	ud->remote_qpn = cpu_to_le32(uwr->remote_qpn);
 	/*
-	 * Bit 31 set means "the QP's own Q_Key" (the device substitutes it;
-	 * ib_mad sends 0x80000000); the GSI QP always sends GSI_QKEY.
+	 * Bit 31 set means "the QP's own Q_Key" (the device substitutes it);
+	 * the GSI QP always sends GSI_QKEY.
 	 */
 	ud->remote_qkey = cpu_to_le32(uwr->remote_qkey);
 	return 0;

@@ -579,8 +579,8 @@ int kite_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->sq_psn = le32_to_cpu(ka.sq_psn);
 	attr->rq_psn = le32_to_cpu(ka.rq_psn);
 	attr->dest_qp_num = le32_to_cpu(ka.dest_qpn);
-	if (ibqp->qp_type != IB_QPT_UD && ibqp->qp_type != IB_QPT_GSI &&
-	    ka.state >= KITE_QPS_RTR && ka.state != KITE_QPS_ERR)
+	if (!kite_qp_is_ud(qp) && ka.state >= KITE_QPS_RTR &&
+	    ka.state != KITE_QPS_ERR)
 		kite_av_to_ah_attr(&ka.av, &attr->ah_attr);
 	kite_qp_fill_cap(kdev, qp, &attr->cap);
 
