@@ -230,6 +230,16 @@ static struct ib_wc *kite_dt_find(struct ib_wc *wc, int n, u64 wr_id)
 	return NULL;
 }
 
+/* The completion of @wr_id among @n polled ones; the test stops without it. */
+static struct ib_wc *kite_dt_find_one(struct kunit *test, struct ib_wc *wc,
+				      int n, u64 wr_id)
+{
+	struct ib_wc *c = kite_dt_find(wc, n, wr_id);
+
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	return c;
+}
+
 static struct ib_qp *kite_dt_create_qp(struct kunit *test, struct kite_dt *dt,
 				       struct ib_cq *cq)
 {
@@ -551,10 +561,8 @@ static void kite_test_dp_send(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, ib_post_send(dt->a, &wr, NULL), 0);
 
 	KUNIT_ASSERT_EQ(test, kite_dt_poll(dt->cq, wc, 2), 2);
-	s = kite_dt_find(wc, 2, 1);
-	r = kite_dt_find(wc, 2, 2);
-	KUNIT_ASSERT_NOT_NULL(test, s);
-	KUNIT_ASSERT_NOT_NULL(test, r);
+	s = kite_dt_find_one(test, wc, 2, 1);
+	r = kite_dt_find_one(test, wc, 2, 2);
 	KUNIT_EXPECT_EQ(test, s->status, IB_WC_SUCCESS);
 	KUNIT_EXPECT_EQ(test, s->opcode, IB_WC_SEND);
 	KUNIT_EXPECT_PTR_EQ(test, s->qp, dt->a);
@@ -580,8 +588,7 @@ static void kite_test_dp_send(struct kunit *test)
 	wr.num_sge = 1;
 	KUNIT_ASSERT_EQ(test, ib_post_send(dt->a, &wr, NULL), 0);
 	KUNIT_ASSERT_EQ(test, kite_dt_poll(dt->cq, wc, 2), 2);
-	r = kite_dt_find(wc, 2, 4);
-	KUNIT_ASSERT_NOT_NULL(test, r);
+	r = kite_dt_find_one(test, wc, 2, 4);
 	KUNIT_EXPECT_EQ(test, r->status, IB_WC_SUCCESS);
 	KUNIT_EXPECT_EQ(test, r->byte_len, KITE_DT_INLINE);
 	KUNIT_EXPECT_FALSE(test, r->wc_flags & IB_WC_WITH_IMM);
@@ -651,10 +658,9 @@ static void kite_test_dp_write(struct kunit *test)
 	wr[0].remote_addr = kite_dt_iova(dt, KITE_DT_B_BUF);
 	KUNIT_ASSERT_EQ(test, ib_post_send(dt->a, &wr[0].wr, NULL), 0);
 	KUNIT_ASSERT_EQ(test, kite_dt_poll(dt->cq, wc, 2), 2);
-	KUNIT_ASSERT_NOT_NULL(test, kite_dt_find(wc, 2, 20));
-	KUNIT_EXPECT_EQ(test, kite_dt_find(wc, 2, 20)->status, IB_WC_SUCCESS);
-	r = kite_dt_find(wc, 2, 21);
-	KUNIT_ASSERT_NOT_NULL(test, r);
+	KUNIT_EXPECT_EQ(test, kite_dt_find_one(test, wc, 2, 20)->status,
+			IB_WC_SUCCESS);
+	r = kite_dt_find_one(test, wc, 2, 21);
 	KUNIT_EXPECT_EQ(test, r->status, IB_WC_SUCCESS);
 	KUNIT_EXPECT_EQ(test, r->opcode, IB_WC_RECV_RDMA_WITH_IMM);
 	KUNIT_EXPECT_EQ(test, r->byte_len, KITE_DT_MSG_LEN);
@@ -817,10 +823,8 @@ static void kite_test_dp_flush(struct kunit *test)
 	KUNIT_EXPECT_GE(test, atomic_read(&dt->comp_events), 1);
 
 	KUNIT_ASSERT_EQ(test, kite_dt_poll(dt->cq, wc, 2), 2);
-	s = kite_dt_find(wc, 2, 60);
-	r = kite_dt_find(wc, 2, 61);
-	KUNIT_ASSERT_NOT_NULL(test, s);
-	KUNIT_ASSERT_NOT_NULL(test, r);
+	s = kite_dt_find_one(test, wc, 2, 60);
+	r = kite_dt_find_one(test, wc, 2, 61);
 	KUNIT_EXPECT_EQ(test, s->status, IB_WC_WR_FLUSH_ERR);
 	KUNIT_EXPECT_EQ(test, r->status, IB_WC_WR_FLUSH_ERR);
 	KUNIT_EXPECT_EQ(test, r->opcode, IB_WC_RECV);
@@ -1737,10 +1741,8 @@ static void kite_test_dp_ud_send(struct kunit *test)
 					      KITE_DT_QKEY_A, sge, 2,
 					      IB_WR_SEND_WITH_IMM, 0), 0);
 	KUNIT_ASSERT_EQ(test, kite_dt_poll(dt->cq, wc, 2), 2);
-	s = kite_dt_find(wc, 2, 1);
-	r = kite_dt_find(wc, 2, 2);
-	KUNIT_ASSERT_NOT_NULL(test, s);
-	KUNIT_ASSERT_NOT_NULL(test, r);
+	s = kite_dt_find_one(test, wc, 2, 1);
+	r = kite_dt_find_one(test, wc, 2, 2);
 	KUNIT_EXPECT_EQ(test, s->status, IB_WC_SUCCESS);
 	KUNIT_EXPECT_EQ(test, s->opcode, IB_WC_SEND);
 	KUNIT_EXPECT_PTR_EQ(test, s->qp, dt->a);
@@ -1789,8 +1791,7 @@ static void kite_test_dp_ud_send(struct kunit *test)
 					      KITE_DT_QKEY_OWN, sge, 1,
 					      IB_WR_SEND, IB_SEND_INLINE), 0);
 	KUNIT_ASSERT_EQ(test, kite_dt_poll(dt->cq, wc, 2), 2);
-	r = kite_dt_find(wc, 2, 4);
-	KUNIT_ASSERT_NOT_NULL(test, r);
+	r = kite_dt_find_one(test, wc, 2, 4);
 	KUNIT_EXPECT_EQ(test, r->status, IB_WC_SUCCESS);
 	KUNIT_EXPECT_EQ(test, r->byte_len, sizeof(struct ib_grh) +
 			KITE_DT_INLINE);
@@ -1869,8 +1870,7 @@ static void kite_test_dp_ud_qkey(struct kunit *test)
 					      KITE_DT_QKEY_B, &sge, 1,
 					      IB_WR_SEND, 0), 0);
 	KUNIT_ASSERT_EQ(test, kite_dt_poll(dt->cq, wc, 2), 2);
-	r = kite_dt_find(wc, 2, 10);
-	KUNIT_ASSERT_NOT_NULL(test, r);
+	r = kite_dt_find_one(test, wc, 2, 10);
 	KUNIT_EXPECT_EQ(test, r->status, IB_WC_SUCCESS);
 	KUNIT_EXPECT_EQ(test, r->byte_len, sizeof(struct ib_grh) +
 			KITE_DT_UD_LEN);
@@ -1931,8 +1931,7 @@ static void kite_test_dp_ud_mtu(struct kunit *test)
 					      KITE_DT_QKEY_A, &sge, 1,
 					      IB_WR_SEND, 0), 0);
 	KUNIT_ASSERT_EQ(test, kite_dt_poll(dt->cq, wc, 2), 2);
-	r = kite_dt_find(wc, 2, 10);
-	KUNIT_ASSERT_NOT_NULL(test, r);
+	r = kite_dt_find_one(test, wc, 2, 10);
 	KUNIT_EXPECT_EQ(test, r->status, IB_WC_SUCCESS);
 	KUNIT_EXPECT_EQ(test, r->byte_len, sizeof(struct ib_grh) + mtu);
 	KUNIT_EXPECT_EQ(test, kite_dt_stat(dt->kdev, roce_tx_packets),
@@ -2128,8 +2127,7 @@ static void kite_test_dp_gsi(struct kunit *test)
 					      KITE_DT_QKEY_OWN, &sge, 1,
 					      IB_WR_SEND, 0), 0);
 	KUNIT_ASSERT_EQ(test, kite_dt_poll(dt->cq, wc, 2), 2);
-	r = kite_dt_find(wc, 2, 10);
-	KUNIT_ASSERT_NOT_NULL(test, r);
+	r = kite_dt_find_one(test, wc, 2, 10);
 	KUNIT_EXPECT_EQ(test, r->status, IB_WC_SUCCESS);
 	KUNIT_EXPECT_EQ(test, r->src_qp, KITE_GSI_QPN);
 	KUNIT_EXPECT_EQ(test, r->byte_len, sizeof(struct ib_grh) +
@@ -2240,10 +2238,8 @@ static void kite_test_dp_ud_send_ipv4(struct kunit *test)
 					      &sge, 1, IB_WR_SEND_WITH_IMM, 0),
 			0);
 	KUNIT_ASSERT_EQ(test, kite_dt_poll(dt->cq, wc, 2), 2);
-	s = kite_dt_find(wc, 2, 1);
-	r = kite_dt_find(wc, 2, 2);
-	KUNIT_ASSERT_NOT_NULL(test, s);
-	KUNIT_ASSERT_NOT_NULL(test, r);
+	s = kite_dt_find_one(test, wc, 2, 1);
+	r = kite_dt_find_one(test, wc, 2, 2);
 	KUNIT_EXPECT_EQ(test, s->status, IB_WC_SUCCESS);
 	KUNIT_ASSERT_EQ(test, r->status, IB_WC_SUCCESS);
 	KUNIT_EXPECT_EQ(test, r->opcode, IB_WC_RECV);
@@ -2307,8 +2303,7 @@ static void kite_test_dp_ud_send_ipv4(struct kunit *test)
 					      KITE_DT_QKEY_A, &sge, 1,
 					      IB_WR_SEND, 0), 0);
 	KUNIT_ASSERT_EQ(test, kite_dt_poll(dt->cq, wc, 2), 2);
-	r = kite_dt_find(wc, 2, 4);
-	KUNIT_ASSERT_NOT_NULL(test, r);
+	r = kite_dt_find_one(test, wc, 2, 4);
 	KUNIT_EXPECT_EQ(test, r->status, IB_WC_SUCCESS);
 	KUNIT_EXPECT_EQ(test, r->src_qp, dt->b->qp_num);
 	KUNIT_EXPECT_EQ(test, r->network_hdr_type, RDMA_NETWORK_IPV4);
