@@ -3426,7 +3426,7 @@ def test_dp_ud_loopback(env):
               what="ud recv")
     check_eq(cqe["src_qp"], a.qpn, "UD src_qp")
     check(cqe["flags"] & C.KITE_CQE_F_GRH, "no GRH flag")
-    check_eq(cqe["net_hdr"], 2, "UD net_hdr (KITE_CQE_NET_IPV4)")
+    check_eq(cqe["net_hdr"], C.KITE_CQE_NET_IPV4, "UD net_hdr (IPv4)")
     check_eq(cqe["smac"], n.mac, "UD smac")
     grh = n.read(0x4000, 40)
     check_eq(grh[:20], bytes(20), "GRH: 20 zero bytes before IPv4")

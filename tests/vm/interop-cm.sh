@@ -37,62 +37,41 @@ case $KITE_VM in
 a) CM_PEER6=2001:db8::2 ;;
 *) CM_PEER6=2001:db8::1 ;;
 esac
-# A client that finds no server yet (the peer is still starting it) is
-# refused or cannot resolve: such failures are retried for up to 90 s
-# (cm_run, only against a persistent server).
-CM_RETRY='REJECTED|UNREACHABLE|ADDR_ERROR|ROUTE_ERROR|rdma_client function|Unable to perform rdma|connect error|Failed to connect'
+# cm_run's client (one rping connection, so a retry after a reject is
+# safe) retries for 90 s at most while refused or unresolved.
+CM_RETRY='REJECTED|UNREACHABLE|ADDR_ERROR|ROUTE_ERROR'
 
-# cm_cmd TOOL FAM ROLE PORT: the command line of one run (FAM v4|v6).
-cm_cmd() {
-	local tool=$1 fam=$2 role=$3 port=$4 me=$ME peer=$PEER six=
-	# perftest 25.01 resolves -R addresses as IPv6 only with --ipv6-addr
-	# (--ipv6 only makes the GID it prints, not the connection's, IPv6).
-	[ "$fam" = v6 ] && { me=$ME6 peer=$CM_PEER6 six='--ipv6 --ipv6-addr'; }
-	case $tool in
-	rping)
-		if [ "$role" = server ]; then echo "rping -s -a $me -p $port -V -C 20 -S 1000"
-		else echo "rping -c -a $peer -p $port -V -C 20 -S 1000"; fi ;;
-	ucmatose)
-		if [ "$role" = server ]; then echo "ucmatose -b $me -p $port -c 2 -C 10"
-		else echo "ucmatose -s $peer -p $port -c 2 -C 10"; fi ;;
-	udaddy)
-		# udaddy has no port option (its -p is the port space): 7174.
-		if [ "$role" = server ]; then echo "udaddy -b $me -c 2 -C 10"
-		else echo "udaddy -s $peer -c 2 -C 10"; fi ;;
-	ib_read_lat)
-		if [ "$role" = server ]; then echo "$tool -R $six -d $DEV -p $port -F -n 100 -s 4096"
-		else echo "$tool -R $six -d $DEV -p $port -F -n 100 -s 4096 $peer"; fi ;;
-	*)
-		if [ "$role" = server ]; then echo "$tool -R $six -d $DEV -p $port -F -n 100 -s 65536"
-		else echo "$tool -R $six -d $DEV -p $port -F -n 100 -s 65536 $peer"; fi ;;
+# cm_cmd_here TOOL FAM ROLE PORT: cm_cmd (rdma-lib.sh) for this guest:
+# its own address as server, the peer's as client.
+cm_cmd_here() {
+	local addr
+	case $2:$3 in
+	v4:server) addr=$ME ;;
+	v4:client) addr=$PEER ;;
+	v6:server) addr=$ME6 ;;
+	*) addr=$CM_PEER6 ;;
 	esac
+	cm_cmd $1 $2 $3 $4 $addr $DEV
 }
 
-# cm_run NAME ROLE CMD: one run as server (once, 120 s at most) or client
-# (retried while the server is not there yet, 90 s at most). One result.
-# Only for a single connection to a persistent server (cm_linkdown); the
-# lock-step runs use cm_step.
+# cm_run NAME CMD: one client run (CMD) against a persistent server, one
+# result NAME.
 cm_run() {
-	local name=$1 role=$2 cmd=$3 rc end try='' t0
+	local name=$1 cmd=$2 rc end try=0 t0
 	t0=$(date +%s)
-	if [ "$role" = server ]; then
-		timeout 120 $cmd >/tmp/cm.out 2>&1
+	end=$((t0 + 90))
+	while :; do
+		try=$((try + 1))
+		timeout 60 $cmd >/tmp/cm.out 2>&1
 		rc=$?
-	else
-		end=$((t0 + 90))
-		while :; do
-			try=$((${try:-0} + 1))
-			timeout 60 $cmd >/tmp/cm.out 2>&1
-			rc=$?
-			[ $rc -eq 0 ] && break
-			grep -qE "$CM_RETRY" /tmp/cm.out || break
-			[ "$(date +%s)" -lt $end ] || break
-			sleep 1
-		done
-	fi
+		[ $rc -eq 0 ] && break
+		grep -qE "$CM_RETRY" /tmp/cm.out || break
+		[ "$(date +%s)" -lt $end ] || break
+		sleep 1
+	done
 	# rping -V says "data mismatch" (and fails) when a ping differs.
 	if [ $rc -eq 0 ] && grep -qi mismatch /tmp/cm.out; then rc=99; fi
-	echo "info: $name: $cmd: exit $rc after $(($(date +%s) - t0)) s${try:+ ($try tries)}"
+	echo "info: $name: $cmd: exit $rc after $(($(date +%s) - t0)) s ($try tries)"
 	grep -A1 -E '#bytes' /tmp/cm.out | tail -n 1
 	if [ $rc -eq 0 ]; then ok "$name"; else
 		tail -n 8 /tmp/cm.out | sed 's/^/# /'
@@ -152,7 +131,7 @@ cm_srv_up() {
 # in /tmp/cm.out.
 cm_once() {
 	local role=$1 tool=$2 fam=$3 port=$4 tag="$2-$3-$4" pid mine=ready word
-	CM_CMD=$(cm_cmd $tool $fam $role $port)
+	CM_CMD=$(cm_cmd_here $tool $fam $role $port)
 	if [ "$role" = server ]; then
 		timeout 120 $CM_CMD >/tmp/cm.out 2>&1 &
 		pid=$!
@@ -215,7 +194,7 @@ cm_step() {
 # over TCP (port 7199) that it is done, and b stops its server. b's result:
 # that word came in time, its server still running.
 cm_linkdown() {
-	local port=7190 pid rc i
+	local port=7190 pid rc i off
 	if [ "$KITE_VM" != a ]; then
 		timeout $((CM_LINK_DOWN_SECS + CM_LINK_SECS + 300)) rping -s -P -a $ME -p $port -V -S 1000 >/tmp/cm-ld.out 2>&1 &
 		pid=$!
@@ -230,7 +209,8 @@ cm_linkdown() {
 	fi
 	rping_connected $((CM_LINK_DOWN_SECS + CM_LINK_SECS + 120)) /tmp/cm-ld.out -a $PEER -p $port -V -S 1000
 	pid=$RPING_PID
-	if kill -0 $pid 2>/dev/null && rping_rts && host_call link off; then ok cm-link-off; else
+	off=no
+	if kill -0 $pid 2>/dev/null && rping_rts && host_call link off; then ok cm-link-off; off=yes; else
 		fail cm-link-off "rping client not connected ($(tail -n 2 /tmp/cm-ld.out | tr '\n' ' ')) or host: ${HOST_ANS:-not asked}"
 	fi
 	# The link stays down CM_LINK_DOWN_SECS, longer than Kite's retry
@@ -255,7 +235,11 @@ cm_linkdown() {
 		usleep 200000
 		i=$((i + 1))
 	done
-	if kill -0 $pid 2>/dev/null; then
+	if [ $off != yes ]; then
+		kill $pid 2>/dev/null
+		wait $pid
+		fail cm-linkdown-no-hang "the link never went down under a running rping (cm-link-off)"
+	elif kill -0 $pid 2>/dev/null; then
 		if [ "$(wc -l </tmp/cm-ld.out)" -gt $((lines + 3)) ]; then
 			echo "info: rping resumed on its connection after link up (the peer held the outstanding operation)"
 			ok cm-linkdown-no-hang
@@ -274,7 +258,7 @@ cm_linkdown() {
 		*) ok cm-linkdown-no-hang ;;
 		esac
 	fi
-	cm_run cm-linkup-rping client "rping -c -a $PEER -p $port -V -C 20 -S 1000"
+	cm_run cm-linkup-rping "rping -c -a $PEER -p $port -V -C 20 -S 1000"
 	for i in 1 2 3 4 5 6 7 8 9 10; do
 		echo "done" | timeout 5 $NC -N $PEER 7199 2>/dev/null && break
 		sleep 1

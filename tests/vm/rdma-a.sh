@@ -126,29 +126,6 @@ lossy_bulk() {
 # try (cm_again).
 CM_RETRY='UNREACHABLE|ADDR_ERROR|ROUTE_ERROR'
 
-# cm_cmd TOOL FAM ROLE PORT ADDR: one run's command line (ADDR: the
-# address to bind as server, the server's as client; DEV from the caller).
-cm_cmd() {
-	local tool=$1 fam=$2 role=$3 port=$4 addr=$5 six=
-	# perftest 25.01 resolves -R addresses as IPv6 only with --ipv6-addr
-	# (rdma_cm then connects 2001:db8:: to 2001:db8::). --ipv6 only makes
-	# the GID it prints (its own pick from the GID table, the first IPv6
-	# one: fe80::) an IPv6 one; the connection's comes from the address.
-	[ "$fam" = v6 ] && six='--ipv6 --ipv6-addr'
-	case $tool:$role in
-	rping:server) echo "rping -s -a $addr -p $port -V -C 20 -S 1000" ;;
-	rping:client) echo "rping -c -a $addr -p $port -V -C 20 -S 1000" ;;
-	ucmatose:server) echo "ucmatose -b $addr -p $port -c 2 -C 10" ;;
-	ucmatose:client) echo "ucmatose -s $addr -p $port -c 2 -C 10" ;;
-	udaddy:server) echo "udaddy -b $addr -c 2 -C 10" ;;
-	udaddy:client) echo "udaddy -s $addr -c 2 -C 10" ;;
-	ib_read_lat:server) echo "$tool -R $six -d \$DEV -p $port -F -n 100 -s 4096" ;;
-	ib_read_lat:client) echo "$tool -R $six -d \$DEV -p $port -F -n 100 -s 4096 $addr" ;;
-	*:server) echo "$tool -R $six -d \$DEV -p $port -F -n 100 -s 65536" ;;
-	*:client) echo "$tool -R $six -d \$DEV -p $port -F -n 100 -s 65536 $addr" ;;
-	esac
-}
-
 # cm_client_loop CMD OUT: a client run, retried (90 s at most) while it
 # cannot resolve (CM_RETRY); as one line of shell for SH.
 cm_client_loop() {
@@ -280,7 +257,8 @@ cm_suite() {
 		ok pair-v6-up
 	else
 		fail pair-v6-up "IPv6 $ME6: GID index '$(gid6_of $DEV $ME6)'; b's GID index: $(echo "$ans" | tr '\n' ' ')"
-		GIDX6=$GIDX
+		# No IPv4 stand-in: the IPv6 runs must fail, not pass over IPv4.
+		GIDX6=none
 	fi
 	for fam in v4 v6; do
 		for tool in $CM_TOOLS; do

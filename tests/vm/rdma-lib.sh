@@ -89,9 +89,33 @@ rping_connected() {
 	done
 }
 
+# cm_cmd TOOL FAM ROLE PORT ADDR [DEV]: the command line of one rdma_cm
+# run (FAM v4|v6; ADDR: the address to bind as server, the server's as
+# client). DEV defaults to the text $DEV, for a guest's agent to expand.
+cm_cmd() {
+	local tool=$1 fam=$2 role=$3 port=$4 addr=$5 dev=${6:-\$DEV} six=
+	# perftest 25.01 resolves -R addresses as IPv6 only with --ipv6-addr
+	# (rdma_cm then connects 2001:db8:: to 2001:db8::). --ipv6 only makes
+	# the GID it prints (its own pick from the GID table, the first IPv6
+	# one: fe80::) an IPv6 one; the connection's comes from the address.
+	[ "$fam" = v6 ] && six='--ipv6 --ipv6-addr'
+	case $tool:$role in
+	rping:server) echo "rping -s -a $addr -p $port -V -C 20 -S 1000" ;;
+	rping:client) echo "rping -c -a $addr -p $port -V -C 20 -S 1000" ;;
+	ucmatose:server) echo "ucmatose -b $addr -p $port -c 2 -C 10" ;;
+	ucmatose:client) echo "ucmatose -s $addr -p $port -c 2 -C 10" ;;
+	udaddy:server) echo "udaddy -b $addr -c 2 -C 10" ;;
+	udaddy:client) echo "udaddy -s $addr -c 2 -C 10" ;;
+	ib_read_lat:server) echo "$tool -R $six -d $dev -p $port -F -n 100 -s 4096" ;;
+	ib_read_lat:client) echo "$tool -R $six -d $dev -p $port -F -n 100 -s 4096 $addr" ;;
+	*:server) echo "$tool -R $six -d $dev -p $port -F -n 100 -s 65536" ;;
+	*:client) echo "$tool -R $six -d $dev -p $port -F -n 100 -s 65536 $addr" ;;
+	esac
+}
+
 # ---- device bring-up ----------------------------------------------------------
-# gid_index DEV GID: index of the RoCE v2 GID equal to GID on DEV port 1.
-gid_index() {
+# roce2_gid_index DEV GID: index of the RoCE v2 GID equal to GID on DEV port 1.
+roce2_gid_index() {
 	local g i
 	for g in /sys/class/infiniband/$1/ports/1/gids/*; do
 		i=${g##*/}
@@ -104,13 +128,13 @@ gid_index() {
 
 # gid_of DEV ADDR: index of the RoCE v2 GID ::ffff:ADDR (IPv4) on DEV port 1.
 gid_of() {
-	gid_index "$1" "$(echo "$2" | awk -F. '{ printf "0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x\n", $1, $2, $3, $4 }')"
+	roce2_gid_index "$1" "$(echo "$2" | awk -F. '{ printf "0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x\n", $1, $2, $3, $4 }')"
 }
 
 # gid6_of DEV ADDR: index of the RoCE v2 GID of IPv6 ADDR (2001:db8[:N]::M,
 # the forms the tests use) on DEV port 1.
 gid6_of() {
-	gid_index "$1" "$(echo "$2" | awk -F: '{ printf "%04x:%04x:%04x:0000:0000:0000:0000:%04x\n", "0x" $1, "0x" $2, "0x" ($3 == "" ? 0 : $3), "0x" $NF }')"
+	roce2_gid_index "$1" "$(echo "$2" | awk -F: '{ printf "%04x:%04x:%04x:0000:0000:0000:0000:%04x\n", "0x" $1, "0x" $2, "0x" ($3 == "" ? 0 : $3), "0x" $NF }')"
 }
 
 # netdev_by_driver DRIVER: the first net_device bound to DRIVER.
