@@ -26,6 +26,7 @@
 #include "qemu/timer.h"
 #include "qom/object.h"
 #include "kite/kite_hw.h"
+#include "kite_limits.h"
 #include "roce/kite_roce.h"
 
 #define TYPE_KITE "kite"
@@ -101,8 +102,7 @@ typedef struct KitePbl {
 #define KITE_PD_FIRST   1
 #define KITE_CQ_FIRST   1
 #define KITE_MR_FIRST   1
-/* QP numbers: 0 unused, 1 the GSI QP, others 2..KITE_QPN_MAX cyclically. */
-#define KITE_QPN_GSI    1
+/* QP numbers: 0 unused, KITE_GSI_QPN the GSI QP, others 2..KITE_QPN_MAX cyclically. */
 #define KITE_QPN_FIRST  2
 #define KITE_QPN_MAX    KITE_DB_NUM_MASK
 

@@ -63,12 +63,12 @@ static KiteCq *kite_dp_cq(KiteState *s, uint32_t cqn)
 static bool kite_dp_frame_info(const uint8_t *f, size_t len, uint8_t *op,
                                uint32_t *qpn, uint32_t *psn)
 {
-    size_t l3 = KITE_ETH_HDR_LEN, udp, bth;
+    size_t l3 = KITE_ETH_HLEN, udp, bth;
     uint16_t type;
 
     *op = 0;
     *qpn = *psn = 0;
-    if (len < KITE_ETH_HDR_LEN) {
+    if (len < KITE_ETH_HLEN) {
         return false;
     }
     type = lduw_be_p(f + 12);

@@ -20,7 +20,6 @@
 #define KITE_QP_NUM_STATES      (KITE_QPS_ERR + 1)
 #define KITE_QP_NUM_TYPES       (KITE_QPT_GSI + 1)
 #define KITE_PSN_MASK           0xffffffu
-#define KITE_QPN_MASK           0xffffffu
 #define KITE_QP_MAX_TIMEOUT     31
 #define KITE_QP_MAX_RETRY       7
 #define KITE_QP_MAX_RNR_TIMER   31
@@ -291,7 +290,7 @@ uint8_t kite_cmd_create_qp(KiteState *s, const struct kite_aq_cmd *cmd,
                           actor);
             return KITE_STS_PERMISSION;
         }
-        if (kite_qp_find(s, KITE_QPN_GSI)) {
+        if (kite_qp_find(s, KITE_GSI_QPN)) {
             return KITE_STS_BUSY;
         }
     }
@@ -328,7 +327,7 @@ uint8_t kite_cmd_create_qp(KiteState *s, const struct kite_aq_cmd *cmd,
     assert(i < KITE_DEF_MAX_QP);
     qp = &s->qp[i];
     memset(qp, 0, sizeof(*qp));
-    qp->qpn = c->qp_type == KITE_QPT_GSI ? KITE_QPN_GSI : kite_qpn_alloc(s);
+    qp->qpn = c->qp_type == KITE_QPT_GSI ? KITE_GSI_QPN : kite_qpn_alloc(s);
     qp->valid = true;
     qp->owner = actor;
     qp->type = c->qp_type;

@@ -120,7 +120,7 @@ inputs_hash() {
 			echo "perftest-build=$(cat "$pt/.hash")"
 			for t in "${perftest[@]}"; do echo "$pt/usr/bin/$t"; done | xargs sha256sum
 			dpkg-query -W -f='${Package} ${Version}\n' libpci3 2>/dev/null
-			sha256sum "$verbs_test" "$rc_test" "$ud_test" "$test_hdr" "$fuzz_test" "$top/include/kite/kite_hw.h" \
+			sha256sum "$verbs_test" "$rc_test" "$ud_test" "$test_hdr" "$fuzz_test" "$top/include/kite/kite_hw.h" "$top/qemu/kite_limits.h" \
 				"$top/include/uapi/rdma/kite-abi.h"
 			dpkg-query -W -f='${Package} ${Version}\n' gcc libnl-3-200 libnl-route-3-200 linux-libc-dev 2>/dev/null
 		fi
@@ -215,7 +215,7 @@ if [ -n "$rc" ]; then
 		install -D -m 755 "$rc/usr/bin/$t" "$stage/usr/bin/$t"
 		copy_host_deps "$stage/usr/bin/$t"
 	done
-	cc -O2 -Wall -Wextra -Werror -I"$top/include" -I"$rc/usr/include" \
+	cc -O2 -Wall -Wextra -Werror -I"$top/include" -I"$top/qemu" -I"$rc/usr/include" \
 		-o "$stage/usr/bin/kite-verbs" "$verbs_test" \
 		-L"$rclib" -Wl,-rpath-link,"$rclib" -libverbs
 	copy_host_deps "$stage/usr/bin/kite-verbs"

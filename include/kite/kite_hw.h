@@ -55,6 +55,8 @@
 /* ABI version: major changes break the driver, minor ones only add. */
 #define KITE_ABI_MAJOR			1
 #define KITE_ABI_MINOR			1	/* 1: data path, QUERY_QP_STATS */
+/* Minor version from which QUERY_QP_STATS and the longer kite_stats exist. */
+#define KITE_ABI_MINOR_QP_STATS		1
 #define KITE_ABI_VERSION(maj, min)	(((maj) << 16) | (min))
 #define KITE_ABI_VER_MAJOR(v)		((v) >> 16)
 #define KITE_ABI_VER_MINOR(v)		((v) & 0xffff)
@@ -166,29 +168,8 @@
 #define KITE_MIN_LOG_DEPTH		2	/* every ring has at least 4 entries */
 #define KITE_RING_ALIGN			4096	/* ring base alignment (bytes) */
 
-/* ------------------------------------------------------------------ */
-/* Limits the device model implements (advertised through the caps)   */
-/* ------------------------------------------------------------------ */
-
-#define KITE_DEF_MAX_QP			1024
-#define KITE_DEF_MAX_CQ			1024
-#define KITE_DEF_MAX_MR			4096
-#define KITE_DEF_MAX_PD			1024
-#define KITE_DEF_MAX_CQE		65536
-#define KITE_DEF_MAX_QP_WR		16384
-#define KITE_DEF_MAX_SGE		8
-#define KITE_DEF_MAX_INLINE		256
-#define KITE_DEF_MAX_EQ			(1 + KITE_MSIX_MAX_COMP)
-#define KITE_DEF_MAX_GID		16
-#define KITE_DEF_MAX_RD_ATOM		128	/* as Soft-RoCE: peers size initiator depth by it */
-#define KITE_DEF_MAX_AQ_LOG_DEPTH	10
-#define KITE_DEF_MAX_EQ_LOG_DEPTH	16
-#define KITE_DEF_MAX_ETH_LOG_DEPTH	12
-/* 4 KiB, 64 KiB, 2 MiB and 1 GiB pages. */
-#define KITE_DEF_PAGE_SIZES		((1ull << 12) | (1ull << 16) | \
-					 (1ull << 21) | (1ull << 30))
-#define KITE_DEF_MAX_MR_SIZE		(1ull << 40)
-#define KITE_MAX_MSG_SIZE		(1u << 31)	/* largest RDMA message */
+/* Largest RDMA message any QP sends or accepts (bytes). */
+#define KITE_MAX_MSG_SIZE		(1u << 31)
 
 #define KITE_DEV_CAP_RC			(1u << 0)
 #define KITE_DEV_CAP_UC			(1u << 1)
@@ -388,6 +369,11 @@ enum kite_qp_state {
 };
 
 #define KITE_QP_FLAG_SIG_ALL		(1u << 0)	/* every SQ WQE signaled */
+
+/* QP numbers are 24 bits wide (BTH DestQP, DETH SrcQP, doorbells). */
+#define KITE_QPN_MASK			0x00ffffffu
+/* The GSI QP (KITE_QPT_GSI) always has QP number 1. */
+#define KITE_GSI_QPN			1
 
 struct kite_cmd_create_qp {
 	__u8 qp_type;		/* enum kite_qp_type */
@@ -836,6 +822,9 @@ enum kite_cqe_status {
 	KITE_CQE_GENERAL_ERR = 21,
 };
 
+/* Every receive-side CQE opcode has this bit set; send-side ones do not. */
+#define KITE_CQE_OP_RECV_BIT		0x80u
+
 #define KITE_CQE_F_PHASE		(1u << 0)
 #define KITE_CQE_F_IMM			(1u << 1)
 #define KITE_CQE_F_GRH			(1u << 2)
@@ -969,6 +958,66 @@ static inline bool kite_ring_pi_valid(__u32 pi, __u32 ci, __u8 log_depth)
 static inline bool kite_log_depth_valid(__u32 log_depth, __u32 max_log)
 {
 	return log_depth >= KITE_MIN_LOG_DEPTH && log_depth <= max_log;
+}
+
+/* true when a CQE with opcode @opcode (enum kite_cqe_opcode) completes an RQ WQE. */
+static inline bool kite_cqe_is_recv(__u8 opcode)
+{
+	return opcode & KITE_CQE_OP_RECV_BIT;
+}
+
+/*
+ * Bytes of a send WQE before its SGEs or inline data: the header and the
+ * largest segment an opcode adds (UD's), so that every opcode fits the
+ * same stride. A receive WQE has only its header.
+ */
+#define KITE_SQ_WQE_FIXED	(sizeof(struct kite_sq_wqe_hdr) + \
+				 sizeof(struct kite_wqe_ud))
+#define KITE_RQ_WQE_FIXED	sizeof(struct kite_rq_wqe_hdr)
+
+/* log2 of the smallest power of two that is >= @bytes and >= 2^@min_log. */
+static inline __u32 kite_log_stride(__u64 bytes, __u32 min_log)
+{
+	__u32 log = min_log;
+
+	while (log < 63 && (1ull << log) < bytes)
+		log++;
+	return log;
+}
+
+/*
+ * The SQ WQE stride (log2) that holds @max_sge SGEs or @max_inline bytes of
+ * inline data, whichever is larger; above KITE_SQ_MAX_LOG_STRIDE when no
+ * stride the device takes is big enough. Driver and provider size rings
+ * with it, so both always agree.
+ */
+static inline __u32 kite_sq_log_stride(__u32 max_sge, __u32 max_inline)
+{
+	__u64 data = (__u64)max_sge * sizeof(struct kite_sge);
+
+	if (data < max_inline)
+		data = max_inline;
+	return kite_log_stride(KITE_SQ_WQE_FIXED + data, KITE_SQ_MIN_LOG_STRIDE);
+}
+
+/* As kite_sq_log_stride(), for an RQ WQE of @max_sge SGEs. */
+static inline __u32 kite_rq_log_stride(__u32 max_sge)
+{
+	return kite_log_stride(KITE_RQ_WQE_FIXED +
+			       (__u64)max_sge * sizeof(struct kite_sge),
+			       KITE_RQ_MIN_LOG_STRIDE);
+}
+
+/* Bytes after the fixed part of an SQ WQE of 2^@log_stride bytes. */
+static inline __u32 kite_sq_room(__u32 log_stride)
+{
+	return (1u << log_stride) - KITE_SQ_WQE_FIXED;
+}
+
+/* Bytes after the header of an RQ WQE of 2^@log_stride bytes. */
+static inline __u32 kite_rq_room(__u32 log_stride)
+{
+	return (1u << log_stride) - KITE_RQ_WQE_FIXED;
 }
 
 /* Path MTU enum to bytes; 0 for an invalid value. */

@@ -104,7 +104,6 @@ struct kite_wq {
 };
 
 /* IBTA: QP numbers and IPv6 flow labels on the wire. */
-#define KITE_QPN_MASK		0xffffffu
 
 /*
  * An address handle: the device address vector built at create time,

@@ -519,7 +519,7 @@ static enum ibv_wc_opcode kite_wc_opcode(uint8_t op, bool *ok)
 		return IBV_WC_RECV_RDMA_WITH_IMM;
 	default:
 		*ok = false;
-		return op >= KITE_CQE_RECV ? IBV_WC_RECV : IBV_WC_SEND;
+		return kite_cqe_is_recv(op) ? IBV_WC_RECV : IBV_WC_SEND;
 	}
 }
 
@@ -545,7 +545,7 @@ static bool kite_cqe_to_wc(struct kite_context *ctx, struct kite_cq *cq,
 	}
 
 	/* Bit 7 of the opcode: a receive completion, from the RQ. */
-	wq = cqe->opcode >= KITE_CQE_RECV ? &qp->rq : &qp->sq;
+	wq = kite_cqe_is_recv(cqe->opcode) ? &qp->rq : &qp->sq;
 	pthread_spin_lock(&wq->lock);
 	ok = kite_wq_retire(wq, le16toh(cqe->wqe_idx), &wc->wr_id);
 	pthread_spin_unlock(&wq->lock);

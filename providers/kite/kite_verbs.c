@@ -138,16 +138,6 @@ static uint32_t kite_ring_depth(uint32_t n)
 	return depth;
 }
 
-/* Smallest power of two, at least 2^min_log, that holds @need bytes. */
-static uint32_t kite_wqe_stride(uint32_t need, unsigned int min_log)
-{
-	uint32_t stride = 1u << min_log;
-
-	while (stride < need)
-		stride <<= 1;
-	return stride;
-}
-
 /* ---- CQ ------------------------------------------------------------------- */
 
 struct ibv_cq *kite_create_cq(struct ibv_context *context, int cqe,
@@ -343,11 +333,6 @@ int kite_dereg_mr(struct verbs_mr *vmr)
 
 /* ---- QP ------------------------------------------------------------------- */
 
-/* Fixed part of a send WQE: header and the largest segment (UD). */
-#define KITE_SQ_WQE_FIXED	(sizeof(struct kite_sq_wqe_hdr) + \
-				 sizeof(struct kite_wqe_ud))
-#define KITE_RQ_WQE_FIXED	sizeof(struct kite_rq_wqe_hdr)
-
 struct kite_qp_sizes {
 	uint32_t sq_depth;
 	uint32_t sq_stride;
@@ -364,7 +349,7 @@ static bool kite_qp_sizes(const struct kite_context *ctx,
 			  const struct ibv_qp_cap *cap,
 			  struct kite_qp_sizes *sz)
 {
-	uint32_t sq_data;
+	uint32_t sq_log, rq_log;
 
 	if (cap->max_send_wr > ctx->max_qp_wr ||
 	    cap->max_recv_wr > ctx->max_qp_wr ||
@@ -374,18 +359,14 @@ static bool kite_qp_sizes(const struct kite_context *ctx,
 		return false;
 	sz->sq_depth = kite_ring_depth(cap->max_send_wr);
 	sz->rq_depth = kite_ring_depth(cap->max_recv_wr);
-	sq_data = cap->max_send_sge * sizeof(struct kite_sge);
-	if (sq_data < cap->max_inline_data)
-		sq_data = cap->max_inline_data;
-	sz->sq_stride = kite_wqe_stride(KITE_SQ_WQE_FIXED + sq_data,
-					KITE_SQ_MIN_LOG_STRIDE);
-	sz->rq_stride = kite_wqe_stride(KITE_RQ_WQE_FIXED + cap->max_recv_sge *
-					sizeof(struct kite_sge),
-					KITE_RQ_MIN_LOG_STRIDE);
+	sq_log = kite_sq_log_stride(cap->max_send_sge, cap->max_inline_data);
+	rq_log = kite_rq_log_stride(cap->max_recv_sge);
+	if (sq_log > KITE_SQ_MAX_LOG_STRIDE || rq_log > KITE_RQ_MAX_LOG_STRIDE)
+		return false;
+	sz->sq_stride = 1u << sq_log;
+	sz->rq_stride = 1u << rq_log;
 	return sz->sq_depth <= ctx->max_qp_wr &&
-	       sz->rq_depth <= ctx->max_qp_wr &&
-	       sz->sq_stride <= 1u << KITE_SQ_MAX_LOG_STRIDE &&
-	       sz->rq_stride <= 1u << KITE_RQ_MAX_LOG_STRIDE;
+	       sz->rq_depth <= ctx->max_qp_wr;
 }
 
 /* Set up a work queue on its ring: the wr_id array and the lock. */

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "kite_limits.h"
 #include "kite_roce.h"
 #include "kite_roce_pkt.h"
 

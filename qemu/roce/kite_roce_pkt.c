@@ -370,7 +370,7 @@ static const uint8_t *get_ext(const uint8_t *q, uint32_t h,
 
 size_t kite_roce_payload_offset(const struct kite_roce_pkt *p)
 {
-    return KITE_ETH_HDR_LEN +
+    return KITE_ETH_HLEN +
            (p->ipv6 ? KITE_IPV6_HDR_LEN : KITE_IPV4_HDR_LEN) +
            KITE_UDP_HDR_LEN + KITE_BTH_LEN + kite_roce_op_ext_len(p->opcode);
 }
@@ -400,7 +400,7 @@ size_t kite_roce_build(uint8_t *frame, size_t cap,
     if (udplen + iplen > 0xffff) {
         return 0;
     }
-    total = KITE_ETH_HDR_LEN + iplen + udplen;
+    total = KITE_ETH_HLEN + iplen + udplen;
     if (total > cap) {
         return 0;
     }
@@ -409,7 +409,7 @@ size_t kite_roce_build(uint8_t *frame, size_t cap,
     memcpy(frame + 6, p->smac, 6);
     st16(frame + 12, p->ipv6 ? KITE_ETH_P_IPV6 : KITE_ETH_P_IPV4);
 
-    ip = frame + KITE_ETH_HDR_LEN;
+    ip = frame + KITE_ETH_HLEN;
     if (p->ipv6) {
         uint32_t fl = p->flow_label & FLOW_LABEL_MASK;
 
@@ -469,7 +469,7 @@ size_t kite_roce_build(uint8_t *frame, size_t cap,
 static void fill_l3(struct kite_roce_pkt *p, const uint8_t *frame,
                     uint32_t iplen)
 {
-    const uint8_t *ip = frame + KITE_ETH_HDR_LEN;
+    const uint8_t *ip = frame + KITE_ETH_HLEN;
 
     memcpy(p->dmac, frame, 6);
     memcpy(p->smac, frame + 6, 6);
@@ -506,12 +506,12 @@ enum kite_roce_parse_result kite_roce_parse(const uint8_t *frame, size_t len,
     uint16_t ethertype;
 
     memset(p, 0, sizeof(*p));
-    if (len < KITE_ETH_HDR_LEN) {
+    if (len < KITE_ETH_HLEN) {
         return KITE_ROCE_NOT_ROCE;
     }
     ethertype = ld16(frame + 12);
-    ip = frame + KITE_ETH_HDR_LEN;
-    len -= KITE_ETH_HDR_LEN;
+    ip = frame + KITE_ETH_HLEN;
+    len -= KITE_ETH_HLEN;
 
     /*
      * Until UDP port 4791 is seen the frame may be anything the host's

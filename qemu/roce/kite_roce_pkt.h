@@ -13,11 +13,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kite/kite_hw.h"
+
 #define KITE_ROCE_UDP_DPORT     4791
 #define KITE_ETH_P_IPV4         0x0800
 #define KITE_ETH_P_IPV6         0x86dd
 
-#define KITE_ETH_HDR_LEN        14
 #define KITE_IPV4_HDR_LEN       20
 #define KITE_IPV6_HDR_LEN       40
 #define KITE_UDP_HDR_LEN        8
@@ -31,7 +32,7 @@
 #define KITE_IETH_LEN           4
 #define KITE_ICRC_LEN           4
 /* Largest header stack before the payload (Eth + IPv6 + UDP + BTH + ...). */
-#define KITE_ROCE_MAX_HDR_LEN   (KITE_ETH_HDR_LEN + KITE_IPV6_HDR_LEN + \
+#define KITE_ROCE_MAX_HDR_LEN   (KITE_ETH_HLEN + KITE_IPV6_HDR_LEN + \
                                  KITE_UDP_HDR_LEN + KITE_BTH_LEN + \
                                  KITE_ATOMIC_ETH_LEN + KITE_DETH_LEN)
 /* Largest frame the engine builds: 4096-byte payload, pad and ICRC. */
@@ -39,7 +40,6 @@
                                  KITE_ICRC_LEN)
 
 #define KITE_PSN_MASK           0xffffffu
-#define KITE_QPN_MASK           0xffffffu
 #define KITE_BTH_PKEY_DEFAULT   0xffff
 #define KITE_GSI_QKEY           0x80010000u
 

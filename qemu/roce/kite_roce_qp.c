@@ -554,20 +554,20 @@ static bool kr_frame_dgid(const uint8_t *f, size_t len, uint8_t *gid)
 {
     uint16_t type;
 
-    if (len < KITE_ETH_HDR_LEN) {
+    if (len < KITE_ETH_HLEN) {
         return false;
     }
     type = (uint16_t)(f[12] << 8 | f[13]);
     memset(gid, 0, 16);
     if (type == KITE_ETH_P_IPV4 &&
-        len >= KITE_ETH_HDR_LEN + KITE_IPV4_HDR_LEN) {
+        len >= KITE_ETH_HLEN + KITE_IPV4_HDR_LEN) {
         gid[10] = gid[11] = 0xff;
-        memcpy(gid + 12, f + KITE_ETH_HDR_LEN + 16, 4);
+        memcpy(gid + 12, f + KITE_ETH_HLEN + 16, 4);
         return true;
     }
     if (type == KITE_ETH_P_IPV6 &&
-        len >= KITE_ETH_HDR_LEN + KITE_IPV6_HDR_LEN) {
-        memcpy(gid, f + KITE_ETH_HDR_LEN + 24, 16);
+        len >= KITE_ETH_HLEN + KITE_IPV6_HDR_LEN) {
+        memcpy(gid, f + KITE_ETH_HLEN + 24, 16);
         return true;
     }
     return false;

@@ -271,14 +271,14 @@ void rpcap_inspect(const uint8_t *frame, size_t caplen, size_t origlen,
     fr->paylen = -1;
     fr->parse = KITE_ROCE_NOT_ROCE;
     fr->truncated = caplen < origlen;
-    if (caplen < KITE_ETH_HDR_LEN) {
+    if (caplen < KITE_ETH_HLEN) {
         return;
     }
     memcpy(fr->dmac, frame, 6);
     memcpy(fr->smac, frame + 6, 6);
     fr->ethertype = be16(frame + 12);
-    ip = frame + KITE_ETH_HDR_LEN;
-    len = caplen - KITE_ETH_HDR_LEN;
+    ip = frame + KITE_ETH_HLEN;
+    len = caplen - KITE_ETH_HLEN;
 
     if (fr->ethertype == KITE_ETH_P_IPV4) {
         if (len < KITE_IPV4_HDR_LEN || (ip[0] >> 4) != 4) {

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include <kite/kite_hw.h>
+#include "kite_limits.h"
 #include "ib_enums.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

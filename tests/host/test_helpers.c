@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include <kite/kite_hw.h>
+#include "kite_limits.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -238,6 +239,42 @@ static void test_log_depth_valid(void **state)
 	assert_false(kite_log_depth_valid(2, 1));
 }
 
+static void test_wqe_strides(void **state)
+{
+	(void)state;
+	/* The header and the UD segment alone take 56 bytes: 64-byte WQEs. */
+	assert_int_equal(KITE_SQ_WQE_FIXED, 56);
+	assert_int_equal(kite_sq_log_stride(0, 0), KITE_SQ_MIN_LOG_STRIDE);
+	assert_int_equal(kite_sq_log_stride(2, 0), 7);	/* 56 + 32 */
+	assert_int_equal(kite_sq_log_stride(8, 0), 8);	/* 56 + 128 */
+	assert_int_equal(kite_sq_log_stride(1, 256), 9);	/* inline wins */
+	assert_int_equal(kite_sq_log_stride(28, 0), 9);	/* 56 + 448 = 504 */
+	assert_int_equal(kite_sq_log_stride(29, 0), 10);	/* too big */
+	/* Huge requests do not wrap around to a small stride. */
+	assert_true(kite_sq_log_stride(0xffffffff, 0) > KITE_SQ_MAX_LOG_STRIDE);
+	assert_true(kite_sq_log_stride(0, 0xffffffff) > KITE_SQ_MAX_LOG_STRIDE);
+	assert_int_equal(kite_rq_log_stride(0), KITE_RQ_MIN_LOG_STRIDE);
+	assert_int_equal(kite_rq_log_stride(1), 5);
+	assert_int_equal(kite_rq_log_stride(8), 8);
+	assert_true(kite_rq_log_stride(0xffffffff) > KITE_RQ_MAX_LOG_STRIDE);
+	/* What a stride holds is what the sizing asked for, at least. */
+	assert_int_equal(kite_sq_room(6), 8);
+	assert_int_equal(kite_sq_room(9) / sizeof(struct kite_sge), 28);
+	assert_int_equal(kite_rq_room(8) / sizeof(struct kite_sge), 15);
+}
+
+static void test_cqe_is_recv(void **state)
+{
+	(void)state;
+	assert_false(kite_cqe_is_recv(KITE_CQE_SEND));
+	assert_false(kite_cqe_is_recv(KITE_CQE_WRITE));
+	assert_false(kite_cqe_is_recv(KITE_CQE_READ));
+	assert_false(kite_cqe_is_recv(KITE_CQE_CMP_SWP));
+	assert_false(kite_cqe_is_recv(KITE_CQE_FETCH_ADD));
+	assert_true(kite_cqe_is_recv(KITE_CQE_RECV));
+	assert_true(kite_cqe_is_recv(KITE_CQE_RECV_WRITE_IMM));
+}
+
 static void test_mtu_bytes(void **state)
 {
 	(void)state;
@@ -326,6 +363,8 @@ int main(void)
 		cmocka_unit_test(test_ring_used),
 		cmocka_unit_test(test_ring_pi_valid),
 		cmocka_unit_test(test_log_depth_valid),
+		cmocka_unit_test(test_wqe_strides),
+		cmocka_unit_test(test_cqe_is_recv),
 		cmocka_unit_test(test_mtu_bytes),
 		cmocka_unit_test(test_mtu_from_eth),
 		cmocka_unit_test(test_mtu_from_eth_property),

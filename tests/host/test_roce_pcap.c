@@ -438,7 +438,7 @@ static void test_verdicts_broken(void **state)
     assert_false(fr.icrc_known);
     assert_false(rpcap_roce_valid(&fr));
 
-    f.buf[0][KITE_ETH_HDR_LEN + 10] ^= 1;       /* IPv4 header checksum */
+    f.buf[0][KITE_ETH_HLEN + 10] ^= 1;       /* IPv4 header checksum */
     rpcap_inspect(f.buf[0], f.len[0], f.len[0], 1, &fr);
     assert_int_equal(fr.parse, KITE_ROCE_MALFORMED);
     /* The ICRC does not cover the checksum: it is still right. */

@@ -31,6 +31,7 @@ import traceback
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 HW_H = os.path.join(REPO, "include", "kite", "kite_hw.h")
+LIMITS_H = os.path.join(REPO, "qemu", "kite_limits.h")
 
 CMD_TIMEOUT = 10.0      # seconds for one qtest/QMP answer
 POLL_TIMEOUT = 5.0      # seconds to wait for the device to do something
@@ -40,11 +41,12 @@ POLL_TIMEOUT = 5.0      # seconds to wait for the device to do something
 # Constants: parsed from kite_hw.h so the test follows the ABI header.
 # --------------------------------------------------------------------------
 
-def parse_hw_h(path):
-    """#define NAME <int expr> and enum members of kite_hw.h."""
+def parse_hw_h(paths):
+    """#define NAME <int expr> and enum members of kite_hw.h (and of the
+    model's kite_limits.h, which uses kite_hw.h's names)."""
     import re
     consts = {}
-    text = open(path).read()
+    text = "\n".join(open(path).read() for path in paths)
     text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
     text = text.replace("\\\n", " ")
 
@@ -74,7 +76,7 @@ def parse_hw_h(path):
     return consts
 
 
-K = parse_hw_h(HW_H)
+K = parse_hw_h([HW_H, LIMITS_H])
 
 
 class C:

@@ -4,9 +4,10 @@
  * (built on the host against out/rdma-core by scripts/mkinitramfs.sh and
  * installed as /usr/bin/kite-verbs).
  *
- *   kite-verbs limits          print the device limits of kite_hw.h as shell
- *                              assignments (KITE_DEF_MAX_QP=1024 ...), so
- *                              that guest scripts compare against the header
+ *   kite-verbs limits          print the limits the device model implements
+ *                              (qemu/kite_limits.h) as shell assignments
+ *                              (KITE_DEF_MAX_QP=1024 ...), so that guest
+ *                              scripts compare against the model's header
  *   kite-verbs basic DEV GID   open DEV, check its doorbell mapping, query
  *                              device and port, find GID (text form) on port
  *                              1, 100 PDs; CQs, QPs (RC/UC/UD, state
@@ -35,6 +36,7 @@
 
 #include <infiniband/verbs.h>
 #include <kite/kite_hw.h>
+#include <kite_limits.h>
 
 #define NUM_PDS		100
 /* More than KITE_MAX_UCTX: a leaked device context would make open fail. */

@@ -6,7 +6,7 @@
 # (carrier, port state, and the IB_EVENT_PORT_ERR/ACTIVE the driver raises,
 # seen by a kprobe on ib_core's ib_dispatch_event()). Issue 3: rdma-core
 # with the kite provider: ibv_devices, ibv_devinfo -v (limits compared with
-# kite_hw.h, port state, link layer, GID), the C test kite-verbs.c and the
+# the model's qemu/kite_limits.h and kite_hw.h, port state, link layer, GID), the C test kite-verbs.c and the
 # raw uverbs bad-udata test kite-uverbs-fuzz.c.
 . /kite/lib.sh
 plan 98
@@ -69,8 +69,8 @@ else
 fi
 
 # ---- rdma-core: libibverbs with the kite provider (issue 3) -----------------
-# Limits as kite_hw.h defines them (the test program prints them: compiled
-# against the header when the image was built).
+# Limits as the device model defines them (the test program prints them:
+# compiled against qemu/kite_limits.h when the image was built).
 limits=$(kite-verbs limits 2>&1)
 rc=$?
 bad=

@@ -27,7 +27,6 @@
  * address vector); this bounds how many a device lets consumers hold.
  */
 #define KITE_MAX_AH			BIT(20)
-#define KITE_GSI_QPN			1	/* the device's GSI QP (hardware.rst) */
 
 struct kite_dev;
 

@@ -155,8 +155,8 @@ static void kite_test_dec_device_attr(struct kunit *test)
 		.abi_version = cpu_to_le32(KITE_ABI_VERSION(KITE_ABI_MAJOR, 3)),
 		.fw_version = cpu_to_le32(0x00010203),
 		.sys_image_guid = cpu_to_le64(0x0102030405060708ULL),
-		.page_size_cap = cpu_to_le64(KITE_DEF_PAGE_SIZES),
-		.max_mr_size = cpu_to_le64(KITE_DEF_MAX_MR_SIZE),
+		.page_size_cap = cpu_to_le64(0x40211000ULL),
+		.max_mr_size = cpu_to_le64(0x10000000000ULL),
 		.max_qp = cpu_to_le32(1), .max_cq = cpu_to_le32(2),
 		.max_mr = cpu_to_le32(3), .max_pd = cpu_to_le32(4),
 		.max_cqe = cpu_to_le32(5), .max_qp_wr = cpu_to_le32(6),
@@ -176,8 +176,8 @@ static void kite_test_dec_device_attr(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, c.abi_version, KITE_ABI_VERSION(KITE_ABI_MAJOR, 3));
 	KUNIT_EXPECT_EQ(test, c.fw_version, 0x00010203);
 	KUNIT_EXPECT_EQ(test, c.sys_image_guid, 0x0102030405060708ULL);
-	KUNIT_EXPECT_EQ(test, c.page_size_cap, KITE_DEF_PAGE_SIZES);
-	KUNIT_EXPECT_EQ(test, c.max_mr_size, KITE_DEF_MAX_MR_SIZE);
+	KUNIT_EXPECT_EQ(test, c.page_size_cap, 0x40211000ULL);
+	KUNIT_EXPECT_EQ(test, c.max_mr_size, 0x10000000000ULL);
 	KUNIT_EXPECT_EQ(test, c.max_qp, 1);
 	KUNIT_EXPECT_EQ(test, c.max_cq, 2);
 	KUNIT_EXPECT_EQ(test, c.max_mr, 3);
@@ -207,7 +207,7 @@ static void kite_test_dec_port_attr(struct kunit *test)
 		.link_speed = 16,
 		.mac = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 },
 		.eth_mtu = cpu_to_le32(1500),
-		.gid_tbl_len = cpu_to_le32(KITE_DEF_MAX_GID),
+		.gid_tbl_len = cpu_to_le32(16),
 	};
 	struct kite_port_info p;
 
@@ -219,7 +219,7 @@ static void kite_test_dec_port_attr(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, p.link_speed, 16);
 	KUNIT_EXPECT_TRUE(test, ether_addr_equal(p.mac, test_mac));
 	KUNIT_EXPECT_EQ(test, p.eth_mtu, 1500);
-	KUNIT_EXPECT_EQ(test, p.gid_tbl_len, KITE_DEF_MAX_GID);
+	KUNIT_EXPECT_EQ(test, p.gid_tbl_len, 16);
 }
 
 static void kite_test_dec_stats(struct kunit *test)

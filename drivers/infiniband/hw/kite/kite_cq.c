@@ -336,9 +336,6 @@ static_assert(KITE_CQE_RETRY_EXC_ERR == (int)IB_WC_RETRY_EXC_ERR);
 static_assert(KITE_CQE_RNR_RETRY_EXC_ERR == (int)IB_WC_RNR_RETRY_EXC_ERR);
 static_assert(KITE_CQE_GENERAL_ERR == (int)IB_WC_GENERAL_ERR);
 
-/* Receive-side CQE opcodes have this bit set. */
-#define KITE_CQE_OP_RECV_BIT	0x80
-
 /* Give the device the consumer index (frees CQ space). Under cq->lock. */
 static void kite_cq_report_ci(struct kite_dev *kdev, struct kite_cq *cq)
 {
@@ -487,7 +484,7 @@ static enum ib_wc_opcode kite_wc_opcode(u8 opcode)
 static bool kite_cqe_retire(struct kite_qp *qp, const struct kite_cqe *cqe,
 			    u64 *wr_id)
 {
-	bool recv = cqe->opcode & KITE_CQE_OP_RECV_BIT;
+	bool recv = kite_cqe_is_recv(cqe->opcode);
 	u8 log_depth = recv ? qp->rq_log_depth : qp->sq_log_depth;
 	u32 pi = recv ? READ_ONCE(qp->rq_pi) : READ_ONCE(qp->sq_pi);
 	u32 ci = recv ? qp->rq_ci : qp->sq_ci;
@@ -547,7 +544,7 @@ static bool kite_cqe_to_wc(struct kite_dev *kdev, struct kite_cq *cq,
 	}
 	if (cqe->flags & KITE_CQE_F_GRH)
 		wc->wc_flags |= IB_WC_GRH;
-	if (kite_qp_is_ud(qp) && (cqe->opcode & KITE_CQE_OP_RECV_BIT) &&
+	if (kite_qp_is_ud(qp) && (kite_cqe_is_recv(cqe->opcode)) &&
 	    cqe->status == KITE_CQE_SUCCESS) {
 		/*
 		 * The network header type saves ib_core from guessing it from

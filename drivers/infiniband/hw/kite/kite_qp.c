@@ -57,42 +57,6 @@ static_assert(KITE_QPS_ERR == (int)IB_QPS_ERR);
 				 KITE_QP_ATTR_MAX_DEST_RD_ATOMIC | \
 				 KITE_QP_ATTR_DEST_QPN)
 
-/* Send WQE: header, then the largest segment (UD: struct kite_wqe_ud). */
-#define KITE_SQ_WQE_FIXED	(sizeof(struct kite_sq_wqe_hdr) + \
-				 sizeof(struct kite_wqe_ud))
-#define KITE_RQ_WQE_FIXED	sizeof(struct kite_rq_wqe_hdr)
-
-/**
- * kite_sq_log_stride() - SQ WQE size for the requested capabilities
- * @max_sge: SGEs per send WQE
- * @max_inline: bytes of inline data per send WQE
- *
- * Return: log2 of the smallest stride (at least KITE_SQ_MIN_LOG_STRIDE)
- * that holds the header, a UD segment and max(@max_sge SGEs, @max_inline);
- * above KITE_SQ_MAX_LOG_STRIDE when nothing fits.
- */
-u8 kite_sq_log_stride(u32 max_sge, u32 max_inline)
-{
-	u32 need = KITE_SQ_WQE_FIXED +
-		   max_t(u32, max_sge * sizeof(struct kite_sge), max_inline);
-
-	return max_t(u32, order_base_2(need), KITE_SQ_MIN_LOG_STRIDE);
-}
-
-/**
- * kite_rq_log_stride() - RQ WQE size for @max_sge SGEs
- * @max_sge: SGEs per receive WQE
- *
- * Return: log2 of the smallest stride (at least KITE_RQ_MIN_LOG_STRIDE)
- * that holds the header and @max_sge SGEs.
- */
-u8 kite_rq_log_stride(u32 max_sge)
-{
-	u32 need = KITE_RQ_WQE_FIXED + max_sge * sizeof(struct kite_sge);
-
-	return max_t(u32, order_base_2(need), KITE_RQ_MIN_LOG_STRIDE);
-}
-
 /*
  * The device's QP type for @type, offered only when the device's
  * capability flags say it implements that transport.
@@ -152,8 +116,8 @@ static int kite_qp_size(struct kite_dev *kdev, struct kite_qp *qp,
 static void kite_qp_fill_cap(struct kite_dev *kdev, const struct kite_qp *qp,
 			     struct ib_qp_cap *cap)
 {
-	u32 sq_room = (1u << qp->sq_log_stride) - KITE_SQ_WQE_FIXED;
-	u32 rq_room = (1u << qp->rq_log_stride) - KITE_RQ_WQE_FIXED;
+	u32 sq_room = kite_sq_room(qp->sq_log_stride);
+	u32 rq_room = kite_rq_room(qp->rq_log_stride);
 
 	cap->max_send_wr = 1u << qp->sq_log_depth;
 	cap->max_recv_wr = 1u << qp->rq_log_depth;

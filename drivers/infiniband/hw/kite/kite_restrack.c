@@ -39,9 +39,6 @@ int kite_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
 	return kite_res_nest_end(msg, nest, err);
 }
 
-/* QUERY_QP_STATS exists from ABI 1.1 on. */
-#define KITE_ABI_MINOR_QP_STATS		1
-
 /* Per-QP counters shown as driver attributes, in kite_qp_stats order. */
 static const struct {
 	const char *name;

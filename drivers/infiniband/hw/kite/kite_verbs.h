@@ -299,8 +299,6 @@ int kite_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 int kite_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		  struct ib_qp_init_attr *init);
 int kite_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
-u8 kite_sq_log_stride(u32 max_sge, u32 max_inline);
-u8 kite_rq_log_stride(u32 max_sge);
 void kite_qp_async_event(struct kite_dev *kdev, u32 qpn, u8 type);
 int kite_cmd_query_qp_stats(struct kite_dev *kdev, struct kite_qp *qp,
 			    struct kite_qp_stats *st);

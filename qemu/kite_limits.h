@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Kite RoCEv2 NIC device model: the limits this model implements. They are
+ * model policy, not ABI: the device advertises them through its capability
+ * registers and QUERY_DEVICE (include/kite/kite_hw.h), and drivers must use
+ * what the device reports. Plain C, shared by the QEMU glue, the RoCEv2
+ * engine (roce/) and the tests that check what the model advertises.
+ *
+ * Copyright (c) 2026 The Kite authors
+ */
+#ifndef KITE_LIMITS_H
+#define KITE_LIMITS_H
+
+#include "kite/kite_hw.h"
+
+#define KITE_DEF_MAX_QP             1024
+#define KITE_DEF_MAX_CQ             1024
+#define KITE_DEF_MAX_MR             4096
+#define KITE_DEF_MAX_PD             1024
+#define KITE_DEF_MAX_CQE            65536
+#define KITE_DEF_MAX_QP_WR          16384
+#define KITE_DEF_MAX_SGE            8
+#define KITE_DEF_MAX_INLINE         256
+#define KITE_DEF_MAX_EQ             (1 + KITE_MSIX_MAX_COMP)
+#define KITE_DEF_MAX_GID            16
+/* As Soft-RoCE: peers size their initiator depth by it. */
+#define KITE_DEF_MAX_RD_ATOM        128
+#define KITE_DEF_MAX_AQ_LOG_DEPTH   10
+#define KITE_DEF_MAX_EQ_LOG_DEPTH   16
+#define KITE_DEF_MAX_ETH_LOG_DEPTH  12
+/* 4 KiB, 64 KiB, 2 MiB and 1 GiB pages. */
+#define KITE_DEF_PAGE_SIZES         ((1ull << 12) | (1ull << 16) | \
+                                     (1ull << 21) | (1ull << 30))
+#define KITE_DEF_MAX_MR_SIZE        (1ull << 40)
+
+#endif
