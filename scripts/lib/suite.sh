@@ -7,6 +7,9 @@
 #
 # The caller sets SUITE_TMP to a private directory it removes on exit (trap).
 
+# shellcheck source=scripts/lib/results.sh
+. "$(dirname "${BASH_SOURCE[0]}")/results.sh"
+
 # bounded_run SECS OUT TEE CMD...: run CMD with `timeout --kill-after=30
 # SECS`: TEE 1: its stdout into the file OUT and to our stdout (stderr passes
 # through); TEE 0: its stdout and stderr into OUT only.
@@ -66,8 +69,8 @@ run_suite() {
 	S_SECS=$(($(date +%s) - start))
 	last=$(grep -v '^[[:space:]]*$' "$out" | tail -n 1)
 	S_PASS=0 S_FAIL=0 S_SKIP=0
-	if [[ $last =~ ^$name:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed(,\ ([0-9]+)\ skipped)?$ ]]; then
-		p=${BASH_REMATCH[1]} f=${BASH_REMATCH[2]} k=${BASH_REMATCH[4]:-0}
+	if results_parse "$name" "$last"; then
+		p=$R_PASS f=$R_FAIL k=$R_SKIP
 		if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 			echo "FAIL $name: exited $rc although it reported no failure"
 			f=1
