@@ -8,8 +8,10 @@ through readl/writel/b64read/b64write) and a QMP monitor (set_link).
 MSI-X table entries point into guest RAM, so every interrupt the device
 raises is a 4-byte write the test can see.
 
-Usage: kite_qtest.py [--qemu PATH] [--logdir DIR] [--keep-logs] [-k SUBSTRING]
-                     [-v]
+Usage: kite_qtest.py [--qemu PATH] [--logdir DIR] [--keep-logs] [-t GLOB]
+                     [-k SUBSTRING] [-v]
+-t runs the tests whose name (as printed) matches the shell glob GLOB, -k
+those whose name contains SUBSTRING; a selection that runs nothing fails.
 Prints one line per test and, last, "qtest: N passed, N failed".
 """
 
@@ -27,6 +29,10 @@ import sys
 import tempfile
 import time
 import traceback
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
+    os.path.dirname(os.path.abspath(__file__)))), "scripts", "lib"))
+from results import Results, selected  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -3597,14 +3603,17 @@ def main():
     ap.add_argument("--logdir", default=os.path.join(REPO, "out", "logs",
                                                      "qtest"))
     ap.add_argument("--keep-logs", action="store_true")
-    ap.add_argument("-k", dest="filter", default="")
+    ap.add_argument("-t", dest="glob", default="",
+                    help="run the tests whose name matches this shell glob")
+    ap.add_argument("-k", dest="filter", default="",
+                    help="run the tests whose name contains this string")
     ap.add_argument("-v", dest="verbose", action="store_true")
     args = ap.parse_args()
     # A timeout's SIGTERM unwinds normally so QEMU processes and the
     # temporary directory are cleaned up.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(124))
 
-    passed = failed = 0
+    res = Results("qtest", args.glob or args.filter)
     # Sockets in a private temporary directory (short paths); QEMU's guest
     # error log and stderr under out/logs/qtest, kept when a test fails.
     tmpdir = tempfile.mkdtemp(prefix="kite-qtest-")
@@ -3615,7 +3624,7 @@ def main():
     try:
         for env_name in ENVS:
             tests = [t for t in TESTS if t[1] == env_name and
-                     args.filter in t[0]]
+                     args.filter in t[0] and selected(args.glob, t[0])]
             if not tests:
                 continue
             env = None
@@ -3623,27 +3632,23 @@ def main():
                 env = Env(args.qemu, env_name, tmpdir, logdir)
             except Exception as e:
                 for name, _, _ in tests:
-                    print("FAIL %s: QEMU setup: %s" % (name, e))
-                    failed += 1
+                    res.fail(name, "QEMU setup: %s" % e)
                 keep = True
                 continue
             try:
                 for name, _, fn in tests:
                     try:
                         fn(env)
-                        print("ok %s" % name)
-                        passed += 1
+                        res.ok(name)
                     except Exception as e:
-                        print("FAIL %s: %s" % (name, e))
+                        res.fail(name, e)
                         if args.verbose or not isinstance(e, TestFailure):
                             traceback.print_exc(file=sys.stderr)
-                        failed += 1
                         keep = True
                     sys.stdout.flush()
                     if env.q.proc.poll() is not None:
-                        print("FAIL %s: QEMU exited (%s)" %
-                              (name, env.q.stderr_tail()))
-                        failed += 1
+                        res.fail(name, "QEMU exited (%s)" %
+                                 env.q.stderr_tail())
                         break
             finally:
                 env.close()
@@ -3653,8 +3658,7 @@ def main():
             print("qtest: QEMU logs in %s" % logdir)
         else:
             shutil.rmtree(logdir, ignore_errors=True)
-    print("qtest: %d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return res.end()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,68 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Result and summary lines for the Python test runners.
+
+The Python side of scripts/lib/results.sh, with the same lines:
+  ok NAME[: DETAIL] / FAIL NAME: DETAIL / skip NAME: WHY   one per check
+  SUITE: N passed, N failed[, N skipped]                    the last line
+"""
+
+import fnmatch
+import sys
+
+
+def summary_line(suite, passed, failed, skipped=0):
+    """The summary line of SUITE ("N skipped" only when there are some)."""
+    line = "%s: %d passed, %d failed" % (suite, passed, failed)
+    if skipped:
+        line += ", %d skipped" % skipped
+    return line
+
+
+def selected(pattern, name):
+    """PATTERN (a shell glob, the suite's T=) is empty or matches NAME."""
+    return not pattern or fnmatch.fnmatchcase(name, pattern)
+
+
+class Results:
+    """Counts a suite's results; show=False counts without printing."""
+
+    def __init__(self, suite, pattern=""):
+        self.suite = suite
+        self.pattern = pattern
+        self.passed = self.failed = self.skipped = 0
+
+    def _say(self, line, show):
+        if show:
+            print(line, flush=True)
+
+    def ok(self, name, show=True):
+        self.passed += 1
+        self._say("ok %s" % name, show)
+
+    def fail(self, name, detail, show=True, count=1):
+        """One failed check (COUNT failures: e.g. missing planned results)."""
+        self.failed += count
+        self._say("FAIL %s: %s" % (name, detail), show)
+
+    def skip(self, name, why, show=True):
+        self.skipped += 1
+        self._say("skip %s: %s" % (name, why), show)
+
+    def add(self, status, name, detail="", show=True):
+        """Count a parsed result line: STATUS is "ok", "FAIL" or "skip"."""
+        if status == "ok":
+            self.ok(name, show)
+        elif status == "skip":
+            self.skip(name, detail, show)
+        else:
+            self.fail(name, detail, show)
+
+    def end(self):
+        """Print the summary line (a selection that ran nothing is one
+        failure) and return the exit status: 1 when anything failed."""
+        if self.pattern and self.passed + self.failed + self.skipped == 0:
+            self.fail(self.suite, "T='%s' selects no test" % self.pattern)
+        print(summary_line(self.suite, self.passed, self.failed,
+                           self.skipped), flush=True)
+        sys.stdout.flush()
+        return 1 if self.failed else 0
