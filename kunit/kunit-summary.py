@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 #
-# kunit-summary.py JSON LOG RC "SUITE..." ["DEVICE SUITE..."]
-# Called by scripts/kunit.sh.
+# kunit-summary.py JSON LOG RC "SUITE..." ["DEVICE SUITE..." [SELECTION]]
+# Called by scripts/kunit.sh (SELECTION: the filter glob kunit.py was given,
+# if any; a selection that runs nothing says so).
 # Counts the results kunit.py parsed (--json) and adds a failure for: a
 # kernel that did not configure/build/boot, a parse error, a timeout, a
 # non-zero kunit.py exit status with no failed test, each expected suite
@@ -11,13 +12,19 @@
 # "kunit: N passed, N failed, N skipped"; on failure also the diagnostics
 # of the failed tests. Exit status 1 when anything failed.
 import json
+import os
 import re
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))), "scripts", "lib"))
+from results import summary_line  # noqa: E402
 
 json_path, log_path, rc = sys.argv[1], sys.argv[2], int(sys.argv[3])
 expected = sys.argv[4].split() if len(sys.argv) > 4 else []
 # Suites that need the attached device: all-skipped means it never probed.
 need_device = sys.argv[5].split() if len(sys.argv) > 5 else []
+selection = sys.argv[6] if len(sys.argv) > 6 else ""
 passed = failed = skipped = 0
 problems = []
 suites = []
@@ -83,14 +90,17 @@ for name, p, f, s in suites:
                         "attached (did the driver probe it?)" % name)
         failed += 1
 if passed + failed + skipped == 0:
-    problems.append("no test ran")
+    if selection:
+        problems.append("kunit: T='%s' selects no test" % selection)
+    else:
+        problems.append("no test ran")
     failed += 1
 if rc != 0 and failed == 0:
     problems.append("kunit.py exited with status %d" % rc)
     failed += 1
 
 for name, p, f, s in suites:
-    print("  %s: %d passed, %d failed, %d skipped" % (name, p, f, s))
+    print("  " + summary_line(name, p, f, s))
 for line in problems:
     print("  FAIL %s" % line)
 if failed:
@@ -113,5 +123,5 @@ if failed:
     for text in shown[:40]:
         print("  | " + text[:200])
     print("kunit.sh: see %s" % log_path)
-print("kunit: %d passed, %d failed, %d skipped" % (passed, failed, skipped))
+print(summary_line("kunit", passed, failed, skipped))
 sys.exit(1 if failed else 0)

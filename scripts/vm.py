@@ -66,6 +66,8 @@ import tempfile
 import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(TOP, "scripts", "lib"))
+from results import Results, summary_line  # noqa: E402
 RESULT_RE = re.compile(r"^(ok|FAIL|skip) (\S+)(?:: ?(.*))?$")
 EXIT_RE = re.compile(r"^KITE-TEST-EXIT (-?\d+)$")
 PLAN_RE = re.compile(r"^KITE-PLAN (\d+)$")
@@ -415,7 +417,7 @@ def cmd_run(argv):
             if time.monotonic() > lock_end:
                 print("FAIL %s/launcher: another run of '%s' holds out/logs/%s; not started"
                       % (test, test, test), flush=True)
-                print("%s: 0 passed, 1 failed" % test, flush=True)
+                print(summary_line(test, 0, 1), flush=True)
                 return 1
             if not said:
                 print("# %s: waiting for another run of the same test to end" % test,
@@ -431,27 +433,19 @@ def cmd_run(argv):
         g.mon = mon_path(work, g.name)
         g.ctl = ctl_path(work, g.name)
 
-    counts = {"ok": 0, "FAIL": 0, "skip": 0}
+    results = Results(test)
 
     def report(guest, res):
         status, check, detail = res
-        counts[status] += 1
         full = "%s/%s/%s" % (test, guest.name, check)
-        if args.echo:
-            return
-        if status == "ok":
-            print("ok %s" % full, flush=True)
-        elif status == "skip":
-            print("skip %s: %s" % (full, detail), flush=True)
-        else:
-            print("FAIL %s: %s (log: %s)" % (full, detail, os.path.relpath(guest.log)),
-                  flush=True)
+        if status == "FAIL":
+            detail = "%s (log: %s)" % (detail, os.path.relpath(guest.log))
+        results.add(status, full, detail, show=not args.echo)
 
-    def launcher_fail(guest, check, detail, log=None):
-        counts["FAIL"] += 1
+    def launcher_fail(guest, check, detail, log=None, count=1):
         where = os.path.relpath(log or (guest.log if guest else run_dir))
         name = "%s/%s/%s" % (test, guest.name, check) if guest else "%s/%s" % (test, check)
-        print("FAIL %s: %s (log: %s)" % (name, detail, where), flush=True)
+        results.fail(name, "%s (log: %s)" % (detail, where), count=count)
 
     hook = None
     t0 = time.monotonic()
@@ -563,8 +557,7 @@ def cmd_run(argv):
             elif got < g.plan:
                 # Each missing result is a failure (the first line says so).
                 launcher_fail(g, "plan", "%d of %d planned results missing (got %d)" % (
-                    g.plan - got, g.plan, got))
-                counts["FAIL"] += g.plan - got - 1
+                    g.plan - got, g.plan, got), count=g.plan - got)
             elif got > g.plan:
                 launcher_fail(g, "plan", "%d results, more than the %d planned" % (got, g.plan))
             print("# %s: boot %s, script done %s, exit %s, log %s" % (
@@ -582,11 +575,7 @@ def cmd_run(argv):
         shutil.rmtree(work, ignore_errors=True)
 
     print("# %s: %.1fs" % (test, time.monotonic() - t0))
-    line = "%s: %d passed, %d failed" % (test, counts["ok"], counts["FAIL"])
-    if counts["skip"]:
-        line += ", %d skipped" % counts["skip"]
-    print(line, flush=True)
-    return 1 if counts["FAIL"] else 0
+    return results.end()
 
 
 def cmd_hmp(argv):

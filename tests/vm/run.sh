@@ -22,6 +22,8 @@
 #          NICs: the baseline that shows the checks themselves are right
 #
 #   tests/vm/run.sh [GROUP...]      (default: pair fault rdma interop)
+#   tests/vm/run.sh -t GLOB         the groups whose name matches the shell
+#                                   glob (rxe too); none is one failure
 #
 # Each guest script declares how many results it prints (plan N); the
 # launcher counts missing ones as failures. Each group is judged like a suite
@@ -99,14 +101,30 @@ group_rxe() {
 		"a=$t/rdma-a.sh" "b=$t/rdma-b.sh")
 }
 
+pattern=
+if [ "${1:-}" = -t ]; then
+	pattern=${2-}
+	shift 2 || exit 2
+fi
 groups=("$@")
+if [ -n "$pattern" ]; then
+	groups=()	# alphabetical order
+	for g in $(declare -F | sed -n 's/^declare -f group_//p'); do
+		results_match "$pattern" "$g" && groups+=("$g")
+	done
+	if [ ${#groups[@]} -eq 0 ]; then
+		R_PASS=0 R_FAIL=0 R_SKIP=0
+		results_end vm "$pattern"
+		exit 1
+	fi
+fi
 [ ${#groups[@]} -gt 0 ] || groups=(pair fault rdma interop)
 
 pass=0 fail=0 skip=0
 # The guest image must match out/kite.ko (a no-op when it does).
 if ! scripts/mkinitramfs.sh; then
 	echo "FAIL vm/image: scripts/mkinitramfs.sh failed (is out/kite.ko built? run 'make all')"
-	echo "vm: 0 passed, 1 failed"
+	results_line vm 0 1
 	exit 1
 fi
 for g in "${groups[@]}"; do
@@ -124,7 +142,5 @@ for g in "${groups[@]}"; do
 	echo "# $S_NOTE"
 done
 
-summary="vm: $pass passed, $fail failed"
-[ "$skip" -gt 0 ] && summary="$summary, $skip skipped"
-echo "$summary"
-[ "$fail" -eq 0 ]
+R_PASS=$pass R_FAIL=$fail R_SKIP=$skip
+results_end vm "$pattern"
