@@ -6,6 +6,9 @@
 # under our QEMU (out/qemu-system-x86_64, which has the kite device).
 #
 # Usage: scripts/kunit.sh [KUNIT.PY RUN OPTIONS...]   e.g. 'kite_ring*'
+#   A glob 'SUITE[.CASE]' runs only the matching suites or cases (kunit.py's
+#   filter_glob); with any argument no suite is required to run, but a run
+#   with no test at all still fails.
 #
 # Caching (all under ${KITE_CACHE:-/var/cache/kite}/kunit):
 #   linux-<tarball sha256[:12]>/   the extracted source, made once; the
@@ -264,5 +267,6 @@ if [ $# -eq 0 ] && [ -d "$KITE_SRC" ] &&
 fi
 
 # The device is attached, so a device suite must not skip all its cases.
+# The arguments (a selection) are named when nothing ran.
 python3 "$REPO/kunit/kunit-summary.py" "$JSON" "$LOG" "$rc" "$expected" \
-	"${KITE_KUNIT_DEVICE_SUITES-kite_device kite_verbs kite_datapath}"
+	"${KITE_KUNIT_DEVICE_SUITES-kite_device kite_verbs kite_datapath}" "$*"
