@@ -189,7 +189,7 @@ nice -n 10 cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wno-sign-compare \
 	-Wno-unused-parameter -Wmissing-prototypes -Wshadow \
 	-fsanitize=address,undefined -fno-sanitize-recover=all \
 	-I"$BUILD/include" -I"$TREE/providers/kite" \
-	"$REPO/providers/kite/selftest/kite_fast_test.c" \
+	"$REPO"/providers/kite/selftest/*.c \
 	"$TREE/providers/kite/kite_fast.c" "$TREE/providers/kite/kite_ah.c" \
 	-lpthread -o "$SELFTEST" >>"$LOG" 2>&1 ||
 	fail "cannot build the provider self-test"
