@@ -30,7 +30,7 @@ if [ "${1:-}" = -t ]; then
 fi
 
 # The program and case globs of the selection.
-prog_glob= case_glob=
+prog_glob='' case_glob=''
 if [[ $pattern == */* ]]; then
 	prog_glob=${pattern%%/*} case_glob=${pattern#*/}
 elif [ -n "$pattern" ]; then
