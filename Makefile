@@ -7,7 +7,9 @@
 #                     (out/perftest), guest kernel + initramfs, the capture
 #                     checker (out/capture/kite-pcap)
 #   make check        all of the above, then every test suite; last line of
-#                     output is "N passed, N failed" (SUITES="vm host" picks)
+#                     output is "N passed, N failed" (SUITES="vm host" picks
+#                     suites, T=PATTERN tests or groups in them: see
+#                     Documentation/kite/testing.rst)
 #   make demo         two guests linked by a socket netdev: rdma link, ip, ping,
 #                     ibv_rc_pingpong and ib_write_bw between them
 #   make bench        perftest over Kite and over Soft-RoCE (rxe on virtio-net)
@@ -24,6 +26,8 @@ KDIR ?=
 KO := drivers/infiniband/hw/kite/kite.ko
 OUT := out
 SUITES ?=
+# T: a test selection handed to each suite (scripts/check.sh --test).
+T ?=
 
 .PHONY: all deps module qemu rdma-core perftest initramfs capture check demo bench clean
 
@@ -62,8 +66,10 @@ initramfs: module rdma-core perftest
 capture: | deps
 	@$(MAKE) --no-print-directory -C tests/capture
 
+# T reaches the recipe's environment (make exports command-line variables),
+# which keeps its quoting intact.
 check:
-	@bash scripts/check.sh $(SUITES)
+	@bash scripts/check.sh $(if $(T),--test "$$T") $(SUITES)
 
 demo: all
 	@bash scripts/demo.sh

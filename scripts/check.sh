@@ -21,7 +21,12 @@
 # that cannot start any more counts as one failure. The summary line is
 # printed in every case, also when the run is interrupted (INT/TERM/HUP).
 #
-#   scripts/check.sh [--no-build] [SUITE...]     (default: host provider qtest kunit vm)
+# One test or group: --test PATTERN (make check T=PATTERN) hands PATTERN to
+# each suite's runner, which selects by it (a shell glob, see
+# Documentation/kite/testing.rst); a suite that selects nothing fails.
+#
+#   scripts/check.sh [--no-build] [--test PATTERN] [SUITE...]
+#       (default suites: lint host provider qtest kunit vm)
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
@@ -40,43 +45,68 @@ deadline=$((t0 + budget))
 MARGIN=40
 MIN_STEP=30
 
+usage() {
+	echo "usage: $0 [--no-build] [--test PATTERN] [lint|host|provider|qtest|kunit|vm]..." >&2
+	exit 2
+}
 build=1
+pattern=
 suites=()
-for a in "$@"; do
-	case $a in
+while [ $# -gt 0 ]; do
+	case $1 in
 	--no-build) build=0 ;;
-	host | provider | qtest | kunit | vm) suites+=("$a") ;;
-	*) echo "usage: $0 [--no-build] [host|provider|qtest|kunit|vm]..." >&2; exit 2 ;;
+	--test=*) pattern=${1#--test=} ;;
+	--test | -t) [ $# -ge 2 ] || usage; pattern=$2; shift ;;
+	lint | host | provider | qtest | kunit | vm) suites+=("$1") ;;
+	*) usage ;;
 	esac
+	shift
 done
-[ ${#suites[@]} -gt 0 ] || suites=(host provider qtest kunit vm)
+[ ${#suites[@]} -gt 0 ] || suites=(lint host provider qtest kunit vm)
 
-# suite name -> the file that must exist, and the command that runs it.
+# suite name -> the file that must exist.
 declare -A runner=(
+	[lint]=scripts/lint.sh
 	[host]=tests/host/Makefile
 	[provider]=scripts/provider-selftest.sh
 	[qtest]=tests/qtest/run.sh
 	[kunit]=scripts/kunit.sh
 	[vm]=tests/vm/run.sh
 )
-declare -A command=(
-	[host]="make --no-print-directory -C tests/host check"
-	[provider]="bash scripts/provider-selftest.sh"
-	[qtest]="bash tests/qtest/run.sh"
-	[kunit]="bash scripts/kunit.sh"
-	[vm]="bash tests/vm/run.sh"
-)
+
+# suite_cmd SUITE: set cmd to the command that runs SUITE, with the
+# selection in the form its runner takes.
+suite_cmd() {
+	local sel=()
+	[ -n "$pattern" ] && sel=(-t "$pattern")
+	case $1 in
+	lint) cmd=(bash scripts/lint.sh "${sel[@]}") ;;
+	host) cmd=(make --no-print-directory -C tests/host check ${pattern:+"T=$pattern"}) ;;
+	provider) cmd=(bash scripts/provider-selftest.sh "${sel[@]}") ;;
+	qtest) cmd=(bash tests/qtest/run.sh "${sel[@]}") ;;
+	# kunit.py's own filter_glob, SUITE[.CASE]
+	kunit) cmd=(bash scripts/kunit.sh ${pattern:+"$pattern"}) ;;
+	vm) cmd=(bash tests/vm/run.sh "${sel[@]}") ;;
+	esac
+}
+
+# show_cmd WORD...: the command as one would type it (quotes only where needed).
+show_cmd() {
+	local w out=()
+	for w in "$@"; do
+		if [[ $w =~ ^[A-Za-z0-9_./=:-]+$ ]]; then out+=("$w"); else out+=("'$w'"); fi
+	done
+	echo "${out[*]}"
+}
 
 pass=0 fail=0 skip=0
 notes=()
 
 summary() {
-	local n s
+	local n
 	echo "== summary ($(($(date +%s) - t0))s of a ${budget}s budget)"
 	for n in "${notes[@]}"; do echo "   $n"; done
-	s="$pass passed, $fail failed"
-	[ "$skip" -gt 0 ] && s="$s, $skip skipped"
-	echo "$s"
+	results_line "" "$pass" "$fail" "$skip"
 }
 
 on_signal() {
@@ -138,7 +168,8 @@ fi
 
 suite_timeout=${KITE_SUITE_TIMEOUT:-2400}
 for s in "${suites[@]}"; do
-	echo "== $s: ${command[$s]}"
+	suite_cmd "$s"
+	echo "== $s: $(show_cmd "${cmd[@]}")"
 	if [ ! -f "${runner[$s]}" ]; then
 		echo "FAIL $s: runner ${runner[$s]} is missing"
 		fail=$((fail + 1))
@@ -157,8 +188,7 @@ for s in "${suites[@]}"; do
 	[ "$lock_wait" -gt 1800 ] && lock_wait=1800
 	export KITE_KUNIT_LOCK_WAIT=$lock_wait
 	# stdout is kept to find the summary; stderr goes straight through.
-	# shellcheck disable=SC2086 # the command is split into words on purpose
-	run_suite "$s" "$t" ${command[$s]}
+	run_suite "$s" "$t" "${cmd[@]}"
 	pass=$((pass + S_PASS)) fail=$((fail + S_FAIL)) skip=$((skip + S_SKIP))
 	notes+=("$S_NOTE")
 done
