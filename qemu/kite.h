@@ -102,7 +102,10 @@ typedef struct KitePbl {
 #define KITE_PD_FIRST   1
 #define KITE_CQ_FIRST   1
 #define KITE_MR_FIRST   1
-/* QP numbers: 0 unused, KITE_GSI_QPN the GSI QP, others 2..KITE_QPN_MAX cyclically. */
+/*
+ * QP numbers: 0 unused, KITE_GSI_QPN the GSI QP, others 2..KITE_QPN_MAX
+ * cyclically.
+ */
 #define KITE_QPN_FIRST  2
 #define KITE_QPN_MAX    KITE_DB_NUM_MASK
 
