@@ -38,6 +38,8 @@
 # is set, which it is here; such frames are counted in the summary.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=scripts/lib/results.sh
+. "$top/scripts/lib/results.sh"
 tool=${KITE_PCAP_TOOL:-$top/out/capture/kite-pcap}
 pmtu=1024 min=1
 while getopts "p:n:" o; do
@@ -69,7 +71,7 @@ names="tshark icrc kite-frames read-seq write-seq opcodes"
 all_fail() {
 	local n
 	for n in $names; do res "$n" 1 "$1"; done
-	echo "capture: $pass passed, $fail failed"
+	results_line capture "$pass" "$fail"
 	exit 1
 }
 
@@ -190,5 +192,5 @@ else
 	res opcodes 1 "tshark could not read the capture"
 fi
 
-echo "capture: $pass passed, $fail failed"
+results_line capture "$pass" "$fail"
 [ "$fail" -eq 0 ]
