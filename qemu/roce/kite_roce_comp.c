@@ -406,7 +406,7 @@ static void kr_comp_atomic_ack(KiteRoceQp *qp, const struct kite_roce_pkt *p,
 {
     KiteRoce *e = qp->e;
     uint32_t psn = p->psn;
-    uint8_t buf[KR_ATOMIC_LEN];
+    __le64 orig;
     KrSendWqe w;
     KrSqSlot *s;
     uint8_t st;
@@ -435,8 +435,8 @@ static void kr_comp_atomic_ack(KiteRoceQp *qp, const struct kite_roce_pkt *p,
         kr_comp_fail(qp, st ? st : KITE_CQE_LOC_QP_OP_ERR);
         return;
     }
-    kr_st64(buf, p->atomic_orig);
-    st = kr_sge_copy(qp, &w, 0, buf, KR_ATOMIC_LEN, true);
+    kr_set_le64(&orig, p->atomic_orig);
+    st = kr_sge_copy(qp, &w, 0, (uint8_t *)&orig, sizeof(orig), true);
     if (st) {
         kr_comp_fail(qp, st);
         return;

@@ -16,6 +16,7 @@
 
 #include "kite_limits.h"
 #include "kite_roce.h"
+#include "kite_roce_abi.h"
 #include "kite_roce_pkt.h"
 
 /* Requester limits (roce-facts.md section 5). */
@@ -31,53 +32,10 @@
  */
 #define KR_MAX_READ_PSNS        ((1u << 23) - 1)
 #define KR_RESPQ_DEPTH          256     /* responder output queue */
-#define KR_ATOMIC_LEN           8
+/* An atomic works on one little-endian 64-bit word of memory. */
+#define KR_ATOMIC_SIZE          sizeof(__le64)
 #define KR_TIMEOUT_BASE_NS      4096ull /* local ACK timeout unit */
 #define KR_MAX_TIMEOUT          31
-
-/* Offsets of the WQE parts (hardware.rst, "Send queue"). */
-#define KR_WQE_HDR_LEN          16
-#define KR_SGE_LEN              16
-#define KR_RADDR_LEN            16
-#define KR_ATOMIC_SEG_LEN       32
-#define KR_UD_SEG_LEN           40
-
-/* Little-endian loads and stores on byte buffers (ABI layouts). */
-static inline uint16_t kr_ld16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | (p[1] << 8));
-}
-
-static inline uint32_t kr_ld32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) |
-           ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
-}
-
-static inline uint64_t kr_ld64(const uint8_t *p)
-{
-    return kr_ld32(p) | ((uint64_t)kr_ld32(p + 4) << 32);
-}
-
-static inline void kr_st16(uint8_t *p, uint16_t v)
-{
-    p[0] = v;
-    p[1] = v >> 8;
-}
-
-static inline void kr_st32(uint8_t *p, uint32_t v)
-{
-    p[0] = v;
-    p[1] = v >> 8;
-    p[2] = v >> 16;
-    p[3] = v >> 24;
-}
-
-static inline void kr_st64(uint8_t *p, uint64_t v)
-{
-    kr_st32(p, (uint32_t)v);
-    kr_st32(p + 4, (uint32_t)(v >> 32));
-}
 
 /* A parsed send WQE (re-read from the ring whenever it is needed). */
 typedef struct KrSendWqe {
@@ -92,7 +50,7 @@ typedef struct KrSendWqe {
     uint64_t compare;
     uint32_t len;               /* total bytes */
     /* UD: struct kite_wqe_ud */
-    uint8_t av[32];             /* struct kite_av */
+    struct kite_av av;          /* as the WQE holds it (little-endian) */
     uint32_t remote_qpn;
     uint32_t remote_qkey;
     struct {

@@ -298,21 +298,21 @@ static bool kr_cqe_write(KiteRoceQp *qp, bool rq, uint32_t idx,
 {
     KiteRoce *e = qp->e;
     struct kite_cqe cqe;
-    uint8_t *b = (uint8_t *)&cqe;
     uint32_t depth = rq ? qp->rq_depth : qp->sq_depth;
 
     memset(&cqe, 0, sizeof(cqe));
-    kr_st32(b + offsetof(struct kite_cqe, qpn), qp->cfg.qpn);
-    kr_st16(b + offsetof(struct kite_cqe, wqe_idx), idx & (depth - 1));
+    kr_set_le32(&cqe.qpn, qp->cfg.qpn);
+    kr_set_le16(&cqe.wqe_idx, idx & (depth - 1));
     cqe.opcode = opcode;
     cqe.status = status;
-    kr_st32(b + offsetof(struct kite_cqe, byte_len), byte_len);
+    kr_set_le32(&cqe.byte_len, byte_len);
     if (imm) {
-        memcpy(b + offsetof(struct kite_cqe, imm_data), imm, 4);
+        /* Wire order, as verbs hands it over (__be32). */
+        memcpy(&cqe.imm_data, imm, sizeof(cqe.imm_data));
         flags |= KITE_CQE_F_IMM;
     }
     if (ud) {
-        kr_st32(b + offsetof(struct kite_cqe, src_qp), ud->deth_sqpn);
+        kr_set_le32(&cqe.src_qp, ud->deth_sqpn);
         cqe.net_hdr = ud->ipv6 ? KITE_CQE_NET_IPV6 : KITE_CQE_NET_IPV4;
         memcpy(cqe.smac, ud->smac, sizeof(cqe.smac));
     }
@@ -359,13 +359,15 @@ void kr_flush(KiteRoceQp *qp)
         uint8_t op = s->opcode;
 
         if (!s->parsed) {
-            uint8_t hdr[1u << KITE_SQ_MAX_LOG_STRIDE];
+            uint8_t b[1u << KITE_SQ_MAX_LOG_STRIDE];
+            struct kite_sq_wqe_hdr hdr;
 
             op = KITE_WQE_SEND;
             if (e->ops->wqe_read(e->opaque, qp->cfg.qpn, false,
-                                 qp->sq_ci & (qp->sq_depth - 1), hdr,
+                                 qp->sq_ci & (qp->sq_depth - 1), b,
                                  qp->sq_stride)) {
-                op = hdr[0];
+                memcpy(&hdr, b, sizeof(hdr));
+                op = hdr.opcode;
             }
         }
         memset(s, 0, sizeof(*s));

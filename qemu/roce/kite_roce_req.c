@@ -32,6 +32,52 @@ static bool kr_is_rd_atomic(uint8_t op)
            op == KITE_WQE_FETCH_ADD;
 }
 
+/* The segment an opcode puts between the WQE header and its data. */
+enum {
+    KR_SEG_NONE,
+    KR_SEG_RADDR,               /* struct kite_wqe_raddr */
+    KR_SEG_ATOMIC,              /* struct kite_wqe_atomic */
+    KR_SEG_UD,                  /* struct kite_wqe_ud */
+};
+
+/* Every opcode's header and segment fit the smallest stride. */
+static_assert(KITE_SQ_WQE_FIXED <= 1u << KITE_SQ_MIN_LOG_STRIDE,
+              "SQ WQE fixed part exceeds the smallest stride");
+
+/*
+ * Decode the segment @seg of a WQE at @b into @w; returns its size.
+ * @b holds a whole stride, which always has room for the segment.
+ */
+static uint32_t kr_sq_seg(const uint8_t *b, int seg, KrSendWqe *w)
+{
+    struct kite_wqe_raddr r;
+    struct kite_wqe_atomic a;
+    struct kite_wqe_ud ud;
+
+    switch (seg) {
+    case KR_SEG_RADDR:
+        memcpy(&r, b, sizeof(r));
+        w->raddr = kr_le64(&r.remote_addr);
+        w->rkey = kr_le32(&r.rkey);
+        return sizeof(r);
+    case KR_SEG_ATOMIC:
+        memcpy(&a, b, sizeof(a));
+        w->raddr = kr_le64(&a.remote_addr);
+        w->rkey = kr_le32(&a.rkey);
+        w->swap_add = kr_le64(&a.swap_add);
+        w->compare = kr_le64(&a.compare);
+        return sizeof(a);
+    case KR_SEG_UD:
+        memcpy(&ud, b, sizeof(ud));
+        w->av = ud.av;
+        w->remote_qpn = kr_le32(&ud.remote_qpn) & KITE_QPN_MASK;
+        w->remote_qkey = kr_le32(&ud.remote_qkey);
+        return sizeof(ud);
+    default:
+        return 0;
+    }
+}
+
 /*
  * Read and parse SQ WQE @idx into @w. false: the ring could not be read.
  * *@status is KITE_CQE_SUCCESS or the error the WQE completes with.
@@ -41,9 +87,12 @@ static bool kr_sq_parse(KiteRoceQp *qp, uint32_t idx, KrSendWqe *w,
 {
     KiteRoce *e = qp->e;
     uint8_t b[1u << KITE_SQ_MAX_LOG_STRIDE];
+    struct kite_sq_wqe_hdr hdr;
+    struct kite_sge sge;
     uint32_t stride = qp->sq_stride;
-    uint32_t seg = 0, off, i;
+    uint32_t off, i;
     uint64_t total = 0;
+    int seg = KR_SEG_NONE;
     bool rc = qp->cfg.type == KITE_QPT_RC;
     bool uc = qp->cfg.type == KITE_QPT_UC;
 
@@ -53,11 +102,12 @@ static bool kr_sq_parse(KiteRoceQp *qp, uint32_t idx, KrSendWqe *w,
         return false;
     }
     memset(w, 0, offsetof(KrSendWqe, sge));
-    w->opcode = b[0];
-    w->flags = b[1];
-    w->num_sge = b[2];
-    w->inline_len = kr_ld16(b + 4);
-    memcpy(w->imm, b + 8, 4);
+    memcpy(&hdr, b, sizeof(hdr));
+    w->opcode = hdr.opcode;
+    w->flags = hdr.flags;
+    w->num_sge = hdr.num_sge;
+    w->inline_len = kr_le16(&hdr.inline_len);
+    memcpy(w->imm, &hdr.imm_data, sizeof(w->imm));
 
     switch (w->opcode) {
     case KITE_WQE_SEND:
@@ -68,7 +118,7 @@ static bool kr_sq_parse(KiteRoceQp *qp, uint32_t idx, KrSendWqe *w,
                 *status = KITE_CQE_LOC_QP_OP_ERR;
                 return true;
             }
-            seg = KR_UD_SEG_LEN;
+            seg = KR_SEG_UD;
         }
         break;
     case KITE_WQE_WRITE:
@@ -77,41 +127,23 @@ static bool kr_sq_parse(KiteRoceQp *qp, uint32_t idx, KrSendWqe *w,
             *status = KITE_CQE_LOC_QP_OP_ERR;
             return true;
         }
-        seg = KR_RADDR_LEN;
+        seg = KR_SEG_RADDR;
         break;
     case KITE_WQE_READ:
-        seg = KR_RADDR_LEN;
-        /* fall through */
     case KITE_WQE_CMP_SWP:
     case KITE_WQE_FETCH_ADD:
         if (!rc || (w->flags & KITE_WQE_F_INLINE)) {
             *status = KITE_CQE_LOC_QP_OP_ERR;
             return true;
         }
-        if (!seg) {
-            seg = KR_ATOMIC_SEG_LEN;
-        }
+        seg = w->opcode == KITE_WQE_READ ? KR_SEG_RADDR : KR_SEG_ATOMIC;
         break;
     default:
         *status = KITE_CQE_LOC_QP_OP_ERR;
         return true;
     }
-    off = KR_WQE_HDR_LEN + seg;
-    if (seg) {
-        w->raddr = kr_ld64(b + KR_WQE_HDR_LEN);
-        w->rkey = kr_ld32(b + KR_WQE_HDR_LEN + 8);
-    }
-    if (seg == KR_UD_SEG_LEN) {
-        memcpy(w->av, b + KR_WQE_HDR_LEN, sizeof(w->av));
-        w->remote_qpn = kr_ld32(b + KR_WQE_HDR_LEN + 32) & KITE_QPN_MASK;
-        w->remote_qkey = kr_ld32(b + KR_WQE_HDR_LEN + 36);
-        w->raddr = 0;
-        w->rkey = 0;
-    }
-    if (seg == KR_ATOMIC_SEG_LEN) {
-        w->swap_add = kr_ld64(b + KR_WQE_HDR_LEN + 16);
-        w->compare = kr_ld64(b + KR_WQE_HDR_LEN + 24);
-    }
+    off = sizeof(hdr);
+    off += kr_sq_seg(b + off, seg, w);
     if (w->flags & KITE_WQE_F_INLINE) {
         if (w->num_sge || w->inline_len > KR_MAX_INLINE ||
             off + w->inline_len > stride) {
@@ -122,20 +154,19 @@ static bool kr_sq_parse(KiteRoceQp *qp, uint32_t idx, KrSendWqe *w,
         w->len = w->inline_len;
         return true;
     }
-    if (w->num_sge > KR_MAX_SGE || off + w->num_sge * KR_SGE_LEN > stride) {
+    if (w->num_sge > KR_MAX_SGE || off + w->num_sge * sizeof(sge) > stride) {
         *status = KITE_CQE_LOC_QP_OP_ERR;
         return true;
     }
     for (i = 0; i < w->num_sge; i++) {
-        const uint8_t *s = b + off + i * KR_SGE_LEN;
-
-        w->sge[i].addr = kr_ld64(s);
-        w->sge[i].length = kr_ld32(s + 8);
-        w->sge[i].lkey = kr_ld32(s + 12);
+        memcpy(&sge, b + off + i * sizeof(sge), sizeof(sge));
+        w->sge[i].addr = kr_le64(&sge.addr);
+        w->sge[i].length = kr_le32(&sge.length);
+        w->sge[i].lkey = kr_le32(&sge.lkey);
         total += w->sge[i].length;
     }
     if (w->opcode == KITE_WQE_CMP_SWP || w->opcode == KITE_WQE_FETCH_ADD) {
-        if (w->num_sge != 1 || w->sge[0].length != KR_ATOMIC_LEN) {
+        if (w->num_sge != 1 || w->sge[0].length != KR_ATOMIC_SIZE) {
             *status = KITE_CQE_LOC_QP_OP_ERR;
             return true;
         }
@@ -335,14 +366,14 @@ static bool kr_gid_v4mapped(const uint8_t *gid)
  * destination, which Kite does not offer (IPv6 ff00::/8, IPv4
  * 224.0.0.0/4).
  */
-static bool kr_ud_av_ok(const uint8_t *av, const uint8_t *sgid)
+static bool kr_ud_av_ok(const struct kite_av *av, const uint8_t *sgid)
 {
-    const uint8_t *dgid = av;
-    bool v4 = av[23] == KITE_NET_IPV4;
+    const uint8_t *dgid = av->dgid;
+    bool v4 = av->net_type == KITE_NET_IPV4;
 
-    if (av[23] > KITE_NET_IPV6 || kr_gid_v4mapped(sgid) != v4 ||
+    if (av->net_type > KITE_NET_IPV6 || kr_gid_v4mapped(sgid) != v4 ||
         kr_gid_v4mapped(dgid) != v4 ||
-        (kr_ld32(av + 28) & ~KITE_AV_FLOW_LABEL_MASK)) {
+        (kr_le32(&av->flow_label) & ~KITE_AV_FLOW_LABEL_MASK)) {
         return false;
     }
     return v4 ? (dgid[12] & 0xf0) != 0xe0 : dgid[0] != 0xff;
@@ -357,17 +388,14 @@ static void kr_req_ud(KiteRoceQp *qp, const KrSendWqe *w, KrSqSlot *s)
 {
     KiteRoce *e = qp->e;
     struct kite_roce_pkt p;
-    const uint8_t *av = w->av;
+    const struct kite_av *av = &w->av;
     uint32_t mtu = kite_mtu_bytes(kite_mtu_from_eth(e->eth_mtu));
     bool imm = w->opcode == KITE_WQE_SEND_IMM;
     uint8_t st;
 
     memset(&p, 0, sizeof(p));
-    /*
-     * struct kite_av: dgid 0, dmac 16, sgid_index 22, net_type 23,
-     * hop_limit 24, traffic_class 25, sl 26, flow_label 28.
-     */
-    if (!e->ops->gid_get || !e->ops->gid_get(e->opaque, av[22], p.sgid) ||
+    if (!e->ops->gid_get ||
+        !e->ops->gid_get(e->opaque, av->sgid_index, p.sgid) ||
         !kr_ud_av_ok(av, p.sgid)) {
         s->status = KITE_CQE_LOC_QP_OP_ERR;
         return;
@@ -378,13 +406,13 @@ static void kr_req_ud(KiteRoceQp *qp, const KrSendWqe *w, KrSqSlot *s)
             s->status = st;
             return;
         }
-        memcpy(p.dmac, av + 16, 6);
-        memcpy(p.smac, e->mac, 6);
-        memcpy(p.dgid, av, 16);
-        p.ipv6 = av[23] == KITE_NET_IPV6;
-        p.hop_limit = av[24];
-        p.traffic_class = av[25];
-        p.flow_label = kr_ld32(av + 28);
+        memcpy(p.dmac, av->dmac, sizeof(p.dmac));
+        memcpy(p.smac, e->mac, sizeof(p.smac));
+        memcpy(p.dgid, av->dgid, sizeof(p.dgid));
+        p.ipv6 = av->net_type == KITE_NET_IPV6;
+        p.hop_limit = av->hop_limit;
+        p.traffic_class = av->traffic_class;
+        p.flow_label = kr_le32(&av->flow_label);
         p.sport = kite_roce_udp_sport(qp->cfg.qpn, w->remote_qpn,
                                       p.flow_label);
         p.opcode = imm ? KITE_OP_UD_SEND_ONLY_IMM : KITE_OP_UD_SEND_ONLY;

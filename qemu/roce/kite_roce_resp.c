@@ -211,6 +211,8 @@ static bool kr_rq_load(KiteRoceQp *qp, uint8_t *status)
 {
     KiteRoce *e = qp->e;
     uint8_t b[1u << KITE_RQ_MAX_LOG_STRIDE];
+    struct kite_rq_wqe_hdr hdr;
+    struct kite_sge sge;
     uint32_t i;
     uint64_t total = 0;
 
@@ -222,18 +224,19 @@ static bool kr_rq_load(KiteRoceQp *qp, uint8_t *status)
                           qp->rq_ci & (qp->rq_depth - 1), b, qp->rq_stride)) {
         return false;
     }
-    qp->recv_nsge = b[0];
+    memcpy(&hdr, b, sizeof(hdr));
+    qp->recv_nsge = hdr.num_sge;
     if (qp->recv_nsge > KR_MAX_SGE ||
-        KR_WQE_HDR_LEN + (uint32_t)qp->recv_nsge * KR_SGE_LEN > qp->rq_stride) {
+        (uint32_t)qp->recv_nsge * sizeof(sge) >
+        kite_rq_room(qp->cfg.rq_log_stride)) {
         *status = KITE_CQE_LOC_QP_OP_ERR;
         return true;
     }
     for (i = 0; i < qp->recv_nsge; i++) {
-        const uint8_t *s = b + KR_WQE_HDR_LEN + i * KR_SGE_LEN;
-
-        qp->recv_sge[i].addr = kr_ld64(s);
-        qp->recv_sge[i].length = kr_ld32(s + 8);
-        qp->recv_sge[i].lkey = kr_ld32(s + 12);
+        memcpy(&sge, b + sizeof(hdr) + i * sizeof(sge), sizeof(sge));
+        qp->recv_sge[i].addr = kr_le64(&sge.addr);
+        qp->recv_sge[i].length = kr_le32(&sge.length);
+        qp->recv_sge[i].lkey = kr_le32(&sge.lkey);
         total += qp->recv_sge[i].length;
     }
     qp->recv_total = total;
@@ -557,13 +560,13 @@ static void kr_resp_atomic(KiteRoceQp *qp, const struct kite_roce_pkt *p,
                            uint8_t op)
 {
     KiteRoce *e = qp->e;
-    uint8_t buf[KR_ATOMIC_LEN];
+    __le64 word;
     uint64_t orig, val;
     KrResource *r;
     KrRespItem *it;
     uint8_t st;
 
-    if (!qp->nres || (p->atomic_va & (KR_ATOMIC_LEN - 1))) {
+    if (!qp->nres || (p->atomic_va & (KR_ATOMIC_SIZE - 1))) {
         kr_resp_fatal(qp, KITE_AETH_NAK_INV_REQ, p->psn, KITE_EVT_QP_REQ_ERR,
                       0);
         return;
@@ -572,22 +575,22 @@ static void kr_resp_atomic(KiteRoceQp *qp, const struct kite_roce_pkt *p,
         goto access;
     }
     st = e->ops->mem_rw(e->opaque, qp->cfg.pdn, p->atomic_rkey,
-                        KITE_ACCESS_REMOTE_ATOMIC, p->atomic_va, buf,
-                        KR_ATOMIC_LEN, false);
+                        KITE_ACCESS_REMOTE_ATOMIC, p->atomic_va, &word,
+                        sizeof(word), false);
     if (st) {
         goto access;
     }
-    orig = kr_ld64(buf);
+    orig = kr_le64(&word);
     if (op == KITE_OP_CMP_SWP) {
         val = orig == p->atomic_compare ? p->atomic_swap_add : orig;
     } else {
         val = orig + p->atomic_swap_add;
     }
     if (val != orig || op == KITE_OP_FETCH_ADD) {
-        kr_st64(buf, val);
+        kr_set_le64(&word, val);
         st = e->ops->mem_rw(e->opaque, qp->cfg.pdn, p->atomic_rkey,
-                            KITE_ACCESS_REMOTE_ATOMIC, p->atomic_va, buf,
-                            KR_ATOMIC_LEN, true);
+                            KITE_ACCESS_REMOTE_ATOMIC, p->atomic_va, &word,
+                            sizeof(word), true);
         if (st) {
             goto access;
         }
