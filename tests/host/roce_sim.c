@@ -8,27 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kite_roce_abi.h"
 #include "roce_sim.h"
-
-/* ---- little-endian helpers for the ring layouts ---- */
-
-static void st16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
-
-static void st32(uint8_t *p, uint32_t v)
-{
-    st16(p, (uint16_t)v);
-    st16(p + 2, (uint16_t)(v >> 16));
-}
-
-static void st64(uint8_t *p, uint64_t v)
-{
-    st32(p, (uint32_t)v);
-    st32(p + 4, (uint32_t)(v >> 32));
-}
 
 static void *xcalloc(size_t n, size_t sz)
 {
@@ -141,7 +122,7 @@ static bool cb_cq_post(void *opaque, uint32_t cqn, const struct kite_cqe *cqe)
 {
     SimNode *n = opaque;
     SimCq *cq;
-    uint8_t *slot;
+    struct kite_cqe *slot;
 
     if (cqn >= SIM_MAX_CQS || !n->cq[cqn].valid) {
         return false;
@@ -151,10 +132,11 @@ static bool cb_cq_post(void *opaque, uint32_t cqn, const struct kite_cqe *cqe)
         cq->error = true;
         return false;
     }
-    slot = cq->ring + kite_ring_slot(cq->pi, cq->log_depth) * 32;
-    memcpy(slot, cqe, 31);
-    slot[31] = (uint8_t)((cqe->flags & ~KITE_CQE_F_PHASE) |
-                         kite_ring_phase(cq->pi, cq->log_depth));
+    slot = &cq->ring[kite_ring_slot(cq->pi, cq->log_depth)];
+    /* Everything but the flags, then the flags with the phase bit. */
+    memcpy(slot, cqe, offsetof(struct kite_cqe, flags));
+    slot->flags = (uint8_t)((cqe->flags & ~KITE_CQE_F_PHASE) |
+                            kite_ring_phase(cq->pi, cq->log_depth));
     cq->pi++;
     return true;
 }
@@ -402,7 +384,8 @@ uint32_t sim_create_cq(SimNode *n, uint8_t log_depth)
         if (!n->cq[i].valid) {
             n->cq[i].valid = true;
             n->cq[i].log_depth = log_depth;
-            n->cq[i].ring = xcalloc(1u << log_depth, 32);
+            n->cq[i].ring = xcalloc(1u << log_depth,
+                                    sizeof(struct kite_cqe));
             return i;
         }
     }
@@ -538,56 +521,83 @@ void sim_connect(Sim *s, int a, uint32_t qpa, int b, uint32_t qpb,
 
 /* ---- posting ---- */
 
+uint8_t *sim_sq_slot(SimQp *q, uint32_t idx)
+{
+    return q->sq + ((size_t)kite_ring_slot(idx, q->cfg.sq_log_depth) <<
+                    q->cfg.sq_log_stride);
+}
+
+/* Write SGE @sge as the ABI lays it out at @p. */
+static void sim_put_sge(uint8_t *p, const SimSge *sge)
+{
+    struct kite_sge v;
+
+    kr_set_le64(&v.addr, sge->addr);
+    kr_set_le32(&v.length, sge->length);
+    kr_set_le32(&v.lkey, sge->lkey);
+    memcpy(p, &v, sizeof(v));
+}
+
+/* Write the segment the opcode of @wr needs at @p; returns its size. */
+static uint32_t sim_put_seg(uint8_t *p, const SimQp *q, const SimWr *wr)
+{
+    struct kite_wqe_ud ud = { .av = wr->av };
+    struct kite_wqe_raddr r = { 0 };
+    struct kite_wqe_atomic a = { 0 };
+
+    if (q->cfg.type == KITE_QPT_UD && wr->opcode <= KITE_WQE_SEND_IMM) {
+        kr_set_le32(&ud.remote_qpn, wr->remote_qpn);
+        kr_set_le32(&ud.remote_qkey, wr->remote_qkey);
+        memcpy(p, &ud, sizeof(ud));
+        return sizeof(ud);
+    }
+    switch (wr->opcode) {
+    case KITE_WQE_WRITE:
+    case KITE_WQE_WRITE_IMM:
+    case KITE_WQE_READ:
+        kr_set_le64(&r.remote_addr, wr->raddr);
+        kr_set_le32(&r.rkey, wr->rkey);
+        memcpy(p, &r, sizeof(r));
+        return sizeof(r);
+    case KITE_WQE_CMP_SWP:
+    case KITE_WQE_FETCH_ADD:
+        kr_set_le64(&a.remote_addr, wr->raddr);
+        kr_set_le32(&a.rkey, wr->rkey);
+        kr_set_le64(&a.swap_add, wr->swap_add);
+        kr_set_le64(&a.compare, wr->compare);
+        memcpy(p, &a, sizeof(a));
+        return sizeof(a);
+    default:
+        return 0;
+    }
+}
+
 uint32_t sim_write_send(SimNode *n, uint32_t qpn, const SimWr *wr)
 {
     SimQp *q = sim_qp(n, qpn);
     uint32_t stride = 1u << q->cfg.sq_log_stride;
     uint32_t idx = q->sq_pi++;
-    uint8_t *w = q->sq + (size_t)kite_ring_slot(idx, q->cfg.sq_log_depth) *
-                 stride;
-    uint32_t off = 16, i;
+    uint8_t *w = sim_sq_slot(q, idx);
+    struct kite_sq_wqe_hdr hdr = {
+        .opcode = wr->opcode,
+        .flags = wr->flags,
+        .num_sge = (uint8_t)wr->num_sge,
+    };
+    uint32_t off = sizeof(hdr), i;
 
     memset(w, 0, stride);
-    w[0] = wr->opcode;
-    w[1] = wr->flags;
-    w[2] = (uint8_t)wr->num_sge;
-    st16(w + 4, wr->inline_len);
-    memcpy(w + 8, wr->imm, 4);
-    switch (q->cfg.type == KITE_QPT_UD && wr->opcode <= KITE_WQE_SEND_IMM ?
-            0xff : wr->opcode) {
-    case 0xff:
-        memcpy(w + 16, wr->av, 32);
-        st32(w + 48, wr->remote_qpn);
-        st32(w + 52, wr->remote_qkey);
-        off += 40;
-        break;
-    case KITE_WQE_WRITE:
-    case KITE_WQE_WRITE_IMM:
-    case KITE_WQE_READ:
-        st64(w + 16, wr->raddr);
-        st32(w + 24, wr->rkey);
-        off += 16;
-        break;
-    case KITE_WQE_CMP_SWP:
-    case KITE_WQE_FETCH_ADD:
-        st64(w + 16, wr->raddr);
-        st32(w + 24, wr->rkey);
-        st64(w + 32, wr->swap_add);
-        st64(w + 40, wr->compare);
-        off += 32;
-        break;
-    default:
-        break;
-    }
+    kr_set_le16(&hdr.inline_len, wr->inline_len);
+    memcpy(&hdr.imm_data, wr->imm, sizeof(hdr.imm_data));
+    memcpy(w, &hdr, sizeof(hdr));
+    off += sim_put_seg(w + off, q, wr);
     if (wr->flags & KITE_WQE_F_INLINE) {
         if (off + wr->inline_len <= stride) {
             memcpy(w + off, wr->inl, wr->inline_len);
         }
     } else {
-        for (i = 0; i < wr->num_sge && off + 16 <= stride; i++, off += 16) {
-            st64(w + off, wr->sge[i].addr);
-            st32(w + off + 8, wr->sge[i].length);
-            st32(w + off + 12, wr->sge[i].lkey);
+        for (i = 0; i < wr->num_sge && off + sizeof(struct kite_sge) <= stride;
+             i++, off += sizeof(struct kite_sge)) {
+            sim_put_sge(w + off, &wr->sge[i]);
         }
     }
     return idx;
@@ -614,16 +624,17 @@ uint32_t sim_post_recv(SimNode *n, uint32_t qpn, unsigned num_sge,
     SimQp *q = sim_qp(n, qpn);
     uint32_t stride = 1u << q->cfg.rq_log_stride;
     uint32_t idx = q->rq_pi++;
-    uint8_t *w = q->rq + (size_t)kite_ring_slot(idx, q->cfg.rq_log_depth) *
-                 stride;
+    uint8_t *w = q->rq + ((size_t)kite_ring_slot(idx, q->cfg.rq_log_depth) <<
+                          q->cfg.rq_log_stride);
+    struct kite_rq_wqe_hdr hdr = { .num_sge = (uint8_t)num_sge };
+    uint32_t off = sizeof(hdr);
     unsigned i;
 
     memset(w, 0, stride);
-    w[0] = (uint8_t)num_sge;
-    for (i = 0; i < num_sge && 16 + (i + 1) * 16 <= stride; i++) {
-        st64(w + 16 + i * 16, sge[i].addr);
-        st32(w + 24 + i * 16, sge[i].length);
-        st32(w + 28 + i * 16, sge[i].lkey);
+    memcpy(w, &hdr, sizeof(hdr));
+    for (i = 0; i < num_sge && off + sizeof(struct kite_sge) <= stride;
+         i++, off += sizeof(struct kite_sge)) {
+        sim_put_sge(w + off, &sge[i]);
     }
     kite_roce_rq_doorbell(q->qp, q->rq_pi);
     return idx;
@@ -632,13 +643,14 @@ uint32_t sim_post_recv(SimNode *n, uint32_t qpn, unsigned num_sge,
 bool sim_poll_cq(SimNode *n, uint32_t cqn, struct kite_cqe *cqe)
 {
     SimCq *cq = &n->cq[cqn];
-    uint8_t *slot = cq->ring + kite_ring_slot(cq->ci, cq->log_depth) * 32;
+    const struct kite_cqe *slot =
+        &cq->ring[kite_ring_slot(cq->ci, cq->log_depth)];
 
-    if ((slot[31] & KITE_CQE_F_PHASE) !=
+    if ((slot->flags & KITE_CQE_F_PHASE) !=
         kite_ring_phase(cq->ci, cq->log_depth)) {
         return false;
     }
-    memcpy(cqe, slot, 32);
+    *cqe = *slot;
     cq->ci++;
     return true;
 }
@@ -769,14 +781,14 @@ uint64_t sim_run(Sim *s, uint64_t max_steps)
     return n;
 }
 
-void sim_ud_av(Sim *s, int dst, uint8_t *av, uint8_t sgid_index)
+void sim_ud_av(Sim *s, int dst, struct kite_av *av, uint8_t sgid_index)
 {
-    memset(av, 0, 32);
-    memcpy(av, s->node[dst].gid, 16);
-    memcpy(av + 16, s->node[dst].mac, 6);
-    av[22] = sgid_index;
-    av[23] = KITE_NET_IPV4;
-    av[24] = 64;
+    memset(av, 0, sizeof(*av));
+    memcpy(av->dgid, s->node[dst].gid, sizeof(av->dgid));
+    memcpy(av->dmac, s->node[dst].mac, sizeof(av->dmac));
+    av->sgid_index = sgid_index;
+    av->net_type = KITE_NET_IPV4;
+    av->hop_limit = 64;
 }
 
 void sim_ud_up(SimNode *n, uint32_t qpn, uint32_t qkey)

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "kite_roce.h"
+#include "kite_roce_abi.h"
 
 #define SIM_MAX_NODES   4
 #define SIM_MAX_QPS     16
@@ -45,7 +46,7 @@ typedef struct SimCq {
     bool valid;
     bool error;
     uint8_t log_depth;
-    uint8_t *ring;              /* 32-byte CQEs */
+    struct kite_cqe *ring;
     uint32_t pi, ci;
 } SimCq;
 
@@ -144,7 +145,7 @@ typedef struct SimWr {
     const uint8_t *inl;         /* with KITE_WQE_F_INLINE */
     uint16_t inline_len;
     /* UD QPs: struct kite_wqe_ud */
-    uint8_t av[32];             /* struct kite_av, ABI layout */
+    struct kite_av av;          /* ABI layout: little-endian fields */
     uint32_t remote_qpn;
     uint32_t remote_qkey;
 } SimWr;
@@ -174,6 +175,8 @@ void sim_default_params(SimConnParams *p);
 /* Write a WQE at the producer index (no doorbell); returns its index. */
 uint32_t sim_write_send(SimNode *n, uint32_t qpn, const SimWr *wr);
 void sim_sq_doorbell(SimNode *n, uint32_t qpn);
+/* The SQ slot WQE @idx (free-running) occupies. */
+uint8_t *sim_sq_slot(SimQp *q, uint32_t idx);
 uint32_t sim_post_send(SimNode *n, uint32_t qpn, const SimWr *wr);
 uint32_t sim_post_recv(SimNode *n, uint32_t qpn, unsigned num_sge,
                        const SimSge *sge);
@@ -188,7 +191,7 @@ bool sim_step(Sim *s);
 uint64_t sim_run(Sim *s, uint64_t max_steps);
 bool sim_has_event(SimNode *n, uint32_t qpn, uint8_t type);
 /* Fill @av (struct kite_av) for a UD send from @n to node @dst. */
-void sim_ud_av(Sim *s, int dst, uint8_t *av, uint8_t sgid_index);
+void sim_ud_av(Sim *s, int dst, struct kite_av *av, uint8_t sgid_index);
 /* Take a UD QP RESET -> INIT -> RTR -> RTS with Q_Key @qkey. */
 void sim_ud_up(SimNode *n, uint32_t qpn, uint32_t qkey);
 uint8_t *sim_mem(SimNode *n, uint64_t off);

@@ -116,12 +116,12 @@ static void expect_cqe(SimNode *n, uint32_t cqn, uint32_t qpn, uint16_t idx,
     struct kite_cqe c;
 
     assert_true(sim_poll_cq(n, cqn, &c));
-    assert_int_equal(c.qpn, qpn);
-    assert_int_equal(c.wqe_idx, idx);
+    assert_int_equal(kr_le32(&c.qpn), qpn);
+    assert_int_equal(kr_le16(&c.wqe_idx), idx);
     assert_int_equal(c.status, status);
     assert_int_equal(c.opcode, opcode);
     if (status == KITE_CQE_SUCCESS) {
-        assert_int_equal(c.byte_len, byte_len);
+        assert_int_equal(kr_le32(&c.byte_len), byte_len);
     }
 }
 
@@ -165,7 +165,7 @@ static void test_send_sges(void **st)
     assert_true(sim_poll_cq(f->b, f->b_rcq, &c));
     assert_int_equal(c.status, 0);
     assert_int_equal(c.opcode, KITE_CQE_RECV);
-    assert_int_equal(c.byte_len, 5000);
+    assert_int_equal(kr_le32(&c.byte_len), 5000);
     assert_int_equal(c.flags & KITE_CQE_F_IMM, 0);
     assert_memory_equal(sim_mem(f->b, 0x200000), sim_mem(f->a, 0), 3000);
     assert_memory_equal(sim_mem(f->b, 0x300000), sim_mem(f->a, 3000), 2000);
@@ -197,7 +197,7 @@ static void test_send_imm_inline_solicited(void **st)
     expect_cqe(f->a, f->a_scq, f->aqp, 0, KITE_CQE_SEND, 0, 200);
     assert_true(sim_poll_cq(f->b, f->b_rcq, &c));
     assert_int_equal(c.status, 0);
-    assert_int_equal(c.byte_len, 200);
+    assert_int_equal(kr_le32(&c.byte_len), 200);
     assert_true(c.flags & KITE_CQE_F_IMM);
     assert_true(c.flags & KITE_CQE_F_SOLICITED);
     assert_memory_equal(&c.imm_data, "\x12\x34\x56\x78", 4);
@@ -233,7 +233,7 @@ static void test_write_and_write_imm(void **st)
     assert_true(sim_poll_cq(f->b, f->b_rcq, &c));
     assert_int_equal(c.status, 0);
     assert_int_equal(c.opcode, KITE_CQE_RECV_WRITE_IMM);
-    assert_int_equal(c.byte_len, 3000);
+    assert_int_equal(kr_le32(&c.byte_len), 3000);
     assert_true(c.flags & KITE_CQE_F_IMM);
     assert_true(c.flags & KITE_CQE_F_SOLICITED);
     assert_memory_equal(&c.imm_data, "\xde\xad\xbe\xef", 4);
@@ -388,7 +388,7 @@ static void test_psn_wrap(void **st)
     expect_cqe(f->b, f->b_scq, f->bqp, 0, KITE_CQE_WRITE, 0, 20000);
     assert_true(sim_poll_cq(f->b, f->b_rcq, &c));
     assert_int_equal(c.status, 0);
-    assert_int_equal(c.byte_len, 70000);
+    assert_int_equal(kr_le32(&c.byte_len), 70000);
     assert_memory_equal(sim_mem(f->b, 0x100000), sim_mem(f->a, 0), 70000);
     assert_memory_equal(sim_mem(f->a, 0x300000), sim_mem(f->b, 0x200000),
                         20000);
@@ -503,7 +503,7 @@ static void test_every_mtu(void **st)
         expect_cqe(f->a, f->a_scq, f->aqp, 1, KITE_CQE_READ, 0, len);
         expect_cqe(f->a, f->a_scq, f->aqp, 2, KITE_CQE_SEND, 0, len);
         assert_true(sim_poll_cq(f->b, f->b_rcq, &c));
-        assert_int_equal(c.byte_len, len);
+        assert_int_equal(kr_le32(&c.byte_len), len);
         assert_memory_equal(sim_mem(f->b, 0x100000), sim_mem(f->a, 0), len);
         assert_memory_equal(sim_mem(f->a, 0x300000), sim_mem(f->b, 0x200000),
                             len);
@@ -610,7 +610,7 @@ static void test_bad_rkey(void **st)
             assert_true(sim_poll_cq(f->a, f->a_scq, &c));
             assert_int_equal(c.status, KITE_CQE_REM_ACCESS_ERR);
             assert_int_equal(c.opcode, cqe_ops[i]);
-            assert_int_equal(c.wqe_idx, 0);
+            assert_int_equal(kr_le16(&c.wqe_idx), 0);
             assert_memory_equal(sim_mem(f->b, 0x100000), zero, 4096);
             assert_int_equal(state(f->b, f->bqp), KITE_QPS_ERR);
             assert_int_equal(state(f->a, f->aqp), KITE_QPS_ERR);
@@ -693,7 +693,7 @@ static void test_rnr_then_recv(void **st)
     expect_cqe(f->a, f->a_scq, f->aqp, 0, KITE_CQE_SEND, 0, 5000);
     assert_true(sim_poll_cq(f->b, f->b_rcq, &c));
     assert_int_equal(c.status, 0);
-    assert_int_equal(c.byte_len, 5000);
+    assert_int_equal(kr_le32(&c.byte_len), 5000);
     assert_memory_equal(sim_mem(f->b, 0x100000), sim_mem(f->a, 0), 5000);
     fx_free(f);
 }
@@ -756,13 +756,13 @@ static void test_flush_in_order(void **st)
     sim_modify(f->a, f->aqp, &a, KITE_QP_ATTR_STATE);
     for (i = 0; i < 5; i++) {
         assert_true(sim_poll_cq(f->a, f->a_scq, &c));
-        assert_int_equal(c.wqe_idx, i);
+        assert_int_equal(kr_le16(&c.wqe_idx), i);
         assert_int_equal(c.status, KITE_CQE_WR_FLUSH_ERR);
         assert_int_equal(c.opcode, i == 3 ? KITE_CQE_READ : KITE_CQE_SEND);
     }
     for (i = 0; i < 2; i++) {
         assert_true(sim_poll_cq(f->a, f->a_rcq, &c));
-        assert_int_equal(c.wqe_idx, i);
+        assert_int_equal(kr_le16(&c.wqe_idx), i);
         assert_int_equal(c.status, KITE_CQE_WR_FLUSH_ERR);
         assert_int_equal(c.opcode, KITE_CQE_RECV);
     }
@@ -1019,18 +1019,24 @@ static void test_malformed_wqes(void **st)
         Fx *f = fx_new(NULL, KITE_QPT_RC, false);
         SimQp *q = sim_qp(f->a, f->aqp);
         SimWr w = wr_make(KITE_WQE_SEND, 0);
+        struct kite_sq_wqe_hdr hdr = {
+            .opcode = bad[i].op,
+            .flags = bad[i].flags | KITE_WQE_F_SIGNALED,
+            .num_sge = bad[i].nsge,
+        };
         uint8_t *slot;
 
         sim_write_send(f->a, f->aqp, &w);   /* a good one first */
-        slot = q->sq + 256;                 /* slot 1, stride 256 */
-        memset(slot, 0, 256);
-        slot[0] = bad[i].op;
-        slot[1] = bad[i].flags | KITE_WQE_F_SIGNALED;
-        slot[2] = bad[i].nsge;
-        slot[4] = (uint8_t)bad[i].inl;
-        slot[5] = (uint8_t)(bad[i].inl >> 8);
+        slot = sim_sq_slot(q, q->sq_pi);
+        memset(slot, 0, 1u << q->cfg.sq_log_stride);
+        kr_set_le16(&hdr.inline_len, bad[i].inl);
+        memcpy(slot, &hdr, sizeof(hdr));
         if (bad[i].op == KITE_WQE_CMP_SWP) {
-            slot[48 + 8] = 4;               /* sge length */
+            struct kite_sge sge = { 0 };
+
+            kr_set_le32(&sge.length, 4);
+            memcpy(slot + sizeof(hdr) + sizeof(struct kite_wqe_atomic), &sge,
+                   sizeof(sge));
         }
         q->sq_pi++;
         sim_sq_doorbell(f->a, f->aqp);
@@ -1041,7 +1047,7 @@ static void test_malformed_wqes(void **st)
             struct kite_cqe c;
 
             assert_true(sim_poll_cq(f->a, f->a_scq, &c));
-            assert_int_equal(c.wqe_idx, 1);
+            assert_int_equal(kr_le16(&c.wqe_idx), 1);
             assert_int_equal(c.status, KITE_CQE_LOC_QP_OP_ERR);
         }
         assert_int_equal(state(f->a, f->aqp), KITE_QPS_ERR);
@@ -1097,7 +1103,7 @@ static void test_uc(void **st)
     expect_cqe(f->a, f->a_scq, f->aqp, 2, KITE_CQE_READ,
                KITE_CQE_LOC_QP_OP_ERR, 0);
     assert_true(sim_poll_cq(f->b, f->b_rcq, &c));
-    assert_int_equal(c.byte_len, 10000);
+    assert_int_equal(kr_le32(&c.byte_len), 10000);
     assert_memory_equal(sim_mem(f->b, 0x100000), sim_mem(f->a, 0), 10000);
     assert_memory_equal(sim_mem(f->b, 0x200000), sim_mem(f->a, 0), 5000);
     /* No ACKs on UC: B sent nothing. */
@@ -1134,7 +1140,7 @@ static void test_ud_send(void **st)
     /* 1: SEND_IMM with the QP's own Q_Key (bit 31). */
     w = wr_make(KITE_WQE_SEND_IMM, KITE_WQE_F_SOLICITED);
     wr_sge(&w, 0, 1000, akey);
-    sim_ud_av(s, 1, w.av, 0);
+    sim_ud_av(s, 1, &w.av, 0);
     w.remote_qpn = bqp;
     w.remote_qkey = 0x80000000u;
     memcpy(w.imm, "\x01\x02\x03\x04", 4);
@@ -1142,21 +1148,21 @@ static void test_ud_send(void **st)
     /* 2: wrong Q_Key: dropped by B. */
     w = wr_make(KITE_WQE_SEND, 0);
     wr_sge(&w, 0, 100, akey);
-    sim_ud_av(s, 1, w.av, 0);
+    sim_ud_av(s, 1, &w.av, 0);
     w.remote_qpn = bqp;
     w.remote_qkey = 0x999;
     sim_post_send(a, aqp, &w);
     /* 3: larger than the port MTU: success, nothing sent. */
     w = wr_make(KITE_WQE_SEND, 0);
     wr_sge(&w, 0, 5000, akey);
-    sim_ud_av(s, 1, w.av, 0);
+    sim_ud_av(s, 1, &w.av, 0);
     w.remote_qpn = bqp;
     w.remote_qkey = 0x1234;
     sim_post_send(a, aqp, &w);
     /* 4: a full-MTU send with an explicit Q_Key. */
     w = wr_make(KITE_WQE_SEND, 0);
     wr_sge(&w, 0, 4096, akey);
-    sim_ud_av(s, 1, w.av, 0);
+    sim_ud_av(s, 1, &w.av, 0);
     w.remote_qpn = bqp;
     w.remote_qkey = 0x1234;
     sim_post_send(a, aqp, &w);
@@ -1170,9 +1176,9 @@ static void test_ud_send(void **st)
     assert_true(sim_poll_cq(b, bcq, &c));
     assert_int_equal(c.status, 0);
     assert_int_equal(c.opcode, KITE_CQE_RECV);
-    assert_int_equal(c.wqe_idx, 0);
-    assert_int_equal(c.byte_len, 40 + 1000);
-    assert_int_equal(c.src_qp, aqp);
+    assert_int_equal(kr_le16(&c.wqe_idx), 0);
+    assert_int_equal(kr_le32(&c.byte_len), 40 + 1000);
+    assert_int_equal(kr_le32(&c.src_qp), aqp);
     assert_int_equal(c.net_hdr, KITE_CQE_NET_IPV4);
     assert_memory_equal(c.smac, a->mac, 6);
     assert_true(c.flags & KITE_CQE_F_GRH);
@@ -1188,8 +1194,8 @@ static void test_ud_send(void **st)
 
     assert_true(sim_poll_cq(b, bcq, &c));
     assert_int_equal(c.status, 0);
-    assert_int_equal(c.wqe_idx, 1);
-    assert_int_equal(c.byte_len, 40 + 4096);
+    assert_int_equal(kr_le16(&c.wqe_idx), 1);
+    assert_int_equal(kr_le32(&c.byte_len), 40 + 4096);
     assert_int_equal(c.flags & KITE_CQE_F_IMM, 0);
     assert_memory_equal(sim_mem(b, 0x110000 + 40), sim_mem(a, 0), 4096);
     assert_false(sim_poll_cq(b, bcq, &c));
@@ -1197,7 +1203,7 @@ static void test_ud_send(void **st)
 
     /* An invalid source GID index: local QP operation error. */
     w = wr_make(KITE_WQE_SEND, 0);
-    sim_ud_av(s, 1, w.av, 5);
+    sim_ud_av(s, 1, &w.av, 5);
     w.remote_qpn = bqp;
     sim_post_send(a, aqp, &w);
     sim_run(s, RUN_STEPS);
@@ -1219,14 +1225,17 @@ static void test_ud_send(void **st)
         sim_ud_up(a, qp, 0x1234);
 
         w = wr_make(KITE_WQE_SEND, 0);
-        sim_ud_av(s, 1, w.av, 0);
+        sim_ud_av(s, 1, &w.av, 0);
         switch (i) {
-        case 0: w.av[23] = KITE_NET_IPV6; break;
-        case 1: w.av[10] = 0; break;
-        case 2: w.av[30] = 0x10; break;                 /* 1 << 20 */
-        case 3: w.av[12] = 224; w.av[15] = 1; break;
-        case 4: memcpy(w.av, mc6, 16); w.av[23] = KITE_NET_IPV6; break;
-        default: w.av[23] = KITE_NET_IPV6 + 1; break;
+        case 0: w.av.net_type = KITE_NET_IPV6; break;
+        case 1: w.av.dgid[10] = 0; break;
+        case 2: kr_set_le32(&w.av.flow_label, 1u << 20); break;
+        case 3: w.av.dgid[12] = 224; w.av.dgid[15] = 1; break;
+        case 4:
+            memcpy(w.av.dgid, mc6, sizeof(w.av.dgid));
+            w.av.net_type = KITE_NET_IPV6;
+            break;
+        default: w.av.net_type = KITE_NET_IPV6 + 1; break;
         }
         w.remote_qpn = bqp;
         sim_post_send(a, qp, &w);
@@ -1260,7 +1269,7 @@ static void test_loopback(void **st)
     expect_cqe(f->a, f->a_scq, f->aqp, 0, KITE_CQE_SEND, 0, 8000);
     expect_cqe(f->a, f->b_scq, f->bqp, 0, KITE_CQE_READ, 0, 8000);
     assert_true(sim_poll_cq(f->a, f->b_rcq, &c));
-    assert_int_equal(c.byte_len, 8000);
+    assert_int_equal(kr_le32(&c.byte_len), 8000);
     assert_memory_equal(sim_mem(f->a, 0x100000), sim_mem(f->a, 0), 8000);
     assert_memory_equal(sim_mem(f->a, 0x200000), sim_mem(f->a, 0), 8000);
     fx_free(f);
@@ -1394,6 +1403,7 @@ static void test_fuzz_wqes(void **st)
 
     (void)st;
     for (it = 0; it < 3000; it++) {
+        struct kite_sq_wqe_hdr hdr;
         SimQp *q;
         uint8_t *slot;
         unsigned i;
@@ -1411,31 +1421,38 @@ static void test_fuzz_wqes(void **st)
             }
         }
         q = sim_qp(f->a, f->aqp);
-        slot = q->sq + (size_t)kite_ring_slot(q->sq_pi, 6) * 256;
+        slot = sim_sq_slot(q, q->sq_pi);
         for (i = 0; i < 256; i++) {
             rng = rng * 6364136223846793005ull + 1442695040888963407ull;
             slot[i] = (uint8_t)(rng >> 56);
         }
-        slot[0] &= 7;
+        memcpy(&hdr, slot, sizeof(hdr));
+        hdr.opcode &= 7;
         if (it & 1) {
             /* Plausible SGEs and keys to get further in. */
-            slot[2] &= 3;
-            slot[1] &= ~KITE_WQE_F_INLINE;
-            for (i = 0; i < 4; i++) {
-                uint8_t *sg = slot + 32 + 16 * i;
+            uint8_t *seg = slot + sizeof(hdr);
+            uint8_t *sgl = seg + sizeof(struct kite_wqe_raddr);
+            struct kite_sge sge;
+            __le64 va;
+            __le32 key;
 
-                sg[3] = sg[4] = sg[5] = sg[6] = sg[7] = 0;
-                memcpy(sg, (uint8_t[]){ 0, 0, 0, 0, 0, 0x7f, 0, 0 }, 8);
-                sg[1] = slot[200 + i] & 0x3f;
-                sg[9] = sg[10] = sg[11] = 0;
-                sg[8] = slot[210 + i];
-                memcpy(sg + 12, &f->akey, 4);
+            hdr.num_sge &= 3;
+            hdr.flags &= ~KITE_WQE_F_INLINE;
+            for (i = 0; i < 4; i++) {
+                kr_set_le64(&sge.addr, IOVA | (slot[200 + i] & 0x3f) << 8);
+                kr_set_le32(&sge.length, slot[210 + i]);
+                kr_set_le32(&sge.lkey, f->akey);
+                memcpy(sgl + i * sizeof(sge), &sge, sizeof(sge));
             }
-            memcpy(slot + 24, &f->bkey, 4);
-            memcpy(slot + 16, (uint8_t[]){ 0, 0, 0x10, 0, 0, 0x7f, 0, 0 },
-                   8);
-            slot[16] = slot[220] & 0xf8;
+            /* The remote address and key only: the rest stays random. */
+            kr_set_le64(&va, IOVA + 0x100000 + (slot[220] & 0xf8));
+            kr_set_le32(&key, f->bkey);
+            memcpy(seg + offsetof(struct kite_wqe_raddr, remote_addr), &va,
+                   sizeof(va));
+            memcpy(seg + offsetof(struct kite_wqe_raddr, rkey), &key,
+                   sizeof(key));
         }
+        memcpy(slot, &hdr, sizeof(hdr));
         q->sq_pi++;
         n++;
         sim_sq_doorbell(f->a, f->aqp);

@@ -154,7 +154,7 @@ static void traffic(Fz *f)
             w.rkey = f->key[!i];
             if (k == 2) {
                 w.opcode = KITE_WQE_SEND;
-                sim_ud_av(&f->s, !i, w.av, 0);
+                sim_ud_av(&f->s, !i, &w.av, 0);
                 w.remote_qpn = f->ud[!i];
                 w.remote_qkey = 0x1234;
             } else {
@@ -412,7 +412,7 @@ static void verify_after(Fz *f)
     }
     assert_true(sim_poll_cq(&f->s.node[1], f->rcq[1], &c));
     assert_int_equal(c.status, KITE_CQE_SUCCESS);
-    assert_int_equal(c.byte_len, 0x6000);
+    assert_int_equal(kr_le32(&c.byte_len), 0x6000);
     assert_memory_equal(dst, src, 0x6000);
     assert_memory_equal(wdst, src, 0x6000);
 }

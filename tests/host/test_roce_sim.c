@@ -293,10 +293,10 @@ static void poll_a(Run *r)
         }
         assert_true(m < r->posted);
         assert_int_equal(c.status, KITE_CQE_SUCCESS);
-        assert_int_equal(c.qpn, r->aqp);
-        assert_int_equal(c.wqe_idx, m % 64);
+        assert_int_equal(kr_le32(&c.qpn), r->aqp);
+        assert_int_equal(kr_le16(&c.wqe_idx), m % 64);
         assert_int_equal(c.opcode, cqe_op(g->op));
-        assert_int_equal(c.byte_len, g->size);
+        assert_int_equal(kr_le32(&c.byte_len), g->size);
         switch (g->op) {
         case KITE_WQE_WRITE:
         case KITE_WQE_WRITE_IMM:
@@ -336,9 +336,9 @@ static void poll_b(Run *r)
 
         assert_true(ri < r->recv_needed);
         assert_int_equal(c.status, KITE_CQE_SUCCESS);
-        assert_int_equal(c.qpn, r->bqp);
-        assert_int_equal(c.wqe_idx, ri % 64);
-        assert_int_equal(c.byte_len, g->size);
+        assert_int_equal(kr_le32(&c.qpn), r->bqp);
+        assert_int_equal(kr_le16(&c.wqe_idx), ri % 64);
+        assert_int_equal(kr_le32(&c.byte_len), g->size);
         imm_of(m, imm);
         if (g->op == KITE_WQE_WRITE_IMM) {
             assert_int_equal(c.opcode, KITE_CQE_RECV_WRITE_IMM);
