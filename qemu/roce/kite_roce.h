@@ -48,11 +48,14 @@ struct kite_roce_ops {
                       uint32_t access, uint64_t va, void *buf, uint32_t len,
                       bool write);
     /*
+     * Per-QP callbacks get @qp, the host pointer of the QP's
+     * kite_roce_qp_cfg, so the host needs no QP number lookup.
+     *
      * Read @len bytes (the stride) of WQE slot @slot of the SQ (@rq false)
-     * or RQ of QP @qpn. false: the ring cannot be read (the engine moves
+     * or RQ of QP @qp. false: the ring cannot be read (the engine moves
      * the QP to ERR and reports KITE_EVT_QP_FATAL).
      */
-    bool (*wqe_read)(void *opaque, uint32_t qpn, bool rq, uint32_t slot,
+    bool (*wqe_read)(void *opaque, void *qp, bool rq, uint32_t slot,
                      void *buf, uint32_t len);
     /*
      * Write @cqe (host order fields in little-endian ABI layout, flags
@@ -63,26 +66,24 @@ struct kite_roce_ops {
     bool (*cq_post)(void *opaque, uint32_t cqn, const struct kite_cqe *cqe);
     /*
      * Async event @type (KITE_EVT_QP_FATAL, _REQ_ERR, _ACCESS_ERR,
-     * _COMM_EST) for QP @qpn. A device-initiated state change (ERR, SQE)
+     * _COMM_EST) for QP @qp. A device-initiated state change (ERR, SQE)
      * is reported here with @type = KITE_ROCE_EVT_STATE before any event
      * or completion it causes, so the host can update what QUERY_QP
      * returns from kite_roce_qp_state().
      */
-    void (*qp_event)(void *opaque, uint32_t qpn, uint8_t type);
+    void (*qp_event)(void *opaque, void *qp, uint8_t type);
     /* Send one complete Ethernet frame (the host may loop it back). */
     void (*transmit)(void *opaque, const uint8_t *frame, size_t len);
     /* Monotonic time in nanoseconds (QEMU: QEMU_CLOCK_VIRTUAL). */
     uint64_t (*now_ns)(void *opaque);
     /*
-     * Arm QP @qpn's one timer to fire at @deadline_ns (replacing any earlier
+     * Arm QP @qp's one timer to fire at @deadline_ns (replacing any earlier
      * deadline), or cancel it with KITE_ROCE_TIMER_OFF. When it fires the
      * host calls kite_roce_qp_timer().
      */
-    void (*timer_mod)(void *opaque, uint32_t qpn, uint64_t deadline_ns);
+    void (*timer_mod)(void *opaque, void *qp, uint64_t deadline_ns);
     /* The engine has send work: call kite_roce_run() soon (not re-entrant). */
     void (*kick)(void *opaque);
-    /* The QP with number @qpn, or NULL (received packets, loopback). */
-    KiteRoceQp *(*qp_lookup)(void *opaque, uint32_t qpn);
     /*
      * true when @gid (16 bytes, IPv4-mapped for IPv4) is one of this port's
      * GIDs: a RoCEv2 frame to any other IP address is not for the engine.
@@ -99,7 +100,8 @@ struct kite_roce_ops {
 
 /* Fixed at CREATE_QP. */
 struct kite_roce_qp_cfg {
-    uint32_t qpn;
+    void *host;                 /* the host's QP: passed to its callbacks */
+    uint32_t qpn;               /* unique among the engine's QPs */
     uint8_t type;               /* enum kite_qp_type */
     bool sig_all;               /* KITE_QP_FLAG_SIG_ALL */
     uint32_t pdn;
@@ -162,13 +164,23 @@ void kite_roce_free(KiteRoce *e);
 /* The port's MAC and Ethernet MTU (SET_PORT, reset). */
 void kite_roce_set_port(KiteRoce *e, const uint8_t *mac, uint32_t eth_mtu);
 
-/* QP lifetime: created in RESET. */
+/*
+ * QP lifetime: created in RESET. NULL when the configuration is out of
+ * range, the QP number is taken or memory runs out.
+ */
 KiteRoceQp *kite_roce_qp_create(KiteRoce *e,
                                 const struct kite_roce_qp_cfg *cfg);
 /* Drops all state and cancels the timer; writes no completions. */
 void kite_roce_qp_destroy(KiteRoceQp *qp);
 void kite_roce_qp_modify(KiteRoceQp *qp, const struct kite_roce_qp_attr *a,
                          uint32_t mask);
+/*
+ * The QP numbered @qpn, or NULL: the engine keeps the index it resolves
+ * received packets with.
+ */
+KiteRoceQp *kite_roce_qp_find(const KiteRoce *e, uint32_t qpn);
+/* The host pointer of @qp's configuration. */
+void *kite_roce_qp_host(const KiteRoceQp *qp);
 /* The QP's state now, including device-initiated ERR/SQE. */
 uint8_t kite_roce_qp_state(const KiteRoceQp *qp);
 /* The QP's PSNs now (for QUERY_QP). */
@@ -196,9 +208,27 @@ bool kite_roce_run(KiteRoce *e, unsigned budget);
  * frame for this port (not IPv4/IPv6 UDP to port 4791, or to an address
  * that gid_is_local() rejects): the host gives it to the Ethernet RX ring.
  * Returns true when the engine consumed it (including dropping it as
- * malformed, with a bad ICRC or for an unknown QP; counted).
+ * malformed, with a bad ICRC or for an unknown QP; counted). The frame is
+ * parsed once, here.
  */
 bool kite_roce_rx(KiteRoce *e, const uint8_t *frame, size_t len);
+
+/* What kite_roce_frame_peek() reads of a frame's BTH, host order. */
+struct kite_roce_frame_info {
+    uint8_t opcode;             /* BTH opcode */
+    uint32_t dqpn;              /* destination QP */
+    uint32_t psn;
+};
+
+/*
+ * Whether @frame is RoCEv2 as kite_roce_rx() classifies it (IPv4 or IPv6,
+ * UDP to port 4791), without checking it further; @fi gets the BTH
+ * fields when the frame is long enough for a BTH, else zeros. Touches no
+ * engine state, so the host may call it at any time (tracing, fault
+ * injection).
+ */
+bool kite_roce_frame_peek(const uint8_t *frame, size_t len,
+                          struct kite_roce_frame_info *fi);
 
 /* QP @qp's timer fired. */
 void kite_roce_qp_timer(KiteRoceQp *qp);

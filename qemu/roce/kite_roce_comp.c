@@ -28,7 +28,7 @@ static void kr_timer_set(KiteRoceQp *qp, uint64_t deadline)
     KiteRoce *e = qp->e;
 
     qp->timer_deadline = deadline;
-    e->ops->timer_mod(e->opaque, qp->cfg.qpn, deadline);
+    e->ops->timer_mod(e->opaque, qp->cfg.host, deadline);
 }
 
 void kr_comp_arm_timer(KiteRoceQp *qp)

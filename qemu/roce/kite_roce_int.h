@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Kite RoCEv2 transport engine: internal state shared by the engine's
- * files (kite_roce_qp.c, kite_roce_req.c, kite_roce_resp.c,
- * kite_roce_comp.c). Not part of the host interface.
+ * files (kite_roce_qp.c, kite_roce_recv.c, kite_roce_req.c,
+ * kite_roce_resp.c, kite_roce_comp.c). Not part of the host interface.
  *
  * Copyright (c) 2026 The Kite authors
  */
@@ -36,6 +36,8 @@
 #define KR_ATOMIC_SIZE          sizeof(__le64)
 #define KR_TIMEOUT_BASE_NS      4096ull /* local ACK timeout unit */
 #define KR_MAX_TIMEOUT          31
+/* Buckets of the QP number index (a power of two). */
+#define KR_QP_HASH_SIZE         1024
 
 /* A parsed send WQE (re-read from the ring whenever it is needed). */
 typedef struct KrSendWqe {
@@ -111,6 +113,7 @@ typedef struct KrRespItem {
 struct KiteRoceQp {
     KiteRoce *e;
     KiteRoceQp *next;           /* engine's list of QPs */
+    KiteRoceQp *hnext;          /* next in the QP number index bucket */
     struct kite_roce_qp_cfg cfg;
 
     /* Attributes. */
@@ -202,6 +205,7 @@ struct KiteRoce {
     struct kite_roce_counters cnt;
     KiteRoceQp *qps;
     KiteRoceQp *rr;             /* round-robin cursor */
+    KiteRoceQp *qp_hash[KR_QP_HASH_SIZE];  /* by QP number */
     uint16_t ip_id;
     uint8_t frame[KITE_ROCE_MAX_FRAME];
     uint8_t payload[4096];
@@ -220,6 +224,7 @@ bool kr_is_ud(const KiteRoceQp *qp);
 void kr_qp_error(KiteRoceQp *qp, uint8_t event);
 void kr_flush(KiteRoceQp *qp);
 bool kr_req_active(const KiteRoceQp *qp);
+bool kr_qp_has_work(KiteRoceQp *qp);
 uint32_t kr_next_pow2(uint32_t v);
 
 /* kite_roce_req.c */

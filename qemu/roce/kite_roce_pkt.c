@@ -8,6 +8,7 @@
  */
 #include <string.h>
 
+#include "kite_roce.h"
 #include "kite_roce_pkt.h"
 
 #define IPV4_FLAG_DF            0x4000
@@ -498,16 +499,20 @@ static void fill_l3(struct kite_roce_pkt *p, const uint8_t *frame,
     p->l3_len = iplen;
 }
 
-enum kite_roce_parse_result kite_roce_parse(const uint8_t *frame, size_t len,
-                                            struct kite_roce_pkt *p)
+/*
+ * Whether @frame is RoCEv2: IPv4 without options or fragments, or IPv6
+ * with UDP as next header, and UDP to port 4791. true: *@iplen is the IP
+ * header's length and *@l3total the IP packet's length as the header
+ * says (unchecked).
+ */
+static bool roce_locate(const uint8_t *frame, size_t len, uint32_t *iplen,
+                        uint32_t *l3total)
 {
-    const uint8_t *ip, *udp, *bth, *q;
-    uint32_t iplen, l3total, udplen, h, ext, body, pad;
+    const uint8_t *ip;
     uint16_t ethertype;
 
-    memset(p, 0, sizeof(*p));
     if (len < KITE_ETH_HLEN) {
-        return KITE_ROCE_NOT_ROCE;
+        return false;
     }
     ethertype = ld16(frame + 12);
     ip = frame + KITE_ETH_HLEN;
@@ -518,26 +523,67 @@ enum kite_roce_parse_result kite_roce_parse(const uint8_t *frame, size_t len,
      * stack wants (fragments, options, extension headers): NOT_ROCE.
      */
     if (ethertype == KITE_ETH_P_IPV4) {
-        iplen = KITE_IPV4_HDR_LEN;
-        if (len < iplen + KITE_UDP_HDR_LEN || ip[0] != IPV4_DEFAULT_HDR ||
+        *iplen = KITE_IPV4_HDR_LEN;
+        if (len < *iplen + KITE_UDP_HDR_LEN || ip[0] != IPV4_DEFAULT_HDR ||
             ip[9] != IP_PROTO_UDP || (ld16(ip + 6) & IPV4_FRAG_MASK)) {
-            return KITE_ROCE_NOT_ROCE;
+            return false;
         }
-        l3total = ld16(ip + 2);
+        *l3total = ld16(ip + 2);
     } else if (ethertype == KITE_ETH_P_IPV6) {
-        iplen = KITE_IPV6_HDR_LEN;
-        if (len < iplen + KITE_UDP_HDR_LEN || (ip[0] >> 4) != 6 ||
+        *iplen = KITE_IPV6_HDR_LEN;
+        if (len < *iplen + KITE_UDP_HDR_LEN || (ip[0] >> 4) != 6 ||
             ip[6] != IP_PROTO_UDP) {
-            return KITE_ROCE_NOT_ROCE;
+            return false;
         }
-        l3total = iplen + ld16(ip + 4);
+        *l3total = *iplen + ld16(ip + 4);
     } else {
+        return false;
+    }
+    return ld16(ip + *iplen + 2) == KITE_ROCE_UDP_DPORT;
+}
+
+static uint32_t bth_dqpn(const uint8_t *bth)
+{
+    return ld24(bth + 5);
+}
+
+static uint32_t bth_psn(const uint8_t *bth)
+{
+    return ld24(bth + 9);
+}
+
+bool kite_roce_frame_peek(const uint8_t *frame, size_t len,
+                          struct kite_roce_frame_info *fi)
+{
+    uint32_t iplen, l3total;
+    size_t bth;
+
+    memset(fi, 0, sizeof(*fi));
+    if (!roce_locate(frame, len, &iplen, &l3total)) {
+        return false;
+    }
+    bth = KITE_ETH_HLEN + iplen + KITE_UDP_HDR_LEN;
+    if (len >= bth + KITE_BTH_LEN) {
+        fi->opcode = frame[bth];
+        fi->dqpn = bth_dqpn(frame + bth);
+        fi->psn = bth_psn(frame + bth);
+    }
+    return true;
+}
+
+enum kite_roce_parse_result kite_roce_parse(const uint8_t *frame, size_t len,
+                                            struct kite_roce_pkt *p)
+{
+    const uint8_t *ip, *udp, *bth, *q;
+    uint32_t iplen, l3total, udplen, h, ext, body, pad;
+
+    memset(p, 0, sizeof(*p));
+    if (!roce_locate(frame, len, &iplen, &l3total)) {
         return KITE_ROCE_NOT_ROCE;
     }
+    ip = frame + KITE_ETH_HLEN;
+    len -= KITE_ETH_HLEN;
     udp = ip + iplen;
-    if (ld16(udp + 2) != KITE_ROCE_UDP_DPORT) {
-        return KITE_ROCE_NOT_ROCE;
-    }
 
     /*
      * RoCEv2 from here on: every inconsistency is MALFORMED. The addresses
@@ -583,9 +629,9 @@ enum kite_roce_parse_result kite_roce_parse(const uint8_t *frame, size_t len,
     p->pkey = ld16(bth + 2);
     p->fecn = bth[4] & 0x80;
     p->becn = bth[4] & 0x40;
-    p->dqpn = ld24(bth + 5);
+    p->dqpn = bth_dqpn(bth);
     p->ackreq = bth[8] & 0x80;
-    p->psn = ld24(bth + 9);
+    p->psn = bth_psn(bth);
 
     q = get_ext(bth + KITE_BTH_LEN, h, p);
     p->payload = q;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Kite RoCEv2 transport engine: engine and QP lifetime, MODIFY_QP and its
- * state effects, flush, doorbells, the send run loop, frame reception
- * dispatch and counters.
+ * Kite RoCEv2 transport engine: engine and QP lifetime, the QP number
+ * index, MODIFY_QP and its state effects, flush, doorbells, the send run
+ * loop, timers and counters.
  *
  * Copyright (c) 2026 The Kite authors
  */
@@ -51,15 +51,36 @@ void kite_roce_set_port(KiteRoce *e, const uint8_t *mac, uint32_t eth_mtu)
 }
 
 /* ------------------------------------------------------------------ */
-/* QP lifetime                                                         */
+/* QP lifetime and the QP number index                                 */
 /* ------------------------------------------------------------------ */
+
+static KiteRoceQp **kr_qp_bucket(KiteRoce *e, uint32_t qpn)
+{
+    return &e->qp_hash[qpn & (KR_QP_HASH_SIZE - 1)];
+}
+
+KiteRoceQp *kite_roce_qp_find(const KiteRoce *e, uint32_t qpn)
+{
+    KiteRoceQp *qp = e->qp_hash[qpn & (KR_QP_HASH_SIZE - 1)];
+
+    while (qp && qp->cfg.qpn != qpn) {
+        qp = qp->hnext;
+    }
+    return qp;
+}
+
+void *kite_roce_qp_host(const KiteRoceQp *qp)
+{
+    return qp->cfg.host;
+}
 
 KiteRoceQp *kite_roce_qp_create(KiteRoce *e,
                                 const struct kite_roce_qp_cfg *cfg)
 {
-    KiteRoceQp *qp;
+    KiteRoceQp *qp, **bucket;
 
-    if (cfg->sq_log_depth > 16 || cfg->rq_log_depth > 16 ||
+    if (kite_roce_qp_find(e, cfg->qpn) ||
+        cfg->sq_log_depth > 16 || cfg->rq_log_depth > 16 ||
         cfg->sq_log_stride < KITE_SQ_MIN_LOG_STRIDE ||
         cfg->sq_log_stride > KITE_SQ_MAX_LOG_STRIDE ||
         cfg->rq_log_stride < KITE_RQ_MIN_LOG_STRIDE ||
@@ -89,6 +110,9 @@ KiteRoceQp *kite_roce_qp_create(KiteRoce *e,
     qp->sport = kite_roce_udp_sport(cfg->qpn, 0, 0);
     qp->next = e->qps;
     e->qps = qp;
+    bucket = kr_qp_bucket(e, cfg->qpn);
+    qp->hnext = *bucket;
+    *bucket = qp;
     return qp;
 }
 
@@ -101,6 +125,12 @@ void kite_roce_qp_destroy(KiteRoceQp *qp)
     for (pp = &e->qps; *pp; pp = &(*pp)->next) {
         if (*pp == qp) {
             *pp = qp->next;
+            break;
+        }
+    }
+    for (pp = kr_qp_bucket(e, qp->cfg.qpn); *pp; pp = &(*pp)->hnext) {
+        if (*pp == qp) {
+            *pp = qp->hnext;
             break;
         }
     }
@@ -282,9 +312,9 @@ void kr_qp_error(KiteRoceQp *qp, uint8_t event)
     }
     qp->state = KITE_QPS_ERR;
     kr_comp_cancel_timer(qp);
-    e->ops->qp_event(e->opaque, qp->cfg.qpn, KITE_ROCE_EVT_STATE);
+    e->ops->qp_event(e->opaque, qp->cfg.host, KITE_ROCE_EVT_STATE);
     if (event != KITE_ROCE_EVT_STATE) {
-        e->ops->qp_event(e->opaque, qp->cfg.qpn, event);
+        e->ops->qp_event(e->opaque, qp->cfg.host, event);
     }
     kr_resp_reset(qp);
     qp->flush_pending = true;
@@ -363,7 +393,7 @@ void kr_flush(KiteRoceQp *qp)
             struct kite_sq_wqe_hdr hdr;
 
             op = KITE_WQE_SEND;
-            if (e->ops->wqe_read(e->opaque, qp->cfg.qpn, false,
+            if (e->ops->wqe_read(e->opaque, qp->cfg.host, false,
                                  qp->sq_ci & (qp->sq_depth - 1), b,
                                  qp->sq_stride)) {
                 memcpy(&hdr, b, sizeof(hdr));
@@ -483,10 +513,10 @@ void kr_transmit(KiteRoceQp *qp, struct kite_roce_pkt *p, bool retransmit)
 }
 
 /* ------------------------------------------------------------------ */
-/* Run loop                                                            */
+/* Run loop and timers                                                 */
 /* ------------------------------------------------------------------ */
 
-static bool kr_qp_has_work(KiteRoceQp *qp)
+bool kr_qp_has_work(KiteRoceQp *qp)
 {
     if (qp->state == KITE_QPS_ERR) {
         return qp->flush_pending || qp->sq_ci != qp->sq_pi ||
@@ -545,113 +575,6 @@ bool kite_roce_run(KiteRoce *e, unsigned budget)
         }
     }
     return false;
-}
-
-/* ------------------------------------------------------------------ */
-/* Receive                                                             */
-/* ------------------------------------------------------------------ */
-
-/* The destination GID of a frame the codec rejected, if it has one. */
-static bool kr_frame_dgid(const uint8_t *f, size_t len, uint8_t *gid)
-{
-    uint16_t type;
-
-    if (len < KITE_ETH_HLEN) {
-        return false;
-    }
-    type = (uint16_t)(f[12] << 8 | f[13]);
-    memset(gid, 0, 16);
-    if (type == KITE_ETH_P_IPV4 &&
-        len >= KITE_ETH_HLEN + KITE_IPV4_HDR_LEN) {
-        gid[10] = gid[11] = 0xff;
-        memcpy(gid + 12, f + KITE_ETH_HLEN + 16, 4);
-        return true;
-    }
-    if (type == KITE_ETH_P_IPV6 &&
-        len >= KITE_ETH_HLEN + KITE_IPV6_HDR_LEN) {
-        memcpy(gid, f + KITE_ETH_HLEN + 24, 16);
-        return true;
-    }
-    return false;
-}
-
-static uint8_t kr_qp_transport(const KiteRoceQp *qp)
-{
-    switch (qp->cfg.type) {
-    case KITE_QPT_RC:
-        return KITE_BTH_RC;
-    case KITE_QPT_UC:
-        return KITE_BTH_UC;
-    default:
-        return KITE_BTH_UD;
-    }
-}
-
-bool kite_roce_rx(KiteRoce *e, const uint8_t *frame, size_t len)
-{
-    struct kite_roce_pkt p;
-    enum kite_roce_parse_result r;
-    KiteRoceQp *qp;
-    uint32_t hdrs;
-    uint8_t gid[16];
-
-    r = kite_roce_parse(frame, len, &p);
-    if (r == KITE_ROCE_NOT_ROCE) {
-        return false;
-    }
-    if (r != KITE_ROCE_OK) {
-        if (kr_frame_dgid(frame, len, gid) &&
-            !e->ops->gid_is_local(e->opaque, gid)) {
-            return false;
-        }
-        e->cnt.rx_packets++;
-        e->cnt.rx_bytes += len;
-        if (r == KITE_ROCE_BAD_ICRC) {
-            e->cnt.icrc_errors++;
-        } else {
-            e->cnt.rx_dropped++;
-        }
-        return true;
-    }
-    if (!e->ops->gid_is_local(e->opaque, p.dgid)) {
-        return false;
-    }
-    e->cnt.rx_packets++;
-    e->cnt.rx_bytes += len;
-    hdrs = kite_roce_op_hdrs(p.opcode);
-    qp = e->ops->qp_lookup(e->opaque, p.dqpn);
-    if (!qp || !(hdrs & KITE_OPF_VALID) ||
-        (p.pkey & 0x7fff) != 0x7fff ||
-        KITE_BTH_TRANSPORT(p.opcode) != kr_qp_transport(qp) ||
-        (!kr_is_ud(qp) && memcmp(p.sgid, qp->path.dgid, 16))) {
-        e->cnt.rx_dropped++;
-        return true;
-    }
-    qp->cnt.rx_packets++;
-    qp->cnt.rx_bytes += len;
-    if (hdrs & KITE_OPF_REQUEST) {
-        if (qp->state != KITE_QPS_RTR && qp->state != KITE_QPS_RTS &&
-            qp->state != KITE_QPS_SQD && qp->state != KITE_QPS_SQE) {
-            e->cnt.rx_dropped++;
-            return true;
-        }
-        if (kr_is_ud(qp)) {
-            kr_resp_ud(qp, &p);
-        } else {
-            kr_resp_rx(qp, &p);
-        }
-    } else {
-        if (qp->state != KITE_QPS_RTS && qp->state != KITE_QPS_SQD &&
-            qp->state != KITE_QPS_SQE) {
-            e->cnt.rx_dropped++;
-            return true;
-        }
-        kr_comp_rx(qp, &p);
-    }
-    if (kr_qp_has_work(qp)) {
-        e->ops->kick(e->opaque);
-    }
-    return true;
 }
 
 void kite_roce_qp_timer(KiteRoceQp *qp)

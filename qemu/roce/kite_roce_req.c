@@ -97,7 +97,7 @@ static bool kr_sq_parse(KiteRoceQp *qp, uint32_t idx, KrSendWqe *w,
     bool uc = qp->cfg.type == KITE_QPT_UC;
 
     *status = KITE_CQE_SUCCESS;
-    if (!e->ops->wqe_read(e->opaque, qp->cfg.qpn, false,
+    if (!e->ops->wqe_read(e->opaque, qp->cfg.host, false,
                           idx & (qp->sq_depth - 1), b, stride)) {
         return false;
     }

@@ -220,7 +220,7 @@ static bool kr_rq_load(KiteRoceQp *qp, uint8_t *status)
     if (qp->recv_valid) {
         return true;
     }
-    if (!e->ops->wqe_read(e->opaque, qp->cfg.qpn, true,
+    if (!e->ops->wqe_read(e->opaque, qp->cfg.host, true,
                           qp->rq_ci & (qp->rq_depth - 1), b, qp->rq_stride)) {
         return false;
     }
@@ -745,7 +745,7 @@ void kr_resp_rx(KiteRoceQp *qp, const struct kite_roce_pkt *p)
 
     if (qp->state == KITE_QPS_RTR && !qp->comm_est) {
         qp->comm_est = true;
-        e->ops->qp_event(e->opaque, qp->cfg.qpn, KITE_EVT_COMM_EST);
+        e->ops->qp_event(e->opaque, qp->cfg.host, KITE_EVT_COMM_EST);
     }
     if (qp->cfg.type == KITE_QPT_UC) {
         kr_resp_uc(qp, p, op);

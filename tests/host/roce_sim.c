@@ -100,15 +100,13 @@ SimQp *sim_qp(SimNode *n, uint32_t qpn)
     return &n->qp[i];
 }
 
-static bool cb_wqe_read(void *opaque, uint32_t qpn, bool rq, uint32_t slot,
+static bool cb_wqe_read(void *opaque, void *qp, bool rq, uint32_t slot,
                         void *buf, uint32_t len)
 {
-    SimQp *q = sim_qp(opaque, qpn);
+    SimQp *q = qp;
     uint32_t stride;
 
-    if (!q) {
-        return false;
-    }
+    (void)opaque;
     stride = 1u << (rq ? q->cfg.rq_log_stride : q->cfg.sq_log_stride);
     if (len > stride ||
         slot >= (1u << (rq ? q->cfg.rq_log_depth : q->cfg.sq_log_depth))) {
@@ -141,12 +139,13 @@ static bool cb_cq_post(void *opaque, uint32_t cqn, const struct kite_cqe *cqe)
     return true;
 }
 
-static void cb_qp_event(void *opaque, uint32_t qpn, uint8_t type)
+static void cb_qp_event(void *opaque, void *qp, uint8_t type)
 {
     SimNode *n = opaque;
+    SimQp *q = qp;
 
     if (n->nevents < SIM_MAX_EVENTS) {
-        n->events[n->nevents].qpn = qpn;
+        n->events[n->nevents].qpn = q->cfg.qpn;
         n->events[n->nevents].type = type;
         n->nevents++;
     }
@@ -232,13 +231,12 @@ static uint64_t cb_now(void *opaque)
     return n->sim->now;
 }
 
-static void cb_timer_mod(void *opaque, uint32_t qpn, uint64_t deadline)
+static void cb_timer_mod(void *opaque, void *qp, uint64_t deadline)
 {
-    SimQp *q = sim_qp(opaque, qpn);
+    SimQp *q = qp;
 
-    if (q) {
-        q->deadline = deadline;
-    }
+    (void)opaque;
+    q->deadline = deadline;
 }
 
 static void cb_kick(void *opaque)
@@ -246,13 +244,6 @@ static void cb_kick(void *opaque)
     SimNode *n = opaque;
 
     n->kicked = true;
-}
-
-static KiteRoceQp *cb_qp_lookup(void *opaque, uint32_t qpn)
-{
-    SimQp *q = sim_qp(opaque, qpn);
-
-    return q ? q->qp : NULL;
 }
 
 static bool cb_gid_is_local(void *opaque, const uint8_t *gid)
@@ -282,7 +273,6 @@ static const struct kite_roce_ops sim_ops = {
     .now_ns = cb_now,
     .timer_mod = cb_timer_mod,
     .kick = cb_kick,
-    .qp_lookup = cb_qp_lookup,
     .gid_is_local = cb_gid_is_local,
     .gid_get = cb_gid_get,
 };
@@ -406,6 +396,7 @@ uint32_t sim_create_qp(SimNode *n, uint8_t type, uint32_t pdn,
             continue;
         }
         memset(q, 0, sizeof(*q));
+        q->cfg.host = q;
         q->cfg.qpn = SIM_QPN_BASE + i;
         q->cfg.type = type;
         q->cfg.sig_all = sig_all;
