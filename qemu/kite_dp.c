@@ -27,7 +27,6 @@
 #include "hw/pci/pci.h"
 #include "net/net.h"
 #include "kite.h"
-#include "roce/kite_roce_pkt.h"
 #include "trace.h"
 
 #define KITE_CQE_SIZE           sizeof(struct kite_cqe)
@@ -35,12 +34,6 @@
 #define KITE_MR_STACK_RANGES    32
 /* Smallest page an MR can use: bounds the DMA ranges of one access. */
 #define KITE_MR_MIN_PAGE_SHIFT  12
-#define KITE_IPV4_VERSION       4
-#define KITE_IP_PROTO_UDP       17
-#define KITE_IPV4_PROTO_OFF     9
-#define KITE_IPV6_NEXT_HDR_OFF  6
-#define KITE_BTH_QPN_OFF        4
-#define KITE_BTH_PSN_OFF        8
 /* xorshift64 needs a non-zero state; wire-seed=0 maps to this one. */
 #define KITE_WIRE_SEED_ZERO     0x9e3779b97f4a7c15ull
 
@@ -54,56 +47,6 @@ static KiteCq *kite_dp_cq(KiteState *s, uint32_t cqn)
         return NULL;
     }
     return &s->cq[cqn - KITE_CQ_FIRST];
-}
-
-/*
- * A RoCEv2 frame (Ethernet, IPv4 or IPv6, UDP to port 4791)? Fills the BTH
- * opcode, destination QP and PSN when the frame is long enough for a BTH.
- */
-static bool kite_dp_frame_info(const uint8_t *f, size_t len, uint8_t *op,
-                               uint32_t *qpn, uint32_t *psn)
-{
-    size_t l3 = KITE_ETH_HLEN, udp, bth;
-    uint16_t type;
-
-    *op = 0;
-    *qpn = *psn = 0;
-    if (len < KITE_ETH_HLEN) {
-        return false;
-    }
-    type = lduw_be_p(f + 12);
-    if (type == KITE_ETH_P_IPV4) {
-        size_t ihl;
-
-        if (len < l3 + KITE_IPV4_HDR_LEN || f[l3] >> 4 != KITE_IPV4_VERSION ||
-            f[l3 + KITE_IPV4_PROTO_OFF] != KITE_IP_PROTO_UDP) {
-            return false;
-        }
-        ihl = (f[l3] & 0xf) * 4;
-        if (ihl < KITE_IPV4_HDR_LEN) {
-            return false;
-        }
-        udp = l3 + ihl;
-    } else if (type == KITE_ETH_P_IPV6) {
-        if (len < l3 + KITE_IPV6_HDR_LEN ||
-            f[l3 + KITE_IPV6_NEXT_HDR_OFF] != KITE_IP_PROTO_UDP) {
-            return false;
-        }
-        udp = l3 + KITE_IPV6_HDR_LEN;
-    } else {
-        return false;
-    }
-    if (len < udp + KITE_UDP_HDR_LEN ||
-        lduw_be_p(f + udp + 2) != KITE_ROCE_UDP_DPORT) {
-        return false;
-    }
-    bth = udp + KITE_UDP_HDR_LEN;
-    if (len >= bth + KITE_BTH_LEN) {
-        *op = f[bth];
-        *qpn = ldl_be_p(f + bth + KITE_BTH_QPN_OFF) & KITE_QPN_MASK;
-        *psn = ldl_be_p(f + bth + KITE_BTH_PSN_OFF) & KITE_PSN_MASK;
-    }
-    return true;
 }
 
 static KiteFrame *kite_frame_new(const uint8_t *buf, size_t len)
@@ -194,45 +137,53 @@ static void kite_rxq_bh(void *opaque)
 }
 
 /*
- * Receive-side fault injection (wire-rx-drop-ppm): true when @buf, a
- * RoCEv2 frame that has just arrived from the netdev, is to be dropped as
- * if the wire had lost it (counted in wire_dropped). Frames delivered from
+ * Receive-side fault injection (wire-rx-drop-ppm) applies to RoCEv2
+ * frames that have just arrived from the netdev. Frames delivered from
  * the receive queue (loopback, whose damage is done on transmit, and
  * frames deferred after this stage) are never dropped here; a frame that
  * arrives from the netdev while such a frame is in the engine (roce_depth
  * set) is fresh from the wire and is.
  */
-static bool kite_wire_rx_drop(KiteState *s, const uint8_t *buf, size_t size)
+static bool kite_wire_rx_armed(KiteState *s)
 {
-    uint8_t op;
-    uint32_t qpn, psn;
+    return s->wire_rx_drop_ppm && !(s->rxq_delivering && !s->roce_depth);
+}
 
-    if (!s->wire_rx_drop_ppm || (s->rxq_delivering && !s->roce_depth) ||
-        !kite_dp_frame_info(buf, size, &op, &qpn, &psn) ||
-        !kite_wire_roll(s, s->wire_rx_drop_ppm)) {
+/* true when the RoCEv2 frame @fi is to be dropped as if lost on the wire. */
+static bool kite_wire_rx_drop(KiteState *s,
+                              const struct kite_roce_frame_info *fi)
+{
+    if (!kite_wire_roll(s, s->wire_rx_drop_ppm)) {
         return false;
     }
     s->cnt.wire_dropped++;
-    trace_kite_wire_rx_drop(op, qpn, psn);
+    trace_kite_wire_rx_drop(fi->opcode, fi->dqpn, fi->psn);
     return true;
 }
 
 /*
  * A frame arrived for the port: offered to the engine when the device is
  * READY and the frame is unicast to the port's MAC. true: consumed (by the
- * engine, or queued because the engine is running right now).
+ * engine, or queued because the engine is running right now). The glue
+ * peeks at the frame only for fault injection and tracing; the engine
+ * parses it.
  */
 bool kite_dp_rx(KiteState *s, const uint8_t *buf, size_t size)
 {
-    uint8_t op;
-    uint32_t qpn, psn;
+    struct kite_roce_frame_info fi;
+    bool armed, trace, roce = false;
     bool consumed;
 
     if (!kite_running(s) || size < KITE_ETH_HLEN ||
         memcmp(buf, s->mac, sizeof(s->mac))) {
         return false;
     }
-    if (kite_wire_rx_drop(s, buf, size)) {
+    armed = kite_wire_rx_armed(s);
+    trace = trace_event_get_state_backends(TRACE_KITE_ROCE_RX);
+    if (armed || trace) {
+        roce = kite_roce_frame_peek(buf, size, &fi);
+    }
+    if (armed && roce && kite_wire_rx_drop(s, &fi)) {
         return true;
     }
     if (s->roce_depth) {
@@ -240,9 +191,8 @@ bool kite_dp_rx(KiteState *s, const uint8_t *buf, size_t size)
         kite_rxq_push(s, buf, size, false);
         return true;
     }
-    if (trace_event_get_state_backends(TRACE_KITE_ROCE_RX) &&
-        kite_dp_frame_info(buf, size, &op, &qpn, &psn)) {
-        trace_kite_roce_rx(size, op, qpn, psn);
+    if (trace && roce) {
+        trace_kite_roce_rx(size, fi.opcode, fi.dqpn, fi.psn);
     }
     s->roce_depth++;
     consumed = kite_roce_rx(s->roce, buf, size);
@@ -298,25 +248,26 @@ static void kite_wire_timer_cb(void *opaque)
 static void kite_dp_transmit(void *opaque, const uint8_t *frame, size_t len)
 {
     KiteState *s = opaque;
-    uint8_t op;
-    uint32_t qpn, psn;
-    bool roce, dup;
+    struct kite_roce_frame_info fi = { 0 };
+    bool faults, roce = false, dup;
 
     if (!kite_running(s)) {
         return;
     }
-    roce = kite_dp_frame_info(frame, len, &op, &qpn, &psn);
-    trace_kite_roce_tx(len, op, qpn, psn);
-    if (roce && (s->wire_drop_ppm || s->wire_dup_ppm ||
-                 s->wire_reorder_ppm)) {
+    faults = s->wire_drop_ppm || s->wire_dup_ppm || s->wire_reorder_ppm;
+    if (faults || trace_event_get_state_backends(TRACE_KITE_ROCE_TX)) {
+        roce = kite_roce_frame_peek(frame, len, &fi);
+    }
+    trace_kite_roce_tx(len, fi.opcode, fi.dqpn, fi.psn);
+    if (roce && faults) {
         if (kite_wire_roll(s, s->wire_drop_ppm)) {
             s->cnt.wire_dropped++;
-            trace_kite_wire_drop(op, qpn, psn);
+            trace_kite_wire_drop(fi.opcode, fi.dqpn, fi.psn);
             return;
         }
         dup = kite_wire_roll(s, s->wire_dup_ppm);
         if (!s->wire_held && kite_wire_roll(s, s->wire_reorder_ppm)) {
-            trace_kite_wire_hold(op, qpn, psn);
+            trace_kite_wire_hold(fi.opcode, fi.dqpn, fi.psn);
             s->wire_held = kite_frame_new(frame, len);
             timer_mod(s->wire_timer,
                       qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
@@ -325,7 +276,7 @@ static void kite_dp_transmit(void *opaque, const uint8_t *frame, size_t len)
         }
         kite_wire_out(s, frame, len);
         if (dup) {
-            trace_kite_wire_dup(op, qpn, psn);
+            trace_kite_wire_dup(fi.opcode, fi.dqpn, fi.psn);
             kite_wire_out(s, frame, len);
         }
         kite_wire_release(s);
