@@ -283,7 +283,6 @@ struct KiteState {
     bool rxq_delivering;        /* kite_rxq_bh() is delivering a frame */
     QEMUBH *stop_bh;            /* kite_dp_stop() deferred past the engine */
     unsigned roce_depth;        /* engine calls in progress (re-entrancy) */
-    GHashTable *qp_by_num;      /* qpn -> KiteQp */
 
     KiteCounters cnt;
 };

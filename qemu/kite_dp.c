@@ -330,17 +330,18 @@ static uint8_t kite_dp_mem_rw(void *opaque, uint32_t pdn, uint32_t key,
     return st;
 }
 
-static bool kite_dp_wqe_read(void *opaque, uint32_t qpn, bool rq,
+static bool kite_dp_wqe_read(void *opaque, void *host, bool rq,
                              uint32_t slot, void *buf, uint32_t len)
 {
     KiteState *s = opaque;
-    KiteQp *qp = kite_qp_find(s, qpn);
+    KiteQp *qp = host;
+    uint32_t qpn = qp->qpn;
     const KitePbl *pbl;
     uint8_t log_depth, log_stride;
     uint64_t off, dma, contig;
     uint8_t *p = buf;
 
-    if (!qp || !kite_running(s)) {
+    if (!kite_running(s)) {
         return false;
     }
     pbl = rq ? &qp->rq : &qp->sq;
@@ -443,23 +444,23 @@ static bool kite_dp_cq_post(void *opaque, uint32_t cqn,
     return true;
 }
 
-static void kite_dp_qp_event(void *opaque, uint32_t qpn, uint8_t type)
+static void kite_dp_qp_event(void *opaque, void *host, uint8_t type)
 {
     KiteState *s = opaque;
-    KiteQp *qp = kite_qp_find(s, qpn);
+    KiteQp *qp = host;
 
     if (!kite_running(s)) {
         return;
     }
     if (type == KITE_ROCE_EVT_STATE) {
-        if (qp && qp->eqp) {
+        if (qp->eqp) {
             qp->attr.state = kite_roce_qp_state(qp->eqp);
-            trace_kite_qp_state(qpn, qp->attr.state);
+            trace_kite_qp_state(qp->qpn, qp->attr.state);
         }
         return;
     }
-    trace_kite_qp_event(qpn, type);
-    kite_eq_post(s, 0, type, qpn, 0);
+    trace_kite_qp_event(qp->qpn, type);
+    kite_eq_post(s, 0, type, qp->qpn, 0);
 }
 
 static uint64_t kite_dp_now_ns(void *opaque)
@@ -467,11 +468,11 @@ static uint64_t kite_dp_now_ns(void *opaque)
     return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
 }
 
-static void kite_dp_timer_mod(void *opaque, uint32_t qpn, uint64_t deadline)
+static void kite_dp_timer_mod(void *opaque, void *host, uint64_t deadline)
 {
-    KiteQp *qp = kite_qp_find(opaque, qpn);
+    KiteQp *qp = host;
 
-    if (!qp || !qp->timer) {
+    if (!qp->timer) {
         return;
     }
     if (deadline == KITE_ROCE_TIMER_OFF) {
@@ -486,13 +487,6 @@ static void kite_dp_kick(void *opaque)
     KiteState *s = opaque;
 
     qemu_bh_schedule(s->roce_bh);
-}
-
-static KiteRoceQp *kite_dp_qp_lookup(void *opaque, uint32_t qpn)
-{
-    KiteQp *qp = kite_qp_find(opaque, qpn);
-
-    return qp ? qp->eqp : NULL;
 }
 
 static bool kite_dp_gid_is_local(void *opaque, const uint8_t *gid)
@@ -529,7 +523,6 @@ static const struct kite_roce_ops kite_dp_ops = {
     .now_ns = kite_dp_now_ns,
     .timer_mod = kite_dp_timer_mod,
     .kick = kite_dp_kick,
-    .qp_lookup = kite_dp_qp_lookup,
     .gid_is_local = kite_dp_gid_is_local,
     .gid_get = kite_dp_gid_get,
 };
@@ -584,6 +577,7 @@ static void kite_dp_stop_bh(void *opaque)
 bool kite_dp_qp_create(KiteState *s, KiteQp *qp)
 {
     struct kite_roce_qp_cfg cfg = {
+        .host = qp,
         .qpn = qp->qpn,
         .type = qp->type,
         .sig_all = qp->flags & KITE_QP_FLAG_SIG_ALL,
@@ -604,7 +598,6 @@ bool kite_dp_qp_create(KiteState *s, KiteQp *qp)
         return false;
     }
     qp->timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, kite_dp_qp_timer_cb, qp);
-    g_hash_table_insert(s->qp_by_num, GUINT_TO_POINTER(qp->qpn), qp);
     return true;
 }
 
@@ -624,11 +617,10 @@ void kite_qp_engine_drop(KiteQp *qp)
     }
 }
 
-/* DESTROY_QP: the engine side, the timer and the QPN lookup entry. */
+/* DESTROY_QP: the engine side (with its QP number entry) and the timer. */
 void kite_dp_qp_destroy(KiteState *s, KiteQp *qp)
 {
     kite_qp_engine_drop(qp);
-    g_hash_table_remove(s->qp_by_num, GUINT_TO_POINTER(qp->qpn));
 }
 
 void kite_dp_qp_modify(KiteState *s, KiteQp *qp,
@@ -744,7 +736,6 @@ void kite_dp_reset(KiteState *s)
     assert(!s->roce_depth);
     qemu_bh_cancel(s->stop_bh);
     kite_dp_stop(s);
-    g_hash_table_remove_all(s->qp_by_num);
     kite_roce_free(s->roce);
     s->roce = kite_roce_new(&kite_dp_ops, s);
     g_assert(s->roce);      /* out of memory, as g_malloc() would abort */
@@ -763,7 +754,6 @@ void kite_dp_init(KiteState *s)
     s->stop_bh = qemu_bh_new_guarded(kite_dp_stop_bh, s,
                                      &dev->mem_reentrancy_guard);
     s->wire_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, kite_wire_timer_cb, s);
-    s->qp_by_num = g_hash_table_new(g_direct_hash, g_direct_equal);
     s->roce = kite_roce_new(&kite_dp_ops, s);
     g_assert(s->roce);
     kite_wire_seed(s);
@@ -785,7 +775,6 @@ void kite_dp_cleanup(KiteState *s)
     qemu_bh_delete(s->roce_bh);
     qemu_bh_delete(s->rxq_bh);
     qemu_bh_delete(s->stop_bh);
-    g_hash_table_destroy(s->qp_by_num);
     kite_roce_free(s->roce);
     s->roce = NULL;
 }

@@ -182,13 +182,19 @@ static const KiteQpTrans kite_qp_trans[KITE_QP_NUM_STATES]
     },
 };
 
-/* The QP numbered @qpn, or NULL. */
+/*
+ * The QP numbered @qpn, or NULL. The engine keeps the QP number index; a
+ * QP of the table has its engine side while the device runs.
+ */
 KiteQp *kite_qp_find(KiteState *s, uint32_t qpn)
 {
+    KiteRoceQp *eqp;
+
     if (!qpn || qpn > KITE_QPN_MAX) {
         return NULL;
     }
-    return g_hash_table_lookup(s->qp_by_num, GUINT_TO_POINTER(qpn));
+    eqp = kite_roce_qp_find(s->roce, qpn);
+    return eqp ? kite_roce_qp_host(eqp) : NULL;
 }
 
 /* The QP's state: the engine's, which includes device-initiated changes. */
