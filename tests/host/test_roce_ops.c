@@ -570,6 +570,61 @@ static void test_ud_send(void **st)
     free(s);
 }
 
+/*
+ * The engine's QP number index: every QP is found by its number with its
+ * host pointer, numbers that differ by a power of two stay apart, a
+ * number in use cannot be taken again, and a destroyed QP is gone while
+ * the others keep working.
+ */
+static void test_qp_index(void **st)
+{
+    Fx *f = fx_new(NULL, KITE_QPT_RC, false);
+    SimQp *q = sim_qp(f->a, f->aqp);
+    struct kite_roce_qp_cfg cfg = q->cfg;
+    KiteRoceQp *extra[4];
+    int marker[4];
+    SimWr w;
+    int i;
+
+    (void)st;
+    assert_ptr_equal(kite_roce_qp_find(f->a->e, f->aqp), q->qp);
+    assert_ptr_equal(kite_roce_qp_host(q->qp), q);
+    assert_null(kite_roce_qp_find(f->a->e, f->bqp + 1));
+    assert_null(kite_roce_qp_create(f->a->e, &cfg));
+    for (i = 0; i < 4; i++) {
+        cfg.host = &marker[i];
+        cfg.qpn = f->aqp + (0x400u << i);
+        extra[i] = kite_roce_qp_create(f->a->e, &cfg);
+        assert_non_null(extra[i]);
+    }
+    for (i = 0; i < 4; i++) {
+        assert_ptr_equal(kite_roce_qp_find(f->a->e, f->aqp + (0x400u << i)),
+                         extra[i]);
+        assert_ptr_equal(kite_roce_qp_host(extra[i]), &marker[i]);
+    }
+    kite_roce_qp_destroy(extra[1]);
+    assert_null(kite_roce_qp_find(f->a->e, f->aqp + 0x800));
+    assert_ptr_equal(kite_roce_qp_find(f->a->e, f->aqp + 0x1000), extra[2]);
+    assert_ptr_equal(kite_roce_qp_find(f->a->e, f->aqp), q->qp);
+
+    /* The connection still carries data to the right QP. */
+    fx_fill(sim_mem(f->a, 0), 100, 5);
+    fx_recv(f->b, f->bqp, 0x100000, 100, f->bkey);
+    w = fx_wr(KITE_WQE_SEND, 0);
+    fx_sge(&w, 0, 100, f->akey);
+    sim_post_send(f->a, f->aqp, &w);
+    fx_run(f);
+    fx_expect_cqe(f->a, f->a_scq, f->aqp, 0, KITE_CQE_SEND, 0, 100);
+    fx_expect_cqe(f->b, f->b_rcq, f->bqp, 0, KITE_CQE_RECV, 0, 100);
+    assert_memory_equal(sim_mem(f->b, 0x100000), sim_mem(f->a, 0), 100);
+    for (i = 0; i < 4; i++) {
+        if (i != 1) {
+            kite_roce_qp_destroy(extra[i]);
+        }
+    }
+    fx_free(f);
+}
+
 static void test_loopback(void **st)
 {
     Fx *f = fx_new(NULL, KITE_QPT_RC, true);
@@ -659,6 +714,7 @@ int main(void)
         cmocka_unit_test(test_uc),
         cmocka_unit_test(test_ud_send),
         cmocka_unit_test(test_loopback),
+        cmocka_unit_test(test_qp_index),
         cmocka_unit_test(test_fence_and_rd_atomic_limit),
     };
 
