@@ -31,6 +31,8 @@ fail() {
 
 rm -rf "$P"
 mkdir -p "$P" || fail "cannot create $P"
+# The copy goes when done, so that no second kite_hw.h lingers in out/.
+trap 'rm -rf "$P/include"' EXIT
 cp -r "$REPO/include" "$P/include" || fail "cannot copy include/"
 HW=$P/include/kite/kite_hw.h
 awk '

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Two-engine simulation of the Kite RoCEv2 engine (issue 4): one RC QP
- * pair moves 10,000 messages of random sizes from 1 B to 1 MiB, mixing
- * SEND, SEND with immediate, RDMA WRITE, WRITE with immediate and RDMA
- * READ (plus one FETCH_ADD in 16, whose returned values must count up
- * exactly once), over a link that drops, duplicates and reorders 5% of
+ * Two-engine simulation of the Kite RoCEv2 engine: one RC QP pair moves
+ * 10,000 messages of random sizes from 1 B to 1 MiB, mixing SEND, SEND
+ * with immediate, RDMA WRITE, WRITE with immediate and RDMA READ (plus
+ * one FETCH_ADD in 16, whose returned values must count up exactly
+ * once), over a link that drops, duplicates and reorders 5% of
  * the frames each. Every byte is verified, and every completion must
  * arrive exactly once, in order, with the right opcode, length and
  * immediate data. A
