@@ -13,7 +13,9 @@
  * Threading: none. The host calls every entry point from one thread (QEMU:
  * with the BQL held) and never re-enters the engine from inside a callback;
  * callbacks may not call back into the engine (use ops->kick to ask for a
- * later kite_roce_run()).
+ * later kite_roce_run()). The queries that change nothing (the QP getters,
+ * kite_roce_qp_find(), kite_roce_qp_host(), the counters and
+ * kite_roce_frame_peek()) are the exception: they may be called anywhere.
  *
  * Copyright (c) 2026 The Kite authors
  */
