@@ -56,7 +56,8 @@ void kite_fatal(KiteState *s, uint32_t code)
     kite_eq_post(s, 0, KITE_EVT_DEV_FATAL, code, 0);
     kite_irq(s, KITE_MSIX_ADMIN);
     kite_eth_backlog_drop(s);
-    kite_dp_stop(s);
+    kite_wire_stop(s);
+    kite_engine_stop(s);
 }
 
 /* Drops every piece of state the guest created (KITE_CTRL_RESET). */
@@ -75,7 +76,8 @@ static void kite_reset(KiteState *s)
     qemu_format_nic_info_str(qemu_get_queue(s->nic), s->mac);
     s->eth_mtu = KITE_MODEL_DEF_MTU;
     /* Engine QPs first: kite_admin_reset() empties the QP table. */
-    kite_dp_reset(s);
+    kite_wire_stop(s);
+    kite_engine_reset(s);
     kite_admin_reset(s);
     kite_eq_reset(s);
     kite_eth_reset(s);
@@ -260,7 +262,7 @@ static void kite_regs_write(void *opaque, hwaddr addr, uint64_t val64,
     uint32_t *reg;
 
     trace_kite_reg_write(addr, val);
-    if (s->roce_depth) {
+    if (kite_engine_busy(s)) {
         /* A DMA of the RoCEv2 engine aimed at the device itself. */
         qemu_log_mask(LOG_GUEST_ERROR, "kite: register 0x%" HWADDR_PRIx
                       " written by the device's own DMA: ignored\n", addr);
@@ -334,7 +336,7 @@ static void kite_db_write(void *opaque, hwaddr addr, uint64_t val,
         s->cnt.db_rejected++;
         return;
     }
-    if (s->roce_depth) {
+    if (kite_engine_busy(s)) {
         /* A DMA of the RoCEv2 engine aimed at the device itself. */
         qemu_log_mask(LOG_GUEST_ERROR, "kite: doorbell written by the "
                       "device's own DMA: ignored\n");
@@ -412,7 +414,8 @@ static void kite_realize(PCIDevice *pci, Error **errp)
     s->tx_bh = qemu_bh_new_guarded(kite_eth_tx_bh, s,
                                    &dev->mem_reentrancy_guard);
     kite_admin_init(s);
-    kite_dp_init(s);
+    kite_wire_init(s);
+    kite_engine_init(s);
     QSIMPLEQ_INIT(&s->eth_backlog);
 
     qemu_macaddr_default_if_unset(&s->conf.macaddr);
@@ -432,7 +435,8 @@ static void kite_exit(PCIDevice *pci)
     qemu_bh_delete(s->tx_bh);
     qemu_del_nic(s->nic);
     kite_eth_backlog_drop(s);
-    kite_dp_cleanup(s);
+    kite_engine_cleanup(s);
+    kite_wire_cleanup(s);
     kite_admin_cleanup(s);
     msix_uninit_exclusive_bar(pci);
 }
@@ -485,12 +489,12 @@ static void kite_class_init(ObjectClass *klass, void *data)
     set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
     device_class_set_props(dc, kite_properties);
     /* Wire fault injection: plain QOM properties, settable at run time. */
-    kite_dp_class_init(klass);
+    kite_wire_class_init(klass);
 }
 
 static void kite_instance_init(Object *obj)
 {
-    kite_dp_instance_init(KITE(obj));
+    kite_wire_instance_init(KITE(obj));
 }
 
 static const TypeInfo kite_info = {

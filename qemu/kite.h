@@ -7,10 +7,12 @@
  * kite_eq.c     async and completion event queues
  * kite_eth.c    Ethernet port: netdev, TX/RX rings, link, interrupt
  * kite_mr.c     page buffer lists, MR table, key lookup and translation
- * kite_cq.c     completion queues and the CQ doorbell
- * kite_qp.c     queue pairs and the QP state machine
- * kite_dp.c     data path glue: the RoCEv2 engine (roce/) and the device,
- *               loopback, wire fault injection
+ * kite_cq.c     completion queues, the CQ doorbell and CQE posting
+ * kite_qp.c     queue pairs, the QP state machine and QP statistics
+ * kite_engine.c the RoCEv2 engine (roce/) glue: its callbacks, bottom half,
+ *               per-QP timers and re-entrancy guard (kite_engine.h)
+ * kite_wire.c   the wire: transmit and receive fault injection, loopback
+ *               and the port's receive queue (kite_wire.h)
  *
  * The device ABI (registers, rings, commands) is include/kite/kite_hw.h of
  * the Kite repository.
@@ -27,7 +29,8 @@
 #include "qom/object.h"
 #include "kite/kite_hw.h"
 #include "kite_limits.h"
-#include "roce/kite_roce.h"
+#include "kite_engine.h"
+#include "kite_wire.h"
 
 #define TYPE_KITE "kite"
 OBJECT_DECLARE_SIMPLE_TYPE(KiteState, KITE)
@@ -182,27 +185,11 @@ typedef struct KiteCounters {
     uint64_t roce_rx_dropped;   /* device RX queue overflow (not the engine) */
 } KiteCounters;
 
-/* A frame waiting in one of the device's queues. */
-typedef struct KiteFrame {
-    QSIMPLEQ_ENTRY(KiteFrame) next;
-    size_t len;
-    uint8_t data[];
-} KiteFrame;
-
-typedef QSIMPLEQ_HEAD(, KiteFrame) KiteFrameQueue;
-
 /*
  * Frames the Ethernet RX ring had no buffer for (flushed into the ring on
  * RX_DB); RoCEv2 frames never wait here.
  */
 #define KITE_ETH_BACKLOG_MAX    256
-/* Frames for the port's own receive path (loopback, deferred RX). */
-#define KITE_RXQ_MAX            1024
-/* Packets the engine may send per run of its bottom half. */
-#define KITE_ROCE_BUDGET        64
-/* A frame held back for reordering is sent at the latest after this. */
-#define KITE_WIRE_HOLD_NS       (100 * SCALE_US)
-#define KITE_WIRE_PPM_MAX       1000000u
 
 struct KiteState {
     PCIDevice parent_obj;
@@ -221,13 +208,6 @@ struct KiteState {
      * for the qtests; 0 = off.
      */
     uint8_t debug_mr_map_opcode;
-    /* Wire fault injection (QOM properties, settable at run time). */
-    uint32_t wire_drop_ppm, wire_dup_ppm, wire_reorder_ppm;
-    uint32_t wire_rx_drop_ppm;  /* RoCEv2 frames dropped on receive */
-    uint64_t wire_seed;
-    uint64_t wire_rng;          /* xorshift64 state, from wire_seed */
-    KiteFrame *wire_held;       /* frame held back for reordering */
-    QEMUTimer *wire_timer;      /* sends wire_held if nothing follows */
 
     /* Device control. */
     uint32_t ctrl;
@@ -274,15 +254,9 @@ struct KiteState {
     KiteFrameQueue eth_backlog; /* frames waiting for an RX buffer */
     uint32_t eth_backlog_len;
 
-    /* RoCEv2 engine. */
-    KiteRoce *roce;
-    QEMUBH *roce_bh;            /* kite_roce_run() */
-    QEMUBH *rxq_bh;             /* delivers rxq to the port */
-    KiteFrameQueue rxq;         /* loopback and deferred received frames */
-    uint32_t rxq_len;
-    bool rxq_delivering;        /* kite_rxq_bh() is delivering a frame */
-    QEMUBH *stop_bh;            /* kite_dp_stop() deferred past the engine */
-    unsigned roce_depth;        /* engine calls in progress (re-entrancy) */
+    /* RoCEv2 engine and the wire between it and the port. */
+    KiteEngine eng;
+    KiteWire wire;
 
     KiteCounters cnt;
 };
@@ -344,6 +318,7 @@ uint8_t kite_cmd_debug_mr_map(KiteState *s, const struct kite_aq_cmd *cmd,
 KiteCq *kite_cq_get(KiteState *s, uint32_t cqn, uint32_t actor,
                     uint8_t *status);
 void kite_cq_doorbell(KiteState *s, uint32_t page, uint64_t val);
+bool kite_cq_post(KiteState *s, uint32_t cqn, const struct kite_cqe *cqe);
 uint8_t kite_cmd_create_cq(KiteState *s, const struct kite_aq_cmd *cmd,
                            KiteCmdResult *res);
 uint8_t kite_cmd_modify_cq(KiteState *s, const struct kite_aq_cmd *cmd,
@@ -367,28 +342,6 @@ uint8_t kite_cmd_destroy_qp(KiteState *s, const struct kite_aq_cmd *cmd,
 
 uint8_t kite_cmd_query_qp_stats(KiteState *s, const struct kite_aq_cmd *cmd,
                                 KiteCmdResult *res);
-void kite_qp_engine_drop(KiteQp *qp);
-
-/* kite_dp.c */
-void kite_dp_init(KiteState *s);
-void kite_dp_cleanup(KiteState *s);
-void kite_dp_reset(KiteState *s);
-void kite_dp_stop(KiteState *s);
-void kite_dp_instance_init(KiteState *s);
-void kite_dp_class_init(ObjectClass *klass);
-void kite_dp_set_port(KiteState *s);
-bool kite_dp_rx(KiteState *s, const uint8_t *buf, size_t size);
-void kite_dp_resolve_path(KiteState *s, const struct kite_av *av,
-                          struct kite_roce_path *path);
-bool kite_dp_qp_create(KiteState *s, KiteQp *qp);
-void kite_dp_qp_destroy(KiteState *s, KiteQp *qp);
-void kite_dp_qp_modify(KiteState *s, KiteQp *qp,
-                       const struct kite_qp_attr *a, uint32_t mask,
-                       uint8_t next);
-void kite_dp_sq_doorbell(KiteState *s, KiteQp *qp, uint32_t pi);
-void kite_dp_rq_doorbell(KiteState *s, KiteQp *qp, uint32_t pi);
-void kite_dp_stats(KiteState *s, struct kite_stats *st);
-void kite_dp_qp_stats(KiteQp *qp, struct kite_qp_stats *st);
 
 /* kite_eth.c */
 extern NetClientInfo kite_net_info;

@@ -287,7 +287,7 @@ static uint8_t kite_cmd_set_port(KiteState *s, const struct kite_aq_cmd *cmd,
         memcpy(s->mac, c->mac, sizeof(s->mac));
         qemu_format_nic_info_str(qemu_get_queue(s->nic), s->mac);
     }
-    kite_dp_set_port(s);
+    kite_engine_set_port(s);
     trace_kite_set_port(mask, s->eth_mtu);
     return KITE_STS_OK;
 }
@@ -512,10 +512,16 @@ static uint8_t kite_cmd_del_gid(KiteState *s, const struct kite_aq_cmd *cmd,
     return KITE_STS_OK;
 }
 
+/*
+ * QUERY_STATS: object counts, the device's counters and the engine's
+ * port-wide RoCEv2 counters (struct kite_stats). roce_rx_dropped adds the
+ * frames the device's receive queue had no room for to the engine's drops.
+ */
 static uint8_t kite_cmd_query_stats(KiteState *s,
                                     const struct kite_aq_cmd *cmd,
                                     KiteCmdResult *res)
 {
+    const struct kite_roce_counters *c = kite_roce_counters(s->eng.roce);
     struct kite_stats st;
     uint32_t i, n;
 
@@ -541,7 +547,20 @@ static uint8_t kite_cmd_query_stats(KiteState *s,
     st.eth_tx_errors = cpu_to_le64(s->cnt.eth_tx_errors);
     st.eq_events_dropped = cpu_to_le64(s->cnt.eq_dropped);
     st.db_rejected = cpu_to_le64(s->cnt.db_rejected);
-    kite_dp_stats(s, &st);
+    st.wire_dropped = cpu_to_le64(s->cnt.wire_dropped);
+    st.roce_tx_packets = cpu_to_le64(c->tx_packets);
+    st.roce_rx_packets = cpu_to_le64(c->rx_packets);
+    st.roce_retransmits = cpu_to_le64(c->retransmits);
+    st.roce_icrc_errors = cpu_to_le64(c->icrc_errors);
+    st.roce_tx_bytes = cpu_to_le64(c->tx_bytes);
+    st.roce_rx_bytes = cpu_to_le64(c->rx_bytes);
+    st.roce_naks_sent = cpu_to_le64(c->naks_sent);
+    st.roce_naks_rcvd = cpu_to_le64(c->naks_rcvd);
+    st.roce_rnr_naks_sent = cpu_to_le64(c->rnr_naks_sent);
+    st.roce_rnr_naks_rcvd = cpu_to_le64(c->rnr_naks_rcvd);
+    st.roce_dup_requests = cpu_to_le64(c->dup_requests);
+    st.roce_rx_dropped = cpu_to_le64(c->rx_dropped + s->cnt.roce_rx_dropped);
+    st.roce_timeouts = cpu_to_le64(c->timeouts);
     return kite_out_write(s, &cmd->query.out, &st, sizeof(st), res);
 }
 

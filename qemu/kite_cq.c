@@ -2,10 +2,11 @@
 /*
  * Kite RoCEv2 NIC device model: completion queues.
  *
- * CREATE/MODIFY/QUERY/DESTROY_CQ and the KITE_DB_CQ doorbell (consumer
- * index and one-shot arming). A CQ belongs to the context that created it,
- * reports to a completion EQ and is kept busy by the QPs completing into
- * it. CQEs are written by the RoCEv2 engine (issue 4).
+ * CREATE/MODIFY/QUERY/DESTROY_CQ, the KITE_DB_CQ doorbell (consumer
+ * index and one-shot arming) and CQE posting for the RoCEv2 engine (phase,
+ * overflow, completion events). A CQ belongs to the context that created
+ * it, reports to a completion EQ and is kept busy by the QPs completing
+ * into it.
  *
  * Copyright (c) 2026 The Kite authors
  */
@@ -16,9 +17,20 @@
 #include "trace.h"
 
 #define KITE_CQE_SIZE           sizeof(struct kite_cqe)
+#define KITE_CQE_FLAGS_OFF      offsetof(struct kite_cqe, flags)
 #define KITE_CQ_MAX_LOG_DEPTH   16      /* log2(KITE_DEF_MAX_CQE) */
 
 QEMU_BUILD_BUG_ON((1u << KITE_CQ_MAX_LOG_DEPTH) != KITE_DEF_MAX_CQE);
+
+/* The CQ numbered @cqn, or NULL (no owner check). */
+static KiteCq *kite_cq_find(KiteState *s, uint32_t cqn)
+{
+    if (cqn < KITE_CQ_FIRST || cqn - KITE_CQ_FIRST >= KITE_DEF_MAX_CQ ||
+        !s->cq[cqn - KITE_CQ_FIRST].valid) {
+        return NULL;
+    }
+    return &s->cq[cqn - KITE_CQ_FIRST];
+}
 
 /*
  * The CQ @cqn, to be used by context @actor: NULL with *status BAD_HANDLE
@@ -27,15 +39,13 @@ QEMU_BUILD_BUG_ON((1u << KITE_CQ_MAX_LOG_DEPTH) != KITE_DEF_MAX_CQE);
 KiteCq *kite_cq_get(KiteState *s, uint32_t cqn, uint32_t actor,
                     uint8_t *status)
 {
-    KiteCq *cq;
+    KiteCq *cq = kite_cq_find(s, cqn);
 
-    if (cqn < KITE_CQ_FIRST || cqn - KITE_CQ_FIRST >= KITE_DEF_MAX_CQ ||
-        !s->cq[cqn - KITE_CQ_FIRST].valid) {
+    if (!cq) {
         qemu_log_mask(LOG_GUEST_ERROR, "kite: unknown CQ %u\n", cqn);
         *status = KITE_STS_BAD_HANDLE;
         return NULL;
     }
-    cq = &s->cq[cqn - KITE_CQ_FIRST];
     if (cq->owner != actor) {
         qemu_log_mask(LOG_GUEST_ERROR, "kite: CQ %u of context %u used by "
                       "context %u\n", cqn, cq->owner, actor);
@@ -194,18 +204,15 @@ void kite_cq_doorbell(KiteState *s, uint32_t page, uint64_t val)
     uint32_t cqn = kite_db_num(val);
     uint32_t ci = kite_db_index(val);
     uint8_t flags = kite_db_flags(val);
-    KiteCq *cq;
+    KiteCq *cq = kite_cq_find(s, cqn);
 
     trace_kite_cq_doorbell(page, cqn, ci, flags);
-    if (cqn < KITE_CQ_FIRST || cqn - KITE_CQ_FIRST >= KITE_DEF_MAX_CQ ||
-        !s->cq[cqn - KITE_CQ_FIRST].valid ||
-        s->cq[cqn - KITE_CQ_FIRST].owner != page) {
+    if (!cq || cq->owner != page) {
         qemu_log_mask(LOG_GUEST_ERROR, "kite: CQ doorbell on page %u for "
                       "CQ %u it does not own\n", page, cqn);
         s->cnt.db_rejected++;
         return;
     }
-    cq = &s->cq[cqn - KITE_CQ_FIRST];
     if (kite_ring_used(cq->pi, ci) > (1u << cq->log_depth)) {
         qemu_log_mask(LOG_GUEST_ERROR, "kite: CQ %u consumer index %u "
                       "beyond producer %u\n", cqn, ci, cq->pi);
@@ -222,4 +229,74 @@ void kite_cq_doorbell(KiteState *s, uint32_t page, uint64_t val)
         cq->arm = 0;
         kite_eq_post(s, cq->eqn, KITE_EVT_COMPLETION, cqn, 0);
     }
+}
+
+/* The CQ cannot take more CQEs: error state and KITE_EVT_CQ_ERR. */
+static void kite_cq_error(KiteState *s, KiteCq *cq, uint32_t cqn,
+                          const char *why)
+{
+    qemu_log_mask(LOG_GUEST_ERROR, "kite: CQ %u %s: CQ in error\n", cqn, why);
+    trace_kite_cq_error(cqn, cq->pi, cq->ci);
+    cq->error = true;
+    kite_eq_post(s, 0, KITE_EVT_CQ_ERR, cqn, 0);
+}
+
+/*
+ * Writes @c, a CQE the RoCEv2 engine filled in its little-endian ABI
+ * layout, at the CQ's producer index with the pass's phase bit, and posts
+ * the completion event the arm asks for. false when the CQ is unknown, in
+ * error, or goes into error now (overflow, ring not mapped or writable).
+ */
+bool kite_cq_post(KiteState *s, uint32_t cqn, const struct kite_cqe *c)
+{
+    KiteCq *cq = kite_cq_find(s, cqn);
+    struct kite_cqe e;
+    uint64_t dma, contig;
+    uint32_t slot;
+    bool event;
+
+    if (!cq || !kite_running(s) || cq->error) {
+        return false;
+    }
+    if (kite_ring_used(cq->pi, cq->ci) >= (1u << cq->log_depth)) {
+        kite_cq_error(s, cq, cqn, "overflow");
+        return false;
+    }
+    e = *c;
+    e.flags = (c->flags & ~KITE_CQE_F_PHASE) |
+              (kite_ring_phase(cq->pi, cq->log_depth) ? KITE_CQE_F_PHASE : 0);
+    slot = kite_ring_slot(cq->pi, cq->log_depth);
+    /* 32-byte entries in pages of at least 4 KiB: never split. */
+    if (!kite_pbl_translate(s, &cq->ring, (uint64_t)slot * KITE_CQE_SIZE,
+                            &dma, &contig) || contig < KITE_CQE_SIZE) {
+        kite_cq_error(s, cq, cqn, "ring not mapped");
+        return false;
+    }
+    /* Bytes 0..30 first, then the flags byte with the phase. */
+    if (pci_dma_write(PCI_DEVICE(s), dma, &e, KITE_CQE_FLAGS_OFF) !=
+        MEMTX_OK ||
+        pci_dma_write(PCI_DEVICE(s), dma + KITE_CQE_FLAGS_OFF, &e.flags, 1) !=
+        MEMTX_OK) {
+        kite_cq_error(s, cq, cqn, "ring not writable");
+        return false;
+    }
+    trace_kite_cqe(cqn, cq->pi, le32_to_cpu(c->qpn), le16_to_cpu(c->wqe_idx),
+                   c->opcode, c->status, le32_to_cpu(c->byte_len));
+    cq->pi++;
+    switch (cq->arm) {
+    case KITE_DB_CQ_ARM_NEXT:
+        event = true;
+        break;
+    case KITE_DB_CQ_ARM_SOLICITED:
+        event = (c->flags & KITE_CQE_F_SOLICITED) ||
+                c->status != KITE_CQE_SUCCESS;
+        break;
+    default:
+        event = false;
+    }
+    if (event) {
+        cq->arm = 0;
+        kite_eq_post(s, cq->eqn, KITE_EVT_COMPLETION, cqn, 0);
+    }
+    return true;
 }

@@ -7,10 +7,11 @@
  * the driver sets TX_EN/RX_EN; frames go to and come from the QEMU netdev.
  * Completions set a pending flag; an armed port fires KITE_MSIX_ETH once.
  *
- * Every received frame is offered to the RoCEv2 engine first (kite_dp_rx);
- * the port always accepts frames from QEMU (can_receive is true), and
- * frames for the Ethernet ring that find no RX buffer wait in the device's
- * own bounded backlog, so RoCEv2 frames are never stuck behind them.
+ * Every received frame is offered to the RoCEv2 engine first, through the
+ * wire (kite_wire_receive()); the port always accepts frames from QEMU
+ * (can_receive is true), and frames for the Ethernet ring that find no RX
+ * buffer wait in the device's own bounded backlog, so RoCEv2 frames are
+ * never stuck behind them.
  *
  * Copyright (c) 2026 The Kite authors
  */
@@ -400,7 +401,7 @@ void kite_port_receive(KiteState *s, const uint8_t *buf, size_t size)
 {
     KiteFrame *f;
 
-    if (kite_dp_rx(s, buf, size)) {
+    if (kite_wire_receive(s, buf, size)) {
         return;
     }
     if (size < KITE_ETH_HLEN || !kite_eth_accept(s, buf)) {
@@ -418,9 +419,7 @@ void kite_port_receive(KiteState *s, const uint8_t *buf, size_t size)
             s->cnt.eth_rx_dropped++;
             return;
         }
-        f = g_malloc(sizeof(*f) + size);
-        f->len = size;
-        memcpy(f->data, buf, size);
+        f = kite_frame_new(buf, size);
         QSIMPLEQ_INSERT_TAIL(&s->eth_backlog, f, next);
         s->eth_backlog_len++;
         return;

@@ -5,8 +5,9 @@
  * CREATE/MODIFY/QUERY/DESTROY_QP with the InfiniBand state machine and the
  * required/optional attribute masks of ib_core's ib_modify_qp_is_ok(),
  * restricted to the KITE_QP_ATTR_* bits. The attributes are stored as
- * QUERY_QP returns them and handed to the RoCEv2 engine (kite_dp.c) in
- * host order; the engine's state and PSNs are what QUERY_QP reports.
+ * QUERY_QP returns them and handed to the RoCEv2 engine (kite_engine.c)
+ * in host order; the engine's state, PSNs and counters are what QUERY_QP
+ * and QUERY_QP_STATS report.
  *
  * Copyright (c) 2026 The Kite authors
  */
@@ -188,13 +189,10 @@ static const KiteQpTrans kite_qp_trans[KITE_QP_NUM_STATES]
  */
 KiteQp *kite_qp_find(KiteState *s, uint32_t qpn)
 {
-    KiteRoceQp *eqp;
-
     if (!qpn || qpn > KITE_QPN_MAX) {
         return NULL;
     }
-    eqp = kite_roce_qp_find(s->roce, qpn);
-    return eqp ? kite_roce_qp_host(eqp) : NULL;
+    return kite_engine_qp_find(s, qpn);
 }
 
 /* The QP's state: the engine's, which includes device-initiated changes. */
@@ -348,7 +346,7 @@ uint8_t kite_cmd_create_qp(KiteState *s, const struct kite_aq_cmd *cmd,
     qp->sq = sq;
     qp->rq = rq;
     qp->attr.state = KITE_QPS_RESET;
-    if (!kite_dp_qp_create(s, qp)) {
+    if (!kite_engine_qp_create(s, qp)) {
         qp->valid = false;
         return KITE_STS_NO_RESOURCES;
     }
@@ -568,7 +566,7 @@ uint8_t kite_cmd_modify_qp(KiteState *s, const struct kite_aq_cmd *cmd,
         kite_qp_apply(&qp->attr, a, mask);
     }
     qp->attr.state = next;
-    kite_dp_qp_modify(s, qp, a, mask, next);
+    kite_engine_qp_modify(s, qp, a, mask, next);
     return KITE_STS_OK;
 }
 
@@ -596,11 +594,15 @@ uint8_t kite_cmd_query_qp(KiteState *s, const struct kite_aq_cmd *cmd,
     return kite_out_write(s, &cmd->query_obj.out, &a, sizeof(a), res);
 }
 
-/* QUERY_QP_STATS: the QP's transport counters (struct kite_qp_stats). */
+/*
+ * QUERY_QP_STATS: the QP's transport counters (struct kite_qp_stats), all 0
+ * while the QP has no engine side.
+ */
 uint8_t kite_cmd_query_qp_stats(KiteState *s, const struct kite_aq_cmd *cmd,
                                 KiteCmdResult *res)
 {
     uint32_t qpn = le32_to_cpu(cmd->query_obj.handle);
+    const struct kite_roce_counters *c;
     struct kite_qp_stats st;
     KiteQp *qp;
     uint8_t status;
@@ -609,7 +611,21 @@ uint8_t kite_cmd_query_qp_stats(KiteState *s, const struct kite_aq_cmd *cmd,
     if (!qp) {
         return status;
     }
-    kite_dp_qp_stats(qp, &st);
+    memset(&st, 0, sizeof(st));
+    if (qp->eqp) {
+        c = kite_roce_qp_counters(qp->eqp);
+        st.tx_packets = cpu_to_le64(c->tx_packets);
+        st.tx_bytes = cpu_to_le64(c->tx_bytes);
+        st.rx_packets = cpu_to_le64(c->rx_packets);
+        st.rx_bytes = cpu_to_le64(c->rx_bytes);
+        st.retransmits = cpu_to_le64(c->retransmits);
+        st.timeouts = cpu_to_le64(c->timeouts);
+        st.naks_sent = cpu_to_le64(c->naks_sent);
+        st.naks_rcvd = cpu_to_le64(c->naks_rcvd);
+        st.rnr_naks_sent = cpu_to_le64(c->rnr_naks_sent);
+        st.rnr_naks_rcvd = cpu_to_le64(c->rnr_naks_rcvd);
+        st.dup_requests = cpu_to_le64(c->dup_requests);
+    }
     return kite_out_write(s, &cmd->query_obj.out, &st, sizeof(st), res);
 }
 
@@ -631,7 +647,7 @@ uint8_t kite_cmd_destroy_qp(KiteState *s, const struct kite_aq_cmd *cmd,
     if (actor) {
         s->uctx[actor].refs--;
     }
-    kite_dp_qp_destroy(s, qp);
+    kite_engine_qp_destroy(s, qp);
     qp->valid = false;
     s->num_qp--;
     trace_kite_qp_destroy(qpn);
@@ -658,9 +674,9 @@ void kite_qp_doorbell(KiteState *s, uint32_t page, hwaddr off, uint64_t val)
     }
     if (off == KITE_DB_SQ) {
         qp->sq_pi = kite_db_index(val);
-        kite_dp_sq_doorbell(s, qp, qp->sq_pi);
+        kite_engine_sq_doorbell(s, qp, qp->sq_pi);
     } else {
         qp->rq_pi = kite_db_index(val);
-        kite_dp_rq_doorbell(s, qp, qp->rq_pi);
+        kite_engine_rq_doorbell(s, qp, qp->rq_pi);
     }
 }
