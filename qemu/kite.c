@@ -387,12 +387,6 @@ static void kite_realize(PCIDevice *pci, Error **errp)
         return;
     }
 
-    if (s->debug_mr_map_opcode && s->debug_mr_map_opcode <= KITE_CMD_MAX) {
-        error_setg(errp, "x-debug-mr-map-opcode must be above 0x%x",
-                   KITE_CMD_MAX);
-        return;
-    }
-
     memory_region_init_io(&s->regs, OBJECT(s), &kite_regs_ops, s,
                           "kite-regs", KITE_REGS_SIZE);
     pci_register_bar(pci, KITE_BAR_REGS, PCI_BASE_ADDRESS_SPACE_MEMORY |
@@ -455,8 +449,6 @@ static Property kite_properties[] = {
     DEFINE_PROP_UINT8("fault-status", KiteState, fault_status,
                       KITE_STS_INTERNAL),
     DEFINE_PROP_UINT8("fault-hang-opcode", KiteState, fault_hang_opcode, 0),
-    DEFINE_PROP_UINT8("x-debug-mr-map-opcode", KiteState,
-                      debug_mr_map_opcode, 0),
     DEFINE_PROP_END_OF_LIST(),
 };
 
@@ -488,13 +480,15 @@ static void kite_class_init(ObjectClass *klass, void *data)
     dc->vmsd = &kite_vmstate;
     set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
     device_class_set_props(dc, kite_properties);
-    /* Wire fault injection: plain QOM properties, settable at run time. */
+    /* Wire fault injection and the MR lookup probe, settable at run time. */
     kite_wire_class_init(klass);
+    kite_mr_class_init(klass);
 }
 
 static void kite_instance_init(Object *obj)
 {
     kite_wire_instance_init(KITE(obj));
+    kite_mr_instance_init(KITE(obj));
 }
 
 static const TypeInfo kite_info = {

@@ -160,6 +160,19 @@ typedef struct KiteDmaRange {
     uint64_t len;
 } KiteDmaRange;
 
+/* Most DMA ranges one x-mr-map lookup reports. */
+#define KITE_MR_PROBE_MAX_RANGES    16
+
+/* A kite_mr_map() lookup as the test-only x-mr-map property holds it. */
+typedef struct KiteMrProbe {
+    uint32_t key;
+    uint32_t pdn;
+    uint32_t access;            /* KITE_ACCESS_*, 0 for a local read */
+    uint32_t max_ranges;        /* 1 .. KITE_MR_PROBE_MAX_RANGES */
+    uint64_t addr;
+    uint64_t len;
+} KiteMrProbe;
+
 typedef struct KiteGid {
     bool valid;
     uint8_t gid[16];
@@ -203,11 +216,8 @@ struct KiteState {
     uint8_t fault_opcode;
     uint8_t fault_status;
     uint8_t fault_hang_opcode;
-    /*
-     * Test-only: admin opcode (above KITE_CMD_MAX) that runs kite_mr_map()
-     * for the qtests; 0 = off.
-     */
-    uint8_t debug_mr_map_opcode;
+    /* The lookup the test-only x-mr-map property asks for (kite_mr.c). */
+    KiteMrProbe mr_probe;
 
     /* Device control. */
     uint32_t ctrl;
@@ -311,8 +321,8 @@ uint8_t kite_cmd_reg_mr(KiteState *s, const struct kite_aq_cmd *cmd,
                         KiteCmdResult *res);
 uint8_t kite_cmd_dereg_mr(KiteState *s, const struct kite_aq_cmd *cmd,
                           KiteCmdResult *res);
-uint8_t kite_cmd_debug_mr_map(KiteState *s, const struct kite_aq_cmd *cmd,
-                              KiteCmdResult *res);
+void kite_mr_instance_init(KiteState *s);
+void kite_mr_class_init(ObjectClass *klass);
 
 /* kite_cq.c */
 KiteCq *kite_cq_get(KiteState *s, uint32_t cqn, uint32_t actor,

@@ -598,9 +598,6 @@ static uint8_t kite_cmd_execute(KiteState *s, const struct kite_aq_cmd *cmd,
     const KiteCmdDesc *d = op <= KITE_CMD_MAX ? &kite_cmds[op] : NULL;
     uint8_t status;
 
-    if (s->debug_mr_map_opcode && op == s->debug_mr_map_opcode) {
-        return kite_cmd_debug_mr_map(s, cmd, res);
-    }
     if (!d || !d->name) {
         qemu_log_mask(LOG_GUEST_ERROR, "kite: unknown admin opcode 0x%x\n",
                       op);

@@ -15,6 +15,8 @@
 #include "qemu/osdep.h"
 #include "qemu/log.h"
 #include "qemu/host-utils.h"
+#include "qapi/error.h"
+#include "qapi/visitor.h"
 #include "hw/pci/pci.h"
 #include "kite.h"
 #include "trace.h"
@@ -424,56 +426,127 @@ uint8_t kite_cmd_dereg_mr(KiteState *s, const struct kite_aq_cmd *cmd,
 }
 
 /*
- * Test-only command (opcode = the x-debug-mr-map-opcode property, above
- * KITE_CMD_MAX): runs kite_mr_map() and writes the DMA ranges as pairs of
- * little-endian u64 (address, length) to the out buffer; out[0] = the CQE
- * status kite_mr_map() returned, out[1] = the number of ranges. Lets the
- * qtests check key, PD, bounds and access checks and the page list walk
- * before the RoCEv2 engine exists.
+ * x-mr-map and x-mr-map-result: test-only QOM properties through which the
+ * qtests run kite_mr_map(), the check every SGE and remote access of the
+ * data path makes, with any key, PD, access and range (qom-set x-mr-map
+ * {key, pdn, access, addr, len[, max-ranges]}), and read what it finds
+ * (qom-get x-mr-map-result: {status, ranges: [{addr, len}, ...]}). The
+ * lookup runs when the result is read, so it sees the MR table and the page
+ * lists as they are then. The qtests get every outcome of the lookup this
+ * way, including the DMA ranges, without an admin opcode outside the ABI.
  */
-typedef struct KiteDebugMrMap {
-    uint32_t key;
-    uint32_t pdn;
-    uint32_t access;
-    uint32_t max_ranges;
-    uint64_t addr;
-    uint64_t len;
-    struct kite_aq_out_buf out;
-} KiteDebugMrMap;
-
-#define KITE_DEBUG_MAX_RANGES   16
-
-/* Naturally aligned, no padding: 48 bytes of the 120-byte payload. */
-QEMU_BUILD_BUG_ON(sizeof(KiteDebugMrMap) != 48);
-
-uint8_t kite_cmd_debug_mr_map(KiteState *s, const struct kite_aq_cmd *cmd,
-                              KiteCmdResult *res)
+static void kite_mr_probe_get(Object *obj, Visitor *v, const char *name,
+                              void *opaque, Error **errp)
 {
-    KiteDebugMrMap c;
-    KiteDmaRange r[KITE_DEBUG_MAX_RANGES];
-    uint64_t buf[2 * KITE_DEBUG_MAX_RANGES];
-    unsigned i, n, max;
-    uint8_t cqe_st, st;
+    KiteMrProbe *p = &KITE(obj)->mr_probe;
 
-    memcpy(&c, cmd->raw, sizeof(c));
-    max = le32_to_cpu(c.max_ranges);
-    if (!max || max > KITE_DEBUG_MAX_RANGES) {
-        return kite_bad_param("debug max_ranges", max);
+    if (!visit_start_struct(v, name, NULL, 0, errp)) {
+        return;
     }
-    cqe_st = kite_mr_map(s, le32_to_cpu(c.key), le32_to_cpu(c.pdn),
-                         le32_to_cpu(c.access), le64_to_cpu(c.addr),
-                         le64_to_cpu(c.len), r, max, &n);
+    if (visit_type_uint32(v, "key", &p->key, errp) &&
+        visit_type_uint32(v, "pdn", &p->pdn, errp) &&
+        visit_type_uint32(v, "access", &p->access, errp) &&
+        visit_type_uint64(v, "addr", &p->addr, errp) &&
+        visit_type_uint64(v, "len", &p->len, errp) &&
+        visit_type_uint32(v, "max-ranges", &p->max_ranges, errp)) {
+        visit_check_struct(v, errp);
+    }
+    visit_end_struct(v, NULL);
+}
+
+static void kite_mr_probe_set(Object *obj, Visitor *v, const char *name,
+                              void *opaque, Error **errp)
+{
+    KiteState *s = KITE(obj);
+    KiteMrProbe p = { .max_ranges = KITE_MR_PROBE_MAX_RANGES };
+    bool present, ok;
+
+    if (!visit_start_struct(v, name, NULL, 0, errp)) {
+        return;
+    }
+    ok = visit_type_uint32(v, "key", &p.key, errp) &&
+         visit_type_uint32(v, "pdn", &p.pdn, errp) &&
+         visit_type_uint32(v, "access", &p.access, errp) &&
+         visit_type_uint64(v, "addr", &p.addr, errp) &&
+         visit_type_uint64(v, "len", &p.len, errp) &&
+         (!visit_optional(v, "max-ranges", &present) ||
+          visit_type_uint32(v, "max-ranges", &p.max_ranges, errp)) &&
+         visit_check_struct(v, errp);
+    visit_end_struct(v, NULL);
+    if (!ok) {
+        return;
+    }
+    if (!p.max_ranges || p.max_ranges > KITE_MR_PROBE_MAX_RANGES) {
+        error_setg(errp, "%s: max-ranges must be 1 to %u", name,
+                   KITE_MR_PROBE_MAX_RANGES);
+        return;
+    }
+    s->mr_probe = p;
+}
+
+/* One {addr, len} element of the ranges list. */
+static bool kite_mr_probe_range(Visitor *v, KiteDmaRange *r, Error **errp)
+{
+    bool ok;
+
+    if (!visit_start_struct(v, NULL, NULL, 0, errp)) {
+        return false;
+    }
+    ok = visit_type_uint64(v, "addr", &r->addr, errp) &&
+         visit_type_uint64(v, "len", &r->len, errp) &&
+         visit_check_struct(v, errp);
+    visit_end_struct(v, NULL);
+    return ok;
+}
+
+static void kite_mr_probe_result(Object *obj, Visitor *v, const char *name,
+                                 void *opaque, Error **errp)
+{
+    KiteState *s = KITE(obj);
+    const KiteMrProbe *p = &s->mr_probe;
+    KiteDmaRange r[KITE_MR_PROBE_MAX_RANGES];
+    unsigned i, n;
+    uint8_t st;
+
+    st = kite_mr_map(s, p->key, p->pdn, p->access, p->addr, p->len, r,
+                     p->max_ranges, &n);
+    trace_kite_mr_probe(p->key, p->pdn, p->access, p->addr, p->len, st, n);
+    if (!visit_start_struct(v, name, NULL, 0, errp)) {
+        return;
+    }
+    if (!visit_type_uint8(v, "status", &st, errp) ||
+        !visit_start_list(v, "ranges", NULL, 0, errp)) {
+        goto out;
+    }
     for (i = 0; i < n; i++) {
-        buf[2 * i] = cpu_to_le64(r[i].addr);
-        buf[2 * i + 1] = cpu_to_le64(r[i].len);
-    }
-    if (n) {
-        st = kite_out_write(s, &c.out, buf, n * 2 * sizeof(buf[0]), res);
-        if (st != KITE_STS_OK) {
-            return st;
+        if (!kite_mr_probe_range(v, &r[i], errp)) {
+            break;
         }
     }
-    res->out[0] = cqe_st;
-    res->out[1] = n;
-    return KITE_STS_OK;
+    visit_end_list(v, NULL);
+    if (i == n) {
+        visit_check_struct(v, errp);
+    }
+out:
+    visit_end_struct(v, NULL);
+}
+
+void kite_mr_instance_init(KiteState *s)
+{
+    s->mr_probe.max_ranges = KITE_MR_PROBE_MAX_RANGES;
+}
+
+void kite_mr_class_init(ObjectClass *klass)
+{
+    object_class_property_add(klass, "x-mr-map", "KiteMrMap",
+                              kite_mr_probe_get, kite_mr_probe_set,
+                              NULL, NULL);
+    object_class_property_set_description(klass, "x-mr-map",
+                                          "test only: the MR lookup that "
+                                          "x-mr-map-result runs");
+    object_class_property_add(klass, "x-mr-map-result", "KiteMrMapResult",
+                              kite_mr_probe_result, NULL, NULL, NULL);
+    object_class_property_set_description(klass, "x-mr-map-result",
+                                          "test only: the outcome of the "
+                                          "x-mr-map lookup now");
 }

@@ -535,8 +535,6 @@ def test(env):
 
 
 MAC_A = "52:54:00:4b:54:01"
-# Test-only admin opcode of kite k0 that runs the device's MR lookup.
-DEBUG_MR_MAP = 0xfe
 MAC_B = "52:54:00:4b:54:02"
 MAC_C = "52:54:00:4b:54:03"
 
@@ -550,8 +548,7 @@ ENVS = {
     # without a netdev.
     "main": (["-netdev", "hubport,id=h0,hubid=0",
               "-netdev", "hubport,id=h1,hubid=0",
-              "-device", "kite,id=k0,netdev=h0,mac=%s,addr=04.0,"
-              "x-debug-mr-map-opcode=%d" % (MAC_A, DEBUG_MR_MAP),
+              "-device", "kite,id=k0,netdev=h0,mac=%s,addr=04.0" % MAC_A,
               "-device", "kite,id=k1,netdev=h1,mac=%s,addr=05.0,"
               "wire-seed=7" % MAC_B,
               "-device", "kite,id=k2,mac=%s,addr=06.0" % MAC_C],
@@ -1749,12 +1746,12 @@ def test_dealloc_uctx_kernel_only(env):
 
 @test("fault_status")
 def test_fault_status_ok_rejected(env):
-    """fault-status=0 (OK) would report success without running: refused."""
+    """fault-status=0 (OK) would report success without running."""
     cmd = [env.qemu_bin, "-machine", "q35", "-accel", "qtest", "-nodefaults",
            "-display", "none", "-L", "/usr/share/seabios",
            "-L", "/usr/share/qemu", "-device",
-           "kite,fault-opcode=%d,fault-status=%d" % (C.KITE_CMD_ALLOC_PD,
-                                                     C.KITE_STS_OK)]
+           "kite,fault-opcode=%d,fault-status=%d" %
+           (C.KITE_CMD_ALLOC_PD, C.KITE_STS_OK)]
     try:
         r = subprocess.run(cmd, stdin=subprocess.DEVNULL,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -2533,16 +2530,26 @@ def test_reset_clears_rdma_objects(env):
     check_eq(r.qp(pd, r.cq()), 2, "QPNs start again at 2 after reset")
 
 
-def mr_map(d, key, pdn, access, addr, length, max_ranges=16):
-    """The device's MR lookup: (CQE status, [(dma, len)])."""
-    d.q.memset(d.outbuf, 0x100, 0)
-    out = d.exec_ok(DEBUG_MR_MAP, struct.pack(
-        "<IIIIQQQII", key, pdn, access, max_ranges, addr, length,
-        d.outbuf, 0x100, 0))
-    n = out[1]
-    raw = d.q.read(d.outbuf, 16 * n) if n else b""
-    pairs = struct.unpack("<%dQ" % (2 * n), raw) if n else ()
-    return out[0], list(zip(pairs[0::2], pairs[1::2]))
+# The device whose kite_mr_map() test_mr_map drives through QOM.
+K0 = "/machine/peripheral/k0"
+
+
+def mr_map(d, key, pdn, access, addr, length, max_ranges=16, path=K0):
+    """The device's MR lookup through x-mr-map: (CQE status, [(dma, len)])."""
+    d.q.qmp("qom-set", path=path, property="x-mr-map",
+            value={"key": key, "pdn": pdn, "access": access, "addr": addr,
+                   "len": length, "max-ranges": max_ranges})
+    r = d.q.qmp("qom-get", path=path, property="x-mr-map-result")
+    return r["status"], [(x["addr"], x["len"]) for x in r["ranges"]]
+
+
+def qmp_error(q, command, **args):
+    """The error description of a QMP command that must fail."""
+    try:
+        q.qmp(command, **args)
+    except TestFailure as e:
+        return str(e)
+    raise TestFailure("QMP %s %r succeeded" % (command, args))
 
 
 @test("main")
@@ -2626,27 +2633,40 @@ def test_mr_map(env):
         d.exec_ok(C.KITE_CMD_DEREG_MR, destroy_payload(k))
     check_eq(mr_map(d, k0, pd, 0, 0x7000800, 1)[0], prot,
              "deregistered key")
-    st, _ = d.exec(DEBUG_MR_MAP, bytes(120))
-    check_eq(st, C.KITE_STS_BAD_PARAM, "debug command without ranges")
-    # Without the property the opcode is unknown, as any above KITE_CMD_MAX.
-    k1 = env.dev[1]
-    k1.bring_up()
-    check_eq(k1.exec(DEBUG_MR_MAP)[0], C.KITE_STS_BAD_OPCODE,
-             "debug opcode on a device without it")
-    # The property cannot shadow an ABI opcode.
-    cmd = [env.qemu_bin, "-machine", "q35", "-accel", "qtest", "-nodefaults",
-           "-display", "none", "-L", "/usr/share/seabios",
-           "-L", "/usr/share/qemu", "-device",
-           "kite,x-debug-mr-map-opcode=%d" % C.KITE_CMD_REG_MR]
-    try:
-        res = subprocess.run(cmd, stdin=subprocess.DEVNULL,
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                             timeout=CMD_TIMEOUT * 3)
-    except subprocess.TimeoutExpired:
-        raise TestFailure("QEMU started with a debug opcode of the ABI")
-    check(res.returncode != 0 and b"must be above" in res.stdout,
-          "debug opcode 0x%x accepted: %r" % (C.KITE_CMD_REG_MR,
-                                              res.stdout[-200:]))
+    # The request reads back as set, max-ranges 16 when left out.
+    q = d.q
+    req = {"key": k1, "pdn": pd, "access": lw, "addr": 0x10100, "len": 8}
+    q.qmp("qom-set", path=K0, property="x-mr-map", value=req)
+    check_eq(q.qmp("qom-get", path=K0, property="x-mr-map"),
+             dict(req, **{"max-ranges": 16}), "x-mr-map read back")
+    # Bad requests are refused and leave the last one in place.
+    for name, bad, want in (
+            ("without ranges", dict(req, **{"max-ranges": 0}),
+             "max-ranges must be 1 to 16"),
+            ("too many ranges", dict(req, **{"max-ranges": 17}),
+             "max-ranges must be 1 to 16"),
+            ("a member missing", {"key": k1, "pdn": pd},
+             "'x-mr-map.access' is missing"),
+            ("an unknown member", dict(req, pd=pd),
+             "'x-mr-map.pd' is unexpected"),
+            ("a negative key", dict(req, key=-1), "'key' expects uint32")):
+        err = qmp_error(q, "qom-set", path=K0, property="x-mr-map",
+                        value=bad)
+        check(want in err, "x-mr-map with %s: %s" % (name, err))
+    check_eq(q.qmp("qom-get", path=K0, property="x-mr-map"),
+             dict(req, **{"max-ranges": 16}), "x-mr-map after refusals")
+    err = qmp_error(q, "qom-set", path=K0, property="x-mr-map-result",
+                    value={"status": 0, "ranges": []})
+    check("not writable" in err, "x-mr-map-result written: %s" % err)
+    # The lookup is per device: k1 has no MRs.
+    check_eq(mr_map(d, kd, pd, lw, 0x123456, 100,
+                    path="/machine/peripheral/k1"), (prot, []),
+             "another device's MR table")
+    # No admin opcode reaches the lookup: above KITE_CMD_MAX every opcode
+    # is unknown, as on any device.
+    for op in (C.KITE_CMD_MAX + 1, 0xfe, 0xff):
+        check_eq(d.exec(op, bytes(120))[0], C.KITE_STS_BAD_OPCODE,
+                 "admin opcode 0x%x" % op)
 
 
 # --------------------------------------------------------------------------
@@ -3163,7 +3183,8 @@ def test_dp_wire_faults(env):
                       rs, C.KITE_CQE_RECV, len(msg), what="reordered recv")
             check_eq(n.read(0x4000, len(msg)), msg, "reordered bytes")
     finally:
-        for prop in ("wire-drop-ppm", "wire-dup-ppm", "wire-reorder-ppm"):
+        for prop in ("wire-drop-ppm", "wire-dup-ppm",
+                     "wire-reorder-ppm"):
             hmp(env, "qom-set /machine/peripheral/k0 %s 0" % prop)
 
 
