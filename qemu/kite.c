@@ -382,8 +382,8 @@ static void kite_realize(PCIDevice *pci, Error **errp)
     int i;
 
     if (s->fault_status == KITE_STS_OK) {
-        error_setg(errp, "fault-status must be an error status, not %u (OK)",
-                   KITE_STS_OK);
+        error_setg(errp, "x-fault-status must be an error status, "
+                   "not %u (OK)", KITE_STS_OK);
         return;
     }
 
@@ -445,10 +445,12 @@ static void kite_qdev_reset(DeviceState *dev)
 
 static Property kite_properties[] = {
     DEFINE_NIC_PROPERTIES(KiteState, conf),
-    DEFINE_PROP_UINT8("fault-opcode", KiteState, fault_opcode, 0),
-    DEFINE_PROP_UINT8("fault-status", KiteState, fault_status,
+    /* Test only: admin command fault injection. */
+    DEFINE_PROP_UINT8("x-fault-opcode", KiteState, fault_opcode, 0),
+    DEFINE_PROP_UINT8("x-fault-status", KiteState, fault_status,
                       KITE_STS_INTERNAL),
-    DEFINE_PROP_UINT8("fault-hang-opcode", KiteState, fault_hang_opcode, 0),
+    DEFINE_PROP_UINT8("x-fault-hang-opcode", KiteState, fault_hang_opcode,
+                      0),
     DEFINE_PROP_END_OF_LIST(),
 };
 
@@ -480,7 +482,7 @@ static void kite_class_init(ObjectClass *klass, void *data)
     dc->vmsd = &kite_vmstate;
     set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
     device_class_set_props(dc, kite_properties);
-    /* Wire fault injection and the MR lookup probe, settable at run time. */
+    /* Test only: wire fault injection and the MR lookup probe. */
     kite_wire_class_init(klass);
     kite_mr_class_init(klass);
 }

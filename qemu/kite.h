@@ -212,7 +212,7 @@ struct KiteState {
     NICState *nic;
     NICConf conf;
 
-    /* Properties. */
+    /* Admin fault injection (test-only x-fault-* properties). */
     uint8_t fault_opcode;
     uint8_t fault_status;
     uint8_t fault_hang_opcode;
@@ -233,7 +233,7 @@ struct KiteState {
     uint32_t aq_pi;             /* last doorbell */
     uint32_t aq_ci;             /* commands consumed */
     uint32_t acq_pi;            /* completions written */
-    bool aq_hung;               /* fault-hang-opcode seen: no more answers */
+    bool aq_hung;               /* x-fault-hang-opcode seen: no answers */
     QEMUBH *aq_bh;
 
     /* Event queues, KITE_DEF_MAX_EQ of them. */

@@ -4,7 +4,7 @@
  * port.
  *
  * Transmit: every frame the engine sends passes the fault stage (drop,
- * duplicate, hold back for reordering; wire-* properties, one xorshift64
+ * duplicate, hold back for reordering; x-wire-* properties, one xorshift64
  * sequence of random draws), then goes to the port's own receive path when
  * it is addressed to the port's MAC (loopback) or to the netdev.
  *
@@ -24,7 +24,7 @@
 #include "kite.h"
 #include "trace.h"
 
-/* xorshift64 needs a non-zero state; wire-seed=0 maps to this one. */
+/* xorshift64 needs a non-zero state; x-wire-seed=0 maps to this one. */
 #define KITE_WIRE_SEED_ZERO     0x9e3779b97f4a7c15ull
 
 /* ---- frames ------------------------------------------------------------ */
@@ -120,7 +120,7 @@ static void kite_rxq_bh(void *opaque)
 }
 
 /*
- * Receive-side fault injection (wire-rx-drop-ppm): true when @buf, a
+ * Receive-side fault injection (x-wire-rx-drop-ppm): true when @buf, a
  * RoCEv2 frame that has just arrived from the netdev, is to be dropped as
  * if the wire had lost it (counted in wire_dropped). Frames delivered from
  * the receive queue (loopback, whose damage is done on transmit, and
@@ -351,8 +351,8 @@ void kite_wire_instance_init(KiteState *s)
 }
 
 /*
- * Plain QOM properties of the class rather than qdev properties, so that
- * they can be changed while the guest runs.
+ * Test-only (x-): plain QOM properties of the class rather than qdev
+ * properties, so that they can be changed while the guest runs.
  */
 void kite_wire_class_init(ObjectClass *klass)
 {
@@ -361,14 +361,14 @@ void kite_wire_class_init(ObjectClass *klass)
         size_t off;
         const char *desc;
     } ppm[] = {
-        { "wire-drop-ppm", offsetof(KiteState, wire.drop_ppm),
+        { "x-wire-drop-ppm", offsetof(KiteState, wire.drop_ppm),
           "RoCEv2 frames dropped on transmit, parts per million" },
-        { "wire-dup-ppm", offsetof(KiteState, wire.dup_ppm),
+        { "x-wire-dup-ppm", offsetof(KiteState, wire.dup_ppm),
           "RoCEv2 frames sent twice, parts per million" },
-        { "wire-reorder-ppm", offsetof(KiteState, wire.reorder_ppm),
+        { "x-wire-reorder-ppm", offsetof(KiteState, wire.reorder_ppm),
           "RoCEv2 frames held back and sent after the next one, "
           "parts per million" },
-        { "wire-rx-drop-ppm", offsetof(KiteState, wire.rx_drop_ppm),
+        { "x-wire-rx-drop-ppm", offsetof(KiteState, wire.rx_drop_ppm),
           "RoCEv2 frames received from the wire dropped, "
           "parts per million" },
     };
@@ -381,10 +381,10 @@ void kite_wire_class_init(ObjectClass *klass)
         object_class_property_set_description(klass, ppm[i].name,
                                               ppm[i].desc);
     }
-    object_class_property_add(klass, "wire-seed", "uint64",
+    object_class_property_add(klass, "x-wire-seed", "uint64",
                               kite_wire_get_seed, kite_wire_set_seed,
                               NULL, NULL);
-    object_class_property_set_description(klass, "wire-seed",
+    object_class_property_set_description(klass, "x-wire-seed",
                                           "seed of the wire fault "
                                           "injection's random draws");
 }

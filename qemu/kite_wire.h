@@ -33,7 +33,7 @@ typedef QSIMPLEQ_HEAD(, KiteFrame) KiteFrameQueue;
 #define KITE_WIRE_PPM_MAX       1000000u
 
 typedef struct KiteWire {
-    /* Fault injection (wire-* QOM properties, settable at run time). */
+    /* Fault injection (x-wire-* QOM properties, settable at run time). */
     uint32_t drop_ppm, dup_ppm, reorder_ppm;
     uint32_t rx_drop_ppm;       /* RoCEv2 frames dropped on receive */
     uint64_t seed;

@@ -550,17 +550,17 @@ ENVS = {
               "-netdev", "hubport,id=h1,hubid=0",
               "-device", "kite,id=k0,netdev=h0,mac=%s,addr=04.0" % MAC_A,
               "-device", "kite,id=k1,netdev=h1,mac=%s,addr=05.0,"
-              "wire-seed=7" % MAC_B,
+              "x-wire-seed=7" % MAC_B,
               "-device", "kite,id=k2,mac=%s,addr=06.0" % MAC_C],
              [4, 5, 6]),
-    "fault": (["-device", "kite,id=k0,addr=04.0,fault-opcode=%d" %
+    "fault": (["-device", "kite,id=k0,addr=04.0,x-fault-opcode=%d" %
                C.KITE_CMD_ALLOC_PD],
               [4]),
-    "fault_status": (["-device", "kite,id=k0,addr=04.0,fault-opcode=%d,"
-                      "fault-status=%d" % (C.KITE_CMD_QUERY_PORT,
+    "fault_status": (["-device", "kite,id=k0,addr=04.0,x-fault-opcode=%d,"
+                      "x-fault-status=%d" % (C.KITE_CMD_QUERY_PORT,
                                            C.KITE_STS_BUSY)],
                      [4]),
-    "hang": (["-device", "kite,id=k0,addr=04.0,fault-hang-opcode=%d" %
+    "hang": (["-device", "kite,id=k0,addr=04.0,x-fault-hang-opcode=%d" %
               C.KITE_CMD_ALLOC_UCTX],
              [4]),
 }
@@ -1470,7 +1470,7 @@ def test_fault_opcode(env):
     d = env.dev[0]
     d.bring_up()
     st, out = d.exec(C.KITE_CMD_ALLOC_PD)
-    check_eq(st, C.KITE_STS_INTERNAL, "ALLOC_PD with fault-opcode")
+    check_eq(st, C.KITE_STS_INTERNAL, "ALLOC_PD with x-fault-opcode")
     check_eq(out[0], 0, "no handle")
     st, _ = d.exec(C.KITE_CMD_ALLOC_UCTX)
     check_eq(st, C.KITE_STS_OK, "other opcodes work")
@@ -1483,7 +1483,7 @@ def test_fault_status(env):
     d = env.dev[0]
     d.bring_up()
     st, _, _ = d.query(C.KITE_CMD_QUERY_PORT, 36, port=1)
-    check_eq(st, C.KITE_STS_BUSY, "QUERY_PORT with fault-status=BUSY")
+    check_eq(st, C.KITE_STS_BUSY, "QUERY_PORT with x-fault-status=BUSY")
 
 
 @test("hang")
@@ -1746,21 +1746,21 @@ def test_dealloc_uctx_kernel_only(env):
 
 @test("fault_status")
 def test_fault_status_ok_rejected(env):
-    """fault-status=0 (OK) would report success without running."""
+    """x-fault-status=0 (OK) would report success without running."""
     cmd = [env.qemu_bin, "-machine", "q35", "-accel", "qtest", "-nodefaults",
            "-display", "none", "-L", "/usr/share/seabios",
            "-L", "/usr/share/qemu", "-device",
-           "kite,fault-opcode=%d,fault-status=%d" %
+           "kite,x-fault-opcode=%d,x-fault-status=%d" %
            (C.KITE_CMD_ALLOC_PD, C.KITE_STS_OK)]
     try:
         r = subprocess.run(cmd, stdin=subprocess.DEVNULL,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            timeout=CMD_TIMEOUT * 3)
     except subprocess.TimeoutExpired:
-        raise TestFailure("QEMU started with fault-status=0")
+        raise TestFailure("QEMU started with x-fault-status=0")
     out = r.stdout.decode(errors="replace")
-    check(r.returncode != 0, "QEMU exit status 0 with fault-status=0")
-    check("fault-status must be an error status" in out,
+    check(r.returncode != 0, "QEMU exit status 0 with x-fault-status=0")
+    check("x-fault-status must be an error status" in out,
           "no error message: %r" % out[-300:])
 
 
@@ -3126,24 +3126,24 @@ def test_dp_wire_faults(env):
     d = n.d
     q = env.q
     check_eq(q.qmp("qom-get", path="/machine/peripheral/k0",
-                   property="wire-seed"), 1, "default wire-seed")
+                   property="x-wire-seed"), 1, "default x-wire-seed")
     check_eq(q.qmp("qom-get", path="/machine/peripheral/k1",
-                   property="wire-seed"), 7, "wire-seed set by -device")
-    out = hmp(env, "qom-set /machine/peripheral/k0 wire-drop-ppm 1000001")
+                   property="x-wire-seed"), 7, "x-wire-seed set by -device")
+    out = hmp(env, "qom-set /machine/peripheral/k0 x-wire-drop-ppm 1000001")
     check("at most" in out, "out-of-range ppm accepted: %r" % out)
     raddr = struct.pack("<QII", n.va(0x8000), n.key, 0)
     n.write(0, pattern(64, 3))
     try:
         # Every frame dropped: nothing completes, wire_dropped counts.
-        hmp(env, "qom-set /machine/peripheral/k0 wire-drop-ppm 1000000")
+        hmp(env, "qom-set /machine/peripheral/k0 x-wire-drop-ppm 1000000")
         check_eq(q.qmp("qom-get", path="/machine/peripheral/k0",
-                       property="wire-drop-ppm"), 1000000, "qom-get")
+                       property="x-wire-drop-ppm"), 1000000, "qom-get")
         a.post_send(C.KITE_WQE_WRITE, [(n.va(0), 64, n.key)], raddr)
         wait_for(lambda: stats(d)["wire_dropped"] >= 1, "dropped frame")
         time.sleep(0.05)
         check(a_cq.empty(), "completion without a wire")
         # The wire works again; the retransmit timer (virtual time) resends.
-        hmp(env, "qom-set /machine/peripheral/k0 wire-drop-ppm 0")
+        hmp(env, "qom-set /machine/peripheral/k0 x-wire-drop-ppm 0")
         q.cmd("clock_step %d" % (300 * 1000 * 1000))
         check_cqe(a_cq.poll("WRITE after retransmission",
                             step=lambda: q.cmd("clock_step 100000000")),
@@ -3154,7 +3154,7 @@ def test_dp_wire_faults(env):
               "retransmit counters: %r" % cnt)
         # Every frame duplicated: the responder sees duplicates, the data
         # and completions are exactly once.
-        hmp(env, "qom-set /machine/peripheral/k0 wire-dup-ppm 1000000")
+        hmp(env, "qom-set /machine/peripheral/k0 x-wire-dup-ppm 1000000")
         msg = pattern(2500, 11)
         n.write(0x1000, msg)
         rs = b.post_recv(n.va(0x4000), 0x1000, n.key)
@@ -3170,8 +3170,8 @@ def test_dp_wire_faults(env):
         check(b_cq.empty(), "a second RECV completion")
         # Reordering: every other frame held back and sent after the next
         # one (a lone held frame goes out on a short timer).
-        hmp(env, "qom-set /machine/peripheral/k0 wire-dup-ppm 0")
-        hmp(env, "qom-set /machine/peripheral/k0 wire-reorder-ppm 1000000")
+        hmp(env, "qom-set /machine/peripheral/k0 x-wire-dup-ppm 0")
+        hmp(env, "qom-set /machine/peripheral/k0 x-wire-reorder-ppm 1000000")
         for i in range(3):
             rs = b.post_recv(n.va(0x4000), 0x1000, n.key)
             ss = a.post_send(C.KITE_WQE_SEND,
@@ -3183,8 +3183,8 @@ def test_dp_wire_faults(env):
                       rs, C.KITE_CQE_RECV, len(msg), what="reordered recv")
             check_eq(n.read(0x4000, len(msg)), msg, "reordered bytes")
     finally:
-        for prop in ("wire-drop-ppm", "wire-dup-ppm",
-                     "wire-reorder-ppm"):
+        for prop in ("x-wire-drop-ppm", "x-wire-dup-ppm",
+                     "x-wire-reorder-ppm"):
             hmp(env, "qom-set /machine/peripheral/k0 %s 0" % prop)
 
 
@@ -3257,7 +3257,7 @@ def roce_v4_frame(dst_mac, src_mac, dst_ip, psn, dport=4791):
 
 @test("main")
 def test_dp_wire_rx_drop(env):
-    """wire-rx-drop-ppm drops RoCEv2 frames received from the netdev.
+    """x-wire-rx-drop-ppm drops RoCEv2 frames received from the netdev.
 
     Frames come from k0's Ethernet ring to k1 (hub): at 25% the dropped
     ones are counted in k1's wire_dropped and the rest reach k1's engine;
@@ -3272,12 +3272,12 @@ def test_dp_wire_rx_drop(env):
     mac_a, mac_b = mac_bytes(MAC_A), mac_bytes(MAC_B)
     k1 = "/machine/peripheral/k1"
     try:
-        out = hmp(env, "qom-set %s wire-rx-drop-ppm 1000001" % k1)
+        out = hmp(env, "qom-set %s x-wire-rx-drop-ppm 1000001" % k1)
         check("at most" in out, "out-of-range ppm accepted: %r" % out)
-        hmp(env, "qom-set %s wire-seed 7" % k1)
-        hmp(env, "qom-set %s wire-rx-drop-ppm 250000" % k1)
-        check_eq(q.qmp("qom-get", path=k1, property="wire-rx-drop-ppm"),
-                 250000, "qom-get wire-rx-drop-ppm")
+        hmp(env, "qom-set %s x-wire-seed 7" % k1)
+        hmp(env, "qom-set %s x-wire-rx-drop-ppm 250000" % k1)
+        check_eq(q.qmp("qom-get", path=k1, property="x-wire-rx-drop-ppm"),
+                 250000, "qom-get x-wire-rx-drop-ppm")
         # RoCEv2 frames for k1's IPv4 GID (198.18.0.1): the ones not
         # dropped reach the engine (rx_packets; bad ICRC).
         nframes = 400
@@ -3297,7 +3297,7 @@ def test_dp_wire_rx_drop(env):
         check_eq(stats(da)["wire_dropped"], a0["wire_dropped"],
                  "sender's wire_dropped")
         # Everything else passes: UDP to another port, for k1's ring.
-        hmp(env, "qom-set %s wire-rx-drop-ppm 1000000" % k1)
+        hmp(env, "qom-set %s x-wire-rx-drop-ppm 1000000" % k1)
         for i in range(3):
             eth_post_rx(db)
         for i in range(3):
@@ -3326,7 +3326,7 @@ def test_dp_wire_rx_drop(env):
                  "WRITE dropped on receive")
         time.sleep(0.05)
         check(a_cq.empty(), "completion for a WRITE the responder lost")
-        hmp(env, "qom-set %s wire-rx-drop-ppm 0" % k1)
+        hmp(env, "qom-set %s x-wire-rx-drop-ppm 0" % k1)
         step = lambda: q.cmd("clock_step 100000000")
         check_cqe(a_cq.poll("WRITE after retransmission", step=step), a.qpn,
                   0, C.KITE_CQE_WRITE, 64, what="retransmitted")
@@ -3334,8 +3334,8 @@ def test_dp_wire_rx_drop(env):
         check(stats(da)["roce_retransmits"] >= 1, "no retransmission")
         # Both directions lossy (requests at k1, ACKs at k0): multi-packet
         # SENDs complete once each, in order, with their bytes.
-        hmp(env, "qom-set %s wire-rx-drop-ppm 200000" % k1)
-        hmp(env, "qom-set /machine/peripheral/k0 wire-rx-drop-ppm 200000")
+        hmp(env, "qom-set %s x-wire-rx-drop-ppm 200000" % k1)
+        hmp(env, "qom-set /machine/peripheral/k0 x-wire-rx-drop-ppm 200000")
         s2, a2 = stats(db), stats(da)
         step = lambda: q.cmd("clock_step 10000000")
         for i in range(6):
@@ -3354,7 +3354,7 @@ def test_dp_wire_rx_drop(env):
         time.sleep(0.02)
         check(a_cq.empty() and b_cq.empty(), "an extra completion")
         # Loopback frames never pass the receive fault stage.
-        hmp(env, "qom-set %s wire-rx-drop-ppm 1000000" % k1)
+        hmp(env, "qom-set %s x-wire-rx-drop-ppm 1000000" % k1)
         n, la, la_cq, lb, lb_cq = loopback_pair(env, dev=1, mac=MAC_B)
         n.write(0, pattern(2500, 9))
         rs = lb.post_recv(n.va(0x4000), 0x1000, n.key)
@@ -3365,9 +3365,9 @@ def test_dp_wire_rx_drop(env):
                   2500, what="loopback recv")
         check_eq(stats(db)["wire_dropped"], 0, "loopback frames dropped")
     finally:
-        hmp(env, "qom-set %s wire-rx-drop-ppm 0" % k1)
-        hmp(env, "qom-set /machine/peripheral/k0 wire-rx-drop-ppm 0")
-        hmp(env, "qom-set %s wire-seed 7" % k1)
+        hmp(env, "qom-set %s x-wire-rx-drop-ppm 0" % k1)
+        hmp(env, "qom-set /machine/peripheral/k0 x-wire-rx-drop-ppm 0")
+        hmp(env, "qom-set %s x-wire-seed 7" % k1)
 
 
 @test("main")
@@ -3585,7 +3585,7 @@ def test_dp_reset_drops_engine_state(env):
     tx = stats(d)["roce_tx_packets"]
     check(2 <= tx <= 3, "roce_tx_packets %d after one SEND" % tx)
     # Destroying a QP with an armed retransmit timer is clean.
-    hmp(env, "qom-set /machine/peripheral/k0 wire-drop-ppm 1000000")
+    hmp(env, "qom-set /machine/peripheral/k0 x-wire-drop-ppm 1000000")
     try:
         a2.post_send(C.KITE_WQE_SEND, [(n2.va(0), 10, n2.key)])
         wait_for(lambda: stats(d)["wire_dropped"] >= 1, "dropped frame")
@@ -3593,7 +3593,7 @@ def test_dp_reset_drops_engine_state(env):
         env.q.cmd("clock_step %d" % (1000 * 1000 * 1000))
         check(d.status() & C.KITE_STATUS_READY, "not READY")
     finally:
-        hmp(env, "qom-set /machine/peripheral/k0 wire-drop-ppm 0")
+        hmp(env, "qom-set /machine/peripheral/k0 x-wire-drop-ppm 0")
 
 
 # --------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# Guest with -device kite,fault-hang-opcode=1: the device stops answering its
+# Guest with -device kite,x-fault-hang-opcode=1: the device stops answering its
 # admin queue at the first QUERY_DEVICE. The driver must give up after its
 # admin timeout, say so in dmesg (timeout / device dead), fail the probe, and
 # still unload.

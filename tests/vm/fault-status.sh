@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# Guest with -device kite,fault-opcode=1: every QUERY_DEVICE command completes
+# Guest with -device kite,x-fault-opcode=1: every QUERY_DEVICE command completes
 # with an error status. Probe must fail cleanly: a clear error in dmesg, no
 # ib device, no net_device, no IRQs left, and the module still unloads.
 . /kite/lib.sh

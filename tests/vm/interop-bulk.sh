@@ -11,8 +11,8 @@
 # have MTU 9000).
 #   1. a clean link;
 #   2. Kite's wire fault injection dropping 2% of RoCEv2 frames in each
-#      direction (wire-drop-ppm and wire-rx-drop-ppm 20000, set on a's kite0
-#      by the host hook), then Kite's wire_dropped counter must have grown
+#      direction (x-wire-drop-ppm and x-wire-rx-drop-ppm 20000, set on a's
+#      kite0 by the host hook), then Kite's wire_dropped counter must have grown
 #      (else the run proved nothing about loss);
 #   3. still lossy, the other way round: rxe (b) the client and requester,
 #      Kite (a) the server and responder, BULK_RXE_N messages (default
@@ -85,10 +85,11 @@ bulk_client() {
 # bulk_loss PPM NAME (a): both of Kite's drop rates to PPM; one result.
 # (host_call prints the request line the hook reads: not in $(...).)
 bulk_loss() {
-	if host_call qom wire-drop-ppm $1 && host_call qom wire-rx-drop-ppm $1; then
+	if host_call qom x-wire-drop-ppm $1 &&
+		host_call qom x-wire-rx-drop-ppm $1; then
 		ok "bulk-$2"
 	else
-		fail "bulk-$2" "the host hook could not set wire-drop-ppm and wire-rx-drop-ppm to $1 (see above)"
+		fail "bulk-$2" "the host hook could not set x-wire-drop-ppm and x-wire-rx-drop-ppm to $1 (see above)"
 	fi
 }
 

@@ -13,7 +13,7 @@
 # tests/vm/kite-ud.c with each guest as the UD sender, and last the link
 # taken down during an rping (pair_linkdown).
 #   RDMA_KIND=kite: the Kite NICs; the host hook rdma.hook sets the kite
-#     device's wire-drop-ppm (both guests) or a's link when asked
+#     device's x-wire-drop-ppm (both guests) or a's link when asked
 #     (host_call) and answers over the second serial port.
 #   RDMA_KIND=rxe: Soft-RoCE on the virtio-net NICs (the same checks, a
 #     baseline for the checks themselves); loss comes from netem on both

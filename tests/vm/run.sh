@@ -9,12 +9,13 @@
 #          rdma-core with the kite provider: ibv_devices, ibv_devinfo, the
 #          verbs test program kite-verbs.c and the raw uverbs bad-udata test
 #          kite-uverbs-fuzz.c (both built into the image); 3 GiB guests
-#   fault  two unlinked guests: fault-opcode=1 (QUERY_DEVICE fails) and
-#          fault-hang-opcode=1 (device stops answering)
+#   fault  two unlinked guests: x-fault-opcode=1 (QUERY_DEVICE fails) and
+#          x-fault-hang-opcode=1 (device stops answering)
 #   rdma   the RC data path over Kite (rdma-a.sh, rdma-b.sh, rdma-lib.sh,
 #          rdma.hook, kite-rc.c): between two guests and in one guest
 #          (loopback), ibv_rc_pingpong -c, perftest with all sizes, kite-rc
-#          func and bulk, bulk with 5% of RoCE frames dropped (wire-drop-ppm)
+#          func and bulk, bulk with 5% of RoCE frames dropped
+#          (x-wire-drop-ppm)
 #   interop a Kite guest and a Soft-RoCE guest (rxe on virtio-net) on one
 #          link: ibv_rc_pingpong -c both ways, IPv4 at path MTU 1024 and
 #          4096, IPv6 (interop.sh)
@@ -59,7 +60,7 @@ group_fault() {
 	# QUERY_DEVICE is admin opcode 1 (KITE_CMD_QUERY_DEVICE in kite_hw.h).
 	cmd=(scripts/vm.sh --test fault --timeout "$secs" --include "$t/lib.sh"
 		--no-net status --no-net hang
-		--props status=fault-opcode=1 --props hang=fault-hang-opcode=1
+		--props status=x-fault-opcode=1 --props hang=x-fault-hang-opcode=1
 		"status=$t/fault-status.sh" "hang=$t/fault-hang.sh")
 }
 
@@ -67,7 +68,7 @@ group_fault() {
 # rdma-a.sh: two guests, then a alone (loopback), each with
 # ibv_rc_pingpong -c, perftest (-a), kite-rc func and bulk, and bulk with 5%
 # of RoCE frames dropped. rdma: over the Kite NICs (the hook sets
-# wire-drop-ppm); rxe: the same checks over Soft-RoCE on virtio-net NICs.
+# x-wire-drop-ppm); rxe: the same checks over Soft-RoCE on virtio-net NICs.
 group_rdma() {
 	secs=${KITE_RDMA_TIMEOUT:-1500}
 	# shellcheck disable=SC2054 # "a,b" is one argument
