@@ -404,23 +404,18 @@ void kite_engine_qp_modify(KiteState *s, KiteQp *qp,
     kite_engine_leave(s);
 }
 
-void kite_engine_sq_doorbell(KiteState *s, KiteQp *qp, uint32_t pi)
+/* A doorbell of the QP's RQ (@rq) or SQ: @pi is the new producer index. */
+void kite_engine_doorbell(KiteState *s, KiteQp *qp, bool rq, uint32_t pi)
 {
     if (!qp->eqp) {
         return;
     }
     kite_engine_enter(s);
-    kite_roce_sq_doorbell(qp->eqp, pi);
-    kite_engine_leave(s);
-}
-
-void kite_engine_rq_doorbell(KiteState *s, KiteQp *qp, uint32_t pi)
-{
-    if (!qp->eqp) {
-        return;
+    if (rq) {
+        kite_roce_rq_doorbell(qp->eqp, pi);
+    } else {
+        kite_roce_sq_doorbell(qp->eqp, pi);
     }
-    kite_engine_enter(s);
-    kite_roce_rq_doorbell(qp->eqp, pi);
     kite_engine_leave(s);
 }
 

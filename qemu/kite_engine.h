@@ -39,7 +39,6 @@ void kite_engine_qp_destroy(KiteState *s, KiteQp *qp);
 void kite_engine_qp_modify(KiteState *s, KiteQp *qp,
                            const struct kite_qp_attr *a, uint32_t mask,
                            uint8_t next);
-void kite_engine_sq_doorbell(KiteState *s, KiteQp *qp, uint32_t pi);
-void kite_engine_rq_doorbell(KiteState *s, KiteQp *qp, uint32_t pi);
+void kite_engine_doorbell(KiteState *s, KiteQp *qp, bool rq, uint32_t pi);
 
 #endif

@@ -674,9 +674,9 @@ void kite_qp_doorbell(KiteState *s, uint32_t page, hwaddr off, uint64_t val)
     }
     if (off == KITE_DB_SQ) {
         qp->sq_pi = kite_db_index(val);
-        kite_engine_sq_doorbell(s, qp, qp->sq_pi);
+        kite_engine_doorbell(s, qp, false, qp->sq_pi);
     } else {
         qp->rq_pi = kite_db_index(val);
-        kite_engine_rq_doorbell(s, qp, qp->rq_pi);
+        kite_engine_doorbell(s, qp, true, qp->rq_pi);
     }
 }
