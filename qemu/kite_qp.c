@@ -20,7 +20,6 @@
 #define KITE_QP_MAX_LOG_DEPTH   14      /* log2(KITE_DEF_MAX_QP_WR) */
 #define KITE_QP_NUM_STATES      (KITE_QPS_ERR + 1)
 #define KITE_QP_NUM_TYPES       (KITE_QPT_GSI + 1)
-#define KITE_PSN_MASK           0xffffffu
 #define KITE_QP_MAX_TIMEOUT     31
 #define KITE_QP_MAX_RETRY       7
 #define KITE_QP_MAX_RNR_TIMER   31

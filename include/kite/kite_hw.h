@@ -372,6 +372,8 @@ enum kite_qp_state {
 
 /* QP numbers are 24 bits wide (BTH DestQP, DETH SrcQP, doorbells). */
 #define KITE_QPN_MASK			0x00ffffffu
+/* PSNs (kite_qp_attr sq_psn/rq_psn, the BTH) are 24 bits wide. */
+#define KITE_PSN_MASK			0x00ffffffu
 /* The GSI QP (KITE_QPT_GSI) always has QP number 1. */
 #define KITE_GSI_QPN			1
 

@@ -39,7 +39,6 @@
 #define KITE_ROCE_MAX_FRAME     (KITE_ROCE_MAX_HDR_LEN + 4096 + 3 + \
                                  KITE_ICRC_LEN)
 
-#define KITE_PSN_MASK           0xffffffu
 #define KITE_BTH_PKEY_DEFAULT   0xffff
 #define KITE_GSI_QKEY           0x80010000u
 

@@ -347,6 +347,11 @@ static void test_limits(void **state)
 		V(KITE_SQ_MAX_LOG_STRIDE, 9),
 		V(KITE_RQ_MIN_LOG_STRIDE, 4),
 		V(KITE_RQ_MAX_LOG_STRIDE, 8),
+		V(KITE_QPN_MASK, 0xffffff),
+		V(KITE_PSN_MASK, 0xffffff),
+		V(KITE_GSI_QPN, 1),
+		V(KITE_CQE_OP_RECV_BIT, 0x80),
+		V(KITE_ABI_MINOR_QP_STATS, 1),
 		V(KITE_KEY_VARIANT_BITS, 8),
 		V(KITE_KEY_VARIANT_MASK, 0xff),
 	};
