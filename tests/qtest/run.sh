@@ -4,7 +4,8 @@
 # Device-level tests of the kite QEMU model (no guest OS): drives
 # out/qemu-system-x86_64 through the qtest protocol. Does not build QEMU
 # (`make qemu` / `make check` do): a missing binary is one failure. Last line
-# of stdout: "qtest: N passed, N failed".
+# of stdout: "qtest: N passed, N failed". KITE_INCLUDE=DIR reads the ABI
+# from DIR/kite/kite_hw.h (a scratch copy of include/) instead.
 #   tests/qtest/run.sh [-t GLOB] [-k SUBSTRING] [-v]   (see kite_qtest.py)
 set -euo pipefail
 
@@ -15,6 +16,16 @@ QEMU=${KITE_QEMU:-$REPO/out/qemu-system-x86_64}
 
 if [ ! -x "$QEMU" ]; then
 	echo "FAIL qtest: $QEMU missing (run 'make qemu')"
+	results_line qtest 0 1
+	exit 1
+fi
+
+# The ABI table the tests read (out/qtest/kite_abi.json): generated from
+# kite_hw.h and kite_limits.h by the C compiler, rebuilt when they change.
+# A header it cannot evaluate is one failure, with the reason.
+if ! abi_err=$(python3 "$REPO/tests/qtest/abi_gen.py" 2>&1); then
+	echo "FAIL abi: ${abi_err%%$'\n'*}"
+	printf '%s\n' "$abi_err" | tail -n +2 | sed 's/^/    /'
 	results_line qtest 0 1
 	exit 1
 fi
