@@ -32,67 +32,29 @@ import traceback
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
     os.path.dirname(os.path.abspath(__file__)))), "scripts", "lib"))
-from results import Results, selected  # noqa: E402
+from results import Results, selected, summary_line  # noqa: E402
+
+import abi_gen  # noqa: E402
+import hw  # noqa: E402
+from hw import C, K  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
-HW_H = os.path.join(REPO, "include", "kite", "kite_hw.h")
-LIMITS_H = os.path.join(REPO, "qemu", "kite_limits.h")
 
 CMD_TIMEOUT = 10.0      # seconds for one qtest/QMP answer
 POLL_TIMEOUT = 5.0      # seconds to wait for the device to do something
 
 
 # --------------------------------------------------------------------------
-# Constants: parsed from kite_hw.h so the test follows the ABI header.
+# Constants: the table abi_gen.py builds from kite_hw.h with the compiler.
 # --------------------------------------------------------------------------
 
-def parse_hw_h(paths):
-    """#define NAME <int expr> and enum members of kite_hw.h (and of the
-    model's kite_limits.h, which uses kite_hw.h's names)."""
-    import re
-    consts = {}
-    text = "\n".join(open(path).read() for path in paths)
-    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
-    text = text.replace("\\\n", " ")
-
-    def evaluate(expr):
-        expr = expr.strip()
-        expr = re.sub(r"(\d+)(ull|ul|u|ll|l)\b", r"\1", expr, flags=re.I)
-        expr = re.sub(r"\(\s*(__u\d+|__le\d+)\s*\)", "", expr)
-        expr = re.sub(r"\b([A-Z_][A-Z0-9_]*)\b",
-                      lambda m: str(consts[m.group(1)]), expr)
-        return int(eval(expr, {"__builtins__": {}}))
-
-    for m in re.finditer(r"^#define\s+(KITE_[A-Z0-9_]+)\s+(.+)$", text,
-                         flags=re.M):
-        try:
-            consts[m.group(1)] = evaluate(m.group(2))
-        except Exception:
-            pass
-    for m in re.finditer(r"enum\s+\w+\s*\{(.*?)\};", text, flags=re.S):
-        for item in m.group(1).split(","):
-            item = item.strip()
-            if "=" in item:
-                name, val = item.split("=", 1)
-                try:
-                    consts[name.strip()] = evaluate(val)
-                except Exception:
-                    pass
-    return consts
-
-
-K = parse_hw_h([HW_H, LIMITS_H])
-
-
-class C:
-    """Attribute access to the header's constants: C.KITE_REG_VERSION."""
-
-    def __getattr__(self, name):
-        return K[name]
-
-
-C = C()
+try:
+    hw.load(os.path.join(abi_gen.DEFAULT_OUT, abi_gen.TABLE))
+except hw.AbiTableError as e:
+    print("FAIL abi: %s" % e)
+    print(summary_line("qtest", 0, 1))
+    sys.exit(1)
 
 # --------------------------------------------------------------------------
 # QEMU process with qtest and QMP
