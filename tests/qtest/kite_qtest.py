@@ -28,9 +28,11 @@ import sys
 import tempfile
 import traceback
 
-import abi_gen
-import hw
-from harness import TESTS, TestFailure
+sys.dont_write_bytecode = True     # no __pycache__ in the source tree
+
+import abi_gen  # noqa: E402
+import hw  # noqa: E402
+from harness import TESTS, TestFailure  # noqa: E402
 
 sys.path.insert(0, os.path.join(abi_gen.REPO, "scripts", "lib"))
 from results import Results, selected  # noqa: E402
