@@ -26,6 +26,15 @@ SGE = hw.sizeof("kite_sge")
 GRH = 40
 
 
+def loopback_still_works(env, when):
+    """A new loopback pair (a reset) SENDs and receives."""
+    n, a, a_cq, b, b_cq = loopback_pair(env)
+    b.post_recv(n.va(0x4000), 0x100, n.key)
+    a.post_send(C.KITE_WQE_SEND, [(n.va(0), 10, n.key)])
+    a_cq.poll("SEND " + when)
+    b_cq.poll("RECV " + when)
+
+
 @test("main")
 def test_dp_cap_flags(env):
     d = env.dev[0]
@@ -408,11 +417,7 @@ def test_dp_random_wqes(env):
             C.KITE_QPS_RESET, C.KITE_QPS_ERR, C.KITE_QPS_RTS),
             "QP state after garbage")
     # The device still works.
-    n, a, a_cq, b, b_cq = loopback_pair(env)
-    b.post_recv(n.va(0x4000), 0x100, n.key)
-    a.post_send(C.KITE_WQE_SEND, [(n.va(0), 10, n.key)])
-    a_cq.poll("SEND after garbage")
-    b_cq.poll("RECV after garbage")
+    loopback_still_works(env, "after garbage")
 
 
 @test("main")
@@ -442,11 +447,7 @@ def test_dp_fatal_inside_engine(env):
     time.sleep(0.05)
     check(env.q.proc.poll() is None, "QEMU died")
     # The device comes back with a reset and works.
-    n, a, a_cq, b, b_cq = loopback_pair(env)
-    b.post_recv(n.va(0x4000), 0x100, n.key)
-    a.post_send(C.KITE_WQE_SEND, [(n.va(0), 10, n.key)])
-    a_cq.poll("SEND after FATAL and reset")
-    b_cq.poll("RECV after FATAL and reset")
+    loopback_still_works(env, "after FATAL and reset")
 
 
 @test("main")

@@ -43,6 +43,16 @@ def put_int(buf, off, size, value):
     buf[off:off + size] = value.to_bytes(size, "little")
 
 
+def eth_tx_from(d, ring):
+    """Enables Ethernet TX on a 4-entry ring at RING and rings once."""
+    d.wr(C.KITE_REG_ETH_TX_BASE_LO, ring & 0xffffffff)
+    d.wr(C.KITE_REG_ETH_TX_BASE_HI, ring >> 32)
+    d.wr(C.KITE_REG_ETH_TX_LOG_DEPTH, 2)
+    d.wr(C.KITE_REG_ETH_CTRL, C.KITE_ETH_CTRL_TX_EN)
+    check_eq(d.rd(C.KITE_REG_ETH_CTRL), C.KITE_ETH_CTRL_TX_EN, "TX_EN")
+    d.wr(C.KITE_REG_ETH_TX_DB, 1)
+
+
 def random_doorbell(rnd):
     """A doorbell value with random fields, object numbers 0..11."""
     index = rnd.getrandbits(32)
@@ -109,12 +119,7 @@ def test_ring_dma_errors(env):
         env.q.qmp("set_link", name="k0", up=True)
     # Ethernet TX ring not readable.
     d.bring_up()
-    d.wr(C.KITE_REG_ETH_TX_BASE_LO, 0)
-    d.wr(C.KITE_REG_ETH_TX_BASE_HI, far >> 32)
-    d.wr(C.KITE_REG_ETH_TX_LOG_DEPTH, 2)
-    d.wr(C.KITE_REG_ETH_CTRL, C.KITE_ETH_CTRL_TX_EN)
-    check_eq(d.rd(C.KITE_REG_ETH_CTRL), C.KITE_ETH_CTRL_TX_EN, "TX_EN")
-    d.wr(C.KITE_REG_ETH_TX_DB, 1)
+    eth_tx_from(d, far)
     wait_for(lambda: d.status() & C.KITE_STATUS_FATAL, "FATAL (ETH)")
     check_eq(d.rd(C.KITE_REG_FATAL_CODE), C.KITE_FATAL_ETH_DMA, "ETH code")
     d.bring_up()
@@ -143,11 +148,7 @@ def test_fatal_event_needs_a_working_async_eq(env):
         env.q.qmp("set_link", name="k0", up=True)
     # Any other fatal error with a working EQ 0: the event is posted.
     d.bring_up()
-    d.wr(C.KITE_REG_ETH_TX_BASE_LO, 0)
-    d.wr(C.KITE_REG_ETH_TX_BASE_HI, far >> 32)
-    d.wr(C.KITE_REG_ETH_TX_LOG_DEPTH, 2)
-    d.wr(C.KITE_REG_ETH_CTRL, C.KITE_ETH_CTRL_TX_EN)
-    d.wr(C.KITE_REG_ETH_TX_DB, 1)
+    eth_tx_from(d, far)
     wait_for(lambda: d.status() & C.KITE_STATUS_FATAL, "FATAL (ETH)")
     data, _, typ, flags = d.eqe(0)
     check_eq(typ, C.KITE_EVT_DEV_FATAL, "event type")
