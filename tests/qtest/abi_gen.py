@@ -386,6 +386,8 @@ def build_table(out):
     exe = os.path.join(out, "kite_abi_probe")
     with open(src, "w") as f:
         f.write(program.text())
+    if os.path.exists(exe):
+        os.unlink(exe)
     r = subprocess.run(cc_cmd("-o", exe, src), stdin=subprocess.DEVNULL,
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        universal_newlines=True, env=CC_ENV)
