@@ -178,7 +178,7 @@ def _put(t, buf, off, value, where):
                            (where, value, t["count"]))
         buf[off:off + t["count"]] = value
     else:
-        if isinstance(value, (bytes, bytearray, str)) or \
+        if not isinstance(value, (list, tuple)) or \
                 len(value) != t["count"]:
             raise AbiError("%s: %r is not %d values" %
                            (where, value, t["count"]))
