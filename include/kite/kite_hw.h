@@ -833,9 +833,15 @@ enum kite_cqe_status {
 #define KITE_CQE_F_SOLICITED		(1u << 3)
 
 /*
+ * A UD/GSI receive buffer starts with a GRH area of this many bytes: the
+ * received IPv6 header, or the IPv4 header in its last 20 bytes.
+ */
+#define KITE_UD_GRH_LEN			40
+
+/*
  * The network header a UD/GSI receive came with (kite_cqe.net_hdr): what
- * the 40-byte GRH area at the start of the receive buffer holds. The
- * values are those of the kernel's enum rdma_network_type.
+ * the GRH area at the start of the receive buffer holds. The values are
+ * those of the kernel's enum rdma_network_type.
  */
 enum kite_cqe_net_hdr {
 	KITE_CQE_NET_NONE = 0,	/* not a UD/GSI receive */

@@ -813,8 +813,11 @@ out:
     }
 }
 
+/* The GRH area of the ABI holds the largest network header: IPv6's. */
+static_assert(KITE_UD_GRH_LEN == KITE_IPV6_HDR_LEN, "UD GRH area size");
+
 /*
- * A UD SEND_ONLY: check the Q_Key, take a receive, write the 40-byte GRH
+ * A UD SEND_ONLY: check the Q_Key, take a receive, write the GRH
  * area (IPv6 header, or 20 zero bytes and the IPv4 header) and the
  * payload, and complete it. Nothing is acknowledged; a message that finds
  * no receive is dropped.
@@ -823,7 +826,7 @@ void kr_resp_ud(KiteRoceQp *qp, const struct kite_roce_pkt *p)
 {
     KiteRoce *e = qp->e;
     uint32_t qkey = qp->cfg.type == KITE_QPT_GSI ? KITE_GSI_QKEY : qp->qkey;
-    uint8_t grh[KITE_IPV6_HDR_LEN];
+    uint8_t grh[KITE_UD_GRH_LEN];
     uint8_t st;
 
     if (p->deth_qkey != qkey || p->l3_len > sizeof(grh) ||

@@ -350,6 +350,7 @@ static void test_limits(void **state)
 		V(KITE_QPN_MASK, 0xffffff),
 		V(KITE_PSN_MASK, 0xffffff),
 		V(KITE_GSI_QPN, 1),
+		V(KITE_UD_GRH_LEN, 40),
 		V(KITE_CQE_OP_RECV_BIT, 0x80),
 		V(KITE_ABI_MINOR_QP_STATS, 1),
 		V(KITE_KEY_VARIANT_BITS, 8),

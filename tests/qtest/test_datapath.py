@@ -22,8 +22,8 @@ RQ_NUM_SGE = hw.offsetof("kite_rq_wqe_hdr", "num_sge")
 RQ_HDR = hw.sizeof("kite_rq_wqe_hdr")
 RADDR = hw.sizeof("kite_wqe_raddr")
 SGE = hw.sizeof("kite_sge")
-# The GRH area a UD receive buffer starts with (see kite_cqe.net_hdr).
-GRH = 40
+# The GRH area a UD receive buffer starts with.
+GRH = C.KITE_UD_GRH_LEN
 
 
 def loopback_still_works(env, when):
