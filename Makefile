@@ -2,8 +2,8 @@
 #
 # Kite top-level build. See README.md.
 #
-#   make / make all   dependencies, kite.ko, QEMU, rdma-core with the kite
-#                     provider (out/rdma-core), perftest 25.01 built on it
+#   make / make all   dependencies, kite.ko and kite_ib.ko, QEMU, rdma-core
+#                     with the kite provider (out/rdma-core), perftest 25.01 built on it
 #                     (out/perftest), guest kernel + initramfs, the capture
 #                     checker (out/capture/kite-pcap)
 #   make check        all of the above, then every test suite; last line of
@@ -17,13 +17,13 @@
 #                     not part of make check)
 #   make clean        remove build outputs (out/, module objects)
 #
-# Kbuild reads the top-level Kbuild file (not this Makefile) for the module.
+# Kbuild reads the top-level Kbuild file (not this Makefile) for the modules.
 
 # The guest kernel is Debian's 6.1 package, never the host's running kernel.
 # scripts/kver.sh picks it; it runs inside the recipes (after `deps` has
 # installed the headers), never at parse time. KDIR=... overrides the tree.
 KDIR ?=
-KO := drivers/infiniband/hw/kite/kite.ko
+KOS := drivers/net/ethernet/kite/kite.ko drivers/infiniband/hw/kite/kite_ib.ko
 OUT := out
 SUITES ?=
 # T: a test selection handed to each suite (scripts/check.sh --test).
@@ -46,8 +46,10 @@ module: | deps
 	echo "$(MAKE) -C $$kdir M=$(CURDIR) modules"; \
 	$(MAKE) -C "$$kdir" M=$(CURDIR) modules || exit 1; \
 	mkdir -p $(OUT); \
-	cmp -s $(KO) $(OUT)/kite.ko || cp $(KO) $(OUT)/kite.ko; \
-	echo "module: $(OUT)/kite.ko (built in $$kdir)"
+	for ko in $(KOS); do \
+		cmp -s $$ko $(OUT)/$${ko##*/} || cp $$ko $(OUT)/$${ko##*/} || exit 1; \
+	done; \
+	echo "module: $(OUT)/kite.ko $(OUT)/kite_ib.ko (built in $$kdir)"
 
 qemu: | deps
 	@bash scripts/build-qemu.sh

@@ -1,9 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build a KUnit kernel from Debian's linux-source-6.1 with the Kite driver
-# dropped into drivers/infiniband/hw/kite and run its suites with kunit.py
-# under our QEMU (out/qemu-system-x86_64, which has the kite device).
+# Build a KUnit kernel from Debian's linux-source-6.1 with the Kite drivers
+# dropped in where they would be upstream (the core and Ethernet driver in
+# drivers/net/ethernet/kite, the RDMA driver in drivers/infiniband/hw/kite,
+# their shared headers in include/linux/kite) and run their suites with
+# kunit.py under our QEMU (out/qemu-system-x86_64, which has the kite device).
 #
 # Usage: scripts/kunit.sh [KUNIT.PY RUN OPTIONS...]   e.g. 'kite_ring*'
 #   A glob 'SUITE[.CASE]' runs only the matching suites or cases (kunit.py's
@@ -12,7 +14,7 @@
 #
 # Caching (all under ${KITE_CACHE:-/var/cache/kite}/kunit):
 #   linux-<tarball sha256[:12]>/   the extracted source, made once; the
-#                                  driver and kite_hw.h are synced into it
+#                                  drivers and headers are synced into it
 #                                  (only files whose contents changed)
 #   build/                         kunit.py's build dir for the current key
 #                                  (sha256[:12] of kunitconfig + source key,
@@ -56,7 +58,8 @@ JSON=$LOGDIR/kunit.json
 # path suite needs that) and its frames go nowhere.
 QEMU_ARGS="-machine q35 -accel tcg -L /usr/share/qemu -L /usr/share/seabios -netdev hubport,id=n0,hubid=0 -device kite,netdev=n0"
 
-KITE_SRC=$REPO/drivers/infiniband/hw/kite
+# The drivers (repo path = path in the kernel tree), core first.
+KITE_DIRS="drivers/net/ethernet/kite drivers/infiniband/hw/kite"
 
 die() {
 	echo "kunit.sh: $*" >&2
@@ -135,37 +138,63 @@ sync_dir() {
 		 -o -name Makefile -o -name Kbuild \) ! -name '*.mod.c' -print0)
 }
 
-if [ -f "$KITE_SRC/Kconfig" ]; then
-	sync_dir "$KITE_SRC" "$SRC/drivers/infiniband/hw/kite"
+# hook_kconfig KCONFIG AFTER_REGEX LINE: add LINE to KCONFIG before the first
+# line matching AFTER_REGEX (idempotent).
+hook_kconfig() {
+	local kc=$1 before=$2 line=$3
+	if ! grep -qxF "$line" "$kc"; then
+		sed -i "0,/$before/s||$line\n&|" "$kc"
+		grep -qxF "$line" "$kc" || die "could not hook kite into $kc"
+	fi
+}
+
+# hook_makefile MAKEFILE SYMBOL: descend into kite/ when CONFIG_SYMBOL is set.
+hook_makefile() {
+	# shellcheck disable=SC2016 # a make variable, written literally
+	if ! grep -q "CONFIG_$2)" "$1"; then
+		printf 'obj-$(CONFIG_%s)\t\t+= kite/\n' "$2" >> "$1"
+	fi
+}
+
+unhook() {
+	sed -i '/^source "drivers\/infiniband\/hw\/kite\/Kconfig"$/d' \
+		"$SRC/drivers/infiniband/Kconfig"
+	sed -i '/CONFIG_INFINIBAND_KITE)/d' "$SRC/drivers/infiniband/hw/Makefile"
+	sed -i '/^source "drivers\/net\/ethernet\/kite\/Kconfig"$/d' \
+		"$SRC/drivers/net/ethernet/Kconfig"
+	sed -i '/CONFIG_NET_VENDOR_KITE)/d' "$SRC/drivers/net/ethernet/Makefile"
+}
+
+if [ -f "$REPO/drivers/net/ethernet/kite/Kconfig" ] &&
+   [ -f "$REPO/drivers/infiniband/hw/kite/Kconfig" ]; then
+	for d in $KITE_DIRS; do
+		sync_dir "$REPO/$d" "$SRC/$d"
+	done
 	sync_dir "$REPO/include/kite" "$SRC/include/kite"
+	sync_dir "$REPO/include/linux/kite" "$SRC/include/linux/kite"
 	if [ -f "$REPO/include/uapi/rdma/kite-abi.h" ]; then
 		sync_file "$REPO/include/uapi/rdma/kite-abi.h" \
 			  "$SRC/include/uapi/rdma/kite-abi.h"
 	fi
 
-	# Hook the driver into the tree's Kconfig and Makefile (idempotent).
-	mk=$SRC/drivers/infiniband/hw/Makefile
-	# shellcheck disable=SC2016 # a make variable, written literally
-	line='obj-$(CONFIG_INFINIBAND_KITE)		+= kite/'
-	if ! grep -q 'CONFIG_INFINIBAND_KITE' "$mk"; then
-		printf '%s\n' "$line" >> "$mk"
-	fi
-	kc=$SRC/drivers/infiniband/Kconfig
-	src_line='source "drivers/infiniband/hw/kite/Kconfig"'
-	if ! grep -qxF "$src_line" "$kc"; then
-		# Inside "if INFINIBAND", next to the other hardware drivers.
-		sed -i "/^source \"drivers\/infiniband\/hw\/efa\/Kconfig\"$/a $src_line" "$kc"
-		grep -qxF "$src_line" "$kc" || die "could not hook kite into $kc"
-	fi
+	# Hook the drivers into the tree's Kconfig and Makefiles (idempotent):
+	# the core among the Ethernet vendors, the RDMA driver inside
+	# "if INFINIBAND" next to the other hardware drivers.
+	hook_makefile "$SRC/drivers/net/ethernet/Makefile" NET_VENDOR_KITE
+	hook_kconfig "$SRC/drivers/net/ethernet/Kconfig" \
+		'^source "drivers\/net\/ethernet\/litex\/Kconfig"$' \
+		'source "drivers/net/ethernet/kite/Kconfig"'
+	hook_makefile "$SRC/drivers/infiniband/hw/Makefile" INFINIBAND_KITE
+	hook_kconfig "$SRC/drivers/infiniband/Kconfig" \
+		'^source "drivers\/infiniband\/hw\/efa\/Kconfig"$' \
+		'source "drivers/infiniband/hw/kite/Kconfig"'
 else
-	if grep -q 'INFINIBAND_KITE' "$KUNITCONFIG"; then
-		die "$KITE_SRC/Kconfig not found but $KUNITCONFIG needs the driver"
+	if grep -q 'KITE' "$KUNITCONFIG"; then
+		die "the drivers' Kconfig files are missing but $KUNITCONFIG needs them"
 	fi
 	echo "kunit.sh: no driver Kconfig yet; building without kite" >&2
-	# Unhook a driver synced by an earlier run, so the tree still configures.
-	sed -i '/^source "drivers\/infiniband\/hw\/kite\/Kconfig"$/d' \
-		"$SRC/drivers/infiniband/Kconfig"
-	sed -i '/CONFIG_INFINIBAND_KITE/d' "$SRC/drivers/infiniband/hw/Makefile"
+	# Unhook drivers synced by an earlier run, so the tree still configures.
+	unhook
 fi
 
 if [ "${KITE_KUNIT_SYNC_ONLY:-0}" = 1 ]; then
@@ -252,13 +281,21 @@ echo "kunit.sh: kunit.py exit status $rc after $((end - start)) s" >> "$LOG"
 [ -f "$BUILD/test.log" ] && cp "$BUILD/test.log" "$CONSOLE"
 
 # --- 5. count ------------------------------------------------------------------
-# Suites the driver defines (struct kunit_suite ... .name = "x"): each must run.
+# Suites the drivers define (struct kunit_suite ... .name = "x"): each must run.
 # (Not when kunit.py got a filter or other options: they may select fewer.)
 expected=""
-if [ $# -eq 0 ] && [ -d "$KITE_SRC" ] &&
-   grep -q '^CONFIG_INFINIBAND_KITE_KUNIT_TEST=y' "$KUNITCONFIG"; then
-	# shellcheck disable=SC2016 # an awk program
-	expected=$(find "$KITE_SRC" -name '*.c' -print0 | xargs -0 -r awk '
+dirs=""
+if [ $# -eq 0 ]; then
+	if grep -q '^CONFIG_KITE_KUNIT_TEST=y' "$KUNITCONFIG"; then
+		dirs="$dirs $REPO/drivers/net/ethernet/kite"
+	fi
+	if grep -q '^CONFIG_INFINIBAND_KITE_KUNIT_TEST=y' "$KUNITCONFIG"; then
+		dirs="$dirs $REPO/drivers/infiniband/hw/kite"
+	fi
+fi
+if [ -n "$dirs" ]; then
+	# shellcheck disable=SC2016,SC2086 # an awk program; $dirs splits
+	expected=$(find $dirs -name '*.c' -print0 | xargs -0 -r awk '
 		/struct[ \t]+kunit_suite[ \t]+[A-Za-z0-9_]+[ \t]*=/ { insuite = 1 }
 		insuite && /\.name[ \t]*=/ {
 			if (match($0, /"[^"]+"/)) print substr($0, RSTART + 1, RLENGTH - 2)

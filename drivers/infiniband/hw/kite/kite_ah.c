@@ -14,14 +14,14 @@
 #include <rdma/ib_cache.h>
 #include <rdma/kite-abi.h>
 
-#include "kite.h"
+#include "kite_ib.h"
 #include "kite_verbs.h"
 
 static_assert(sizeof(struct kite_create_ah_resp) == 16);
 
 /**
  * kite_av_from_ah_attr() - the device address vector of an AH attribute
- * @kdev: device
+ * @kib: RDMA device
  * @ah: RoCE address handle attributes with a GRH and its source GID
  *	attribute, the destination MAC already resolved by ib_core
  * @av: address vector to fill (every byte is written)
@@ -34,7 +34,7 @@ static_assert(sizeof(struct kite_create_ah_resp) == 16);
  * wider than 20 bits; -EOPNOTSUPP for a RoCE v1 source GID, or IPv6
  * without KITE_DEV_CAP_IPV6.
  */
-int kite_av_from_ah_attr(struct kite_dev *kdev, const struct rdma_ah_attr *ah,
+int kite_av_from_ah_attr(struct kite_ib_dev *kib, const struct rdma_ah_attr *ah,
 			 struct kite_av *av)
 {
 	const struct ib_gid_attr *sgid;
@@ -45,9 +45,9 @@ int kite_av_from_ah_attr(struct kite_dev *kdev, const struct rdma_ah_attr *ah,
 		return -EINVAL;
 	grh = rdma_ah_read_grh(ah);
 	sgid = grh->sgid_attr;
-	if (!sgid || sgid->device != &kdev->ibdev ||
+	if (!sgid || sgid->device != &kib->ibdev ||
 	    sgid->port_num != KITE_PORT_NUM ||
-	    sgid->index >= kdev->caps.max_gid ||
+	    sgid->index >= kib->kdev->caps.max_gid ||
 	    grh->flow_label & ~IB_GRH_FLOWLABEL_MASK)
 		return -EINVAL;
 	switch (sgid->gid_type) {
@@ -69,7 +69,7 @@ int kite_av_from_ah_attr(struct kite_dev *kdev, const struct rdma_ah_attr *ah,
 		av->net_type = KITE_NET_IPV4;
 		break;
 	case RDMA_NETWORK_IPV6:
-		if (!(kdev->caps.cap_flags & KITE_DEV_CAP_IPV6))
+		if (!(kib->kdev->caps.cap_flags & KITE_DEV_CAP_IPV6))
 			return -EOPNOTSUPP;
 		/* An IPv4-mapped destination needs an IPv4 source GID. */
 		if (ipv6_addr_v4mapped((const struct in6_addr *)grh->dgid.raw))
@@ -127,25 +127,25 @@ void kite_av_to_ah_attr(const struct kite_av *av, struct rdma_ah_attr *ah)
 int kite_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 		   struct ib_udata *udata)
 {
-	struct kite_dev *kdev = to_kdev(ibah->device);
+	struct kite_ib_dev *kib = to_kib(ibah->device);
 	const struct rdma_ah_attr *attr = init->ah_attr;
 	struct kite_create_ah_resp resp = {};
 	struct kite_ah *ah = to_kah(ibah);
 	int err;
 
-	if (!(kdev->caps.cap_flags & KITE_DEV_CAP_UD))
+	if (!(kib->kdev->caps.cap_flags & KITE_DEV_CAP_UD))
 		return -EOPNOTSUPP;
 	if (rdma_ah_get_port_num(attr) != KITE_PORT_NUM)
 		return -EINVAL;
 	if (udata && (!kite_udata_in_ok(udata) ||
 		      udata->outlen < sizeof(resp)))
 		return -EINVAL;
-	err = kite_av_from_ah_attr(kdev, attr, &ah->av);
+	err = kite_av_from_ah_attr(kib, attr, &ah->av);
 	if (err)
 		return err;
 	if (rdma_is_multicast_addr((struct in6_addr *)ah->av.dgid))
 		return -EOPNOTSUPP;
-	if (atomic_inc_return(&kdev->num_ah) > KITE_MAX_AH) {
+	if (atomic_inc_return(&kib->num_ah) > KITE_MAX_AH) {
 		err = -ENOMEM;
 		goto err_count;
 	}
@@ -160,7 +160,7 @@ int kite_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	return 0;
 
 err_count:
-	atomic_dec(&kdev->num_ah);
+	atomic_dec(&kib->num_ah);
 	return err;
 }
 
@@ -187,6 +187,6 @@ int kite_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)
  */
 int kite_destroy_ah(struct ib_ah *ibah, u32 flags)
 {
-	atomic_dec(&to_kdev(ibah->device)->num_ah);
+	atomic_dec(&to_kib(ibah->device)->num_ah);
 	return 0;
 }

@@ -38,7 +38,7 @@
 #include <rdma/ib_mad.h>
 #include <rdma/ib_verbs.h>
 
-#include "kite.h"
+#include "kite_ib.h"
 #include "kite_verbs.h"
 
 #define KITE_DT_WAIT_MS		5000	/* deadline of every completion wait */
@@ -88,19 +88,19 @@ struct kite_dt_fake {
 	bool inserted;
 };
 
-static void kite_dt_fake_free(struct kite_dev *kdev, struct kite_dt_fake *f)
+static void kite_dt_fake_free(struct kite_ib_dev *kib, struct kite_dt_fake *f)
 {
 	if (f->qp) {
 		if (f->inserted)
-			xa_erase(&kdev->qps, f->qp->qpn);
-		kite_ring_free(kdev, &f->qp->sq);
-		kite_ring_free(kdev, &f->qp->rq);
+			xa_erase(&kib->qps, f->qp->qpn);
+		kite_ring_free(kib, &f->qp->sq);
+		kite_ring_free(kib, &f->qp->rq);
 		kfree(f->qp->sq_wrid);
 		kfree(f->qp->rq_wrid);
 		kfree(f->qp);
 	}
 	if (f->cq) {
-		kite_ring_free(kdev, &f->cq->ring);
+		kite_ring_free(kib, &f->cq->ring);
 		kfree(f->cq);
 	}
 	f->qp = NULL;
@@ -108,7 +108,7 @@ static void kite_dt_fake_free(struct kite_dev *kdev, struct kite_dt_fake *f)
 }
 
 struct kite_dt {
-	struct kite_dev *kdev;
+	struct kite_ib_dev *kib;
 	bool opened;
 	struct kite_dt_fake fake;
 	struct ib_pd *pd;
@@ -183,19 +183,19 @@ static struct ib_sge kite_dt_sge(struct kite_dt *dt, int region, u32 len)
 	return sge;
 }
 
-static struct kite_dev *kite_dt_get(struct kunit *test)
+static struct kite_ib_dev *kite_dt_get(struct kunit *test)
 {
-	struct kite_dev *kdev = kite_dev_get_any();
+	struct kite_ib_dev *kib = kite_ib_dev_get_any();
 	struct pci_dev *pdev;
 
-	if (kdev)
-		return kdev;
+	if (kib)
+		return kib;
 	pdev = pci_get_device(KITE_PCI_VENDOR_ID, KITE_PCI_DEVICE_ID, NULL);
 	if (!pdev)
 		kunit_skip(test, "no kite PCI device");
 	pci_dev_put(pdev);
 	KUNIT_ASSERT_FAILURE(test,
-			     "a kite PCI device is present but the driver did not probe it");
+			     "a kite PCI device is present but kite_ib is not bound to it");
 	return NULL;
 }
 
@@ -263,7 +263,7 @@ static struct ib_qp *kite_dt_create_qp(struct kunit *test, struct kite_dt *dt,
 	qp = ib_create_qp(dt->pd, &init);
 	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(qp),
 			       "RC QP: %ld (device cap_flags 0x%x)",
-			       PTR_ERR(qp), dt->kdev->caps.cap_flags);
+			       PTR_ERR(qp), dt->kib->kdev->caps.cap_flags);
 	return qp;
 }
 
@@ -285,7 +285,7 @@ static void kite_dt_connect(struct kunit *test, struct kite_dt *dt,
 					   IB_QP_PKEY_INDEX | IB_QP_PORT |
 					   IB_QP_ACCESS_FLAGS), 0);
 
-	gid = rdma_get_gid_attr(&dt->kdev->ibdev, KITE_PORT_NUM, 0);
+	gid = rdma_get_gid_attr(&dt->kib->ibdev, KITE_PORT_NUM, 0);
 	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(gid), "no GID 0: %ld",
 			       PTR_ERR(gid));
 	dgid = gid->gid;
@@ -298,7 +298,7 @@ static void kite_dt_connect(struct kunit *test, struct kite_dt *dt,
 	rdma_ah_set_port_num(&attr.ah_attr, KITE_PORT_NUM);
 	rdma_ah_set_grh(&attr.ah_attr, &dgid, 0, sgid_index,
 			KITE_DT_HOP_LIMIT, 0);
-	ether_addr_copy(attr.ah_attr.roce.dmac, dt->kdev->netdev->dev_addr);
+	ether_addr_copy(attr.ah_attr.roce.dmac, dt->kib->kdev->netdev->dev_addr);
 	attr.path_mtu = IB_MTU_1024;
 	attr.dest_qp_num = dest->qp_num;
 	attr.rq_psn = rq_psn;
@@ -331,29 +331,29 @@ static void kite_dt_setup_common(struct kunit *test)
 {
 	struct kite_dt *dt = test->priv;
 	struct ib_cq_init_attr cq_attr = { .cqe = KITE_DT_CQE };
-	struct kite_dev *kdev;
+	struct kite_ib_dev *kib;
 	int err;
 
-	kdev = kite_dt_get(test);
-	dt->kdev = kdev;
+	kib = kite_dt_get(test);
+	dt->kib = kib;
 
 	rtnl_lock();
 	err = 0;
-	if (!(kdev->netdev->flags & IFF_UP)) {
-		err = dev_open(kdev->netdev, NULL);
+	if (!(kib->kdev->netdev->flags & IFF_UP)) {
+		err = dev_open(kib->kdev->netdev, NULL);
 		dt->opened = !err;
 	}
 	rtnl_unlock();
 	KUNIT_ASSERT_EQ_MSG(test, err, 0, "cannot bring %s up",
-			    netdev_name(kdev->netdev));
+			    netdev_name(kib->kdev->netdev));
 
-	dt->pd = ib_alloc_pd(&kdev->ibdev, 0);
+	dt->pd = ib_alloc_pd(&kib->ibdev, 0);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(dt->pd));
-	dt->cq = ib_create_cq(&kdev->ibdev, kite_dt_comp_handler, NULL, dt,
+	dt->cq = ib_create_cq(&kib->ibdev, kite_dt_comp_handler, NULL, dt,
 			      &cq_attr);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(dt->cq));
 
-	KUNIT_ASSERT_EQ(test, kite_ring_alloc_kernel(kdev, &dt->buf,
+	KUNIT_ASSERT_EQ(test, kite_ring_alloc_kernel(kib, &dt->buf,
 						     KITE_DT_BUF_SIZE), 0);
 	KUNIT_ASSERT_EQ(test, kite_test_reg_ring_mr(dt->pd, &dt->buf,
 						    IB_ACCESS_LOCAL_WRITE |
@@ -446,7 +446,7 @@ static int kite_dt_ip4_addr(struct kite_dt *dt, int cmd, __be32 addr)
 	ifm->ifa_family = AF_INET;
 	ifm->ifa_prefixlen = KITE_DT_IP4_PREFIX;
 	ifm->ifa_scope = RT_SCOPE_UNIVERSE;
-	ifm->ifa_index = dt->kdev->netdev->ifindex;
+	ifm->ifa_index = dt->kib->kdev->netdev->ifindex;
 	err = nla_put_in_addr(skb, IFA_LOCAL, addr);
 	if (!err)
 		err = nla_put_in_addr(skb, IFA_ADDRESS, addr);
@@ -483,10 +483,10 @@ free_skb:
 static void kite_dt_exit(struct kunit *test)
 {
 	struct kite_dt *dt = test->priv;
-	struct kite_dev *kdev = dt->kdev;
+	struct kite_ib_dev *kib = dt->kib;
 	int i;
 
-	if (!kdev)
+	if (!kib)
 		return;
 	/* The netdev keeps IPv4 addresses across dev_close(): remove ours. */
 	if (dt->ip4)
@@ -499,21 +499,21 @@ static void kite_dt_exit(struct kunit *test)
 	if (dt->a && !IS_ERR(dt->a))
 		ib_destroy_qp(dt->a);
 	if (dt->key)
-		kite_cmd_destroy(&kdev->admin, KITE_CMD_DEREG_MR, 0, dt->key);
-	kite_ring_free(kdev, &dt->buf);
+		kite_cmd_dereg_mr(&kib->kdev->admin, 0, dt->key);
+	kite_ring_free(kib, &dt->buf);
 	if (dt->cq2 && !IS_ERR(dt->cq2))
 		ib_free_cq(dt->cq2);
 	if (dt->cq && !IS_ERR(dt->cq))
 		ib_destroy_cq(dt->cq);
 	if (dt->pd && !IS_ERR(dt->pd))
 		ib_dealloc_pd(dt->pd);
-	kite_dt_fake_free(kdev, &dt->fake);
+	kite_dt_fake_free(kib, &dt->fake);
 	if (dt->opened) {
 		rtnl_lock();
-		dev_close(kdev->netdev);
+		dev_close(kib->kdev->netdev);
 		rtnl_unlock();
 	}
-	kite_dev_put(kdev);
+	kite_ib_dev_put(kib);
 }
 
 static int kite_dt_post_recv(struct kite_dt *dt, struct ib_qp *qp,
@@ -737,7 +737,7 @@ static void kite_test_dp_atomics(struct kunit *test)
 	u64 *target, *orig;
 
 	kite_dt_setup(test);
-	KUNIT_ASSERT_TRUE(test, dt->kdev->caps.cap_flags & KITE_DEV_CAP_ATOMIC);
+	KUNIT_ASSERT_TRUE(test, dt->kib->kdev->caps.cap_flags & KITE_DEV_CAP_ATOMIC);
 	target = kite_dt_va(dt, KITE_DT_ATOMIC);
 	orig = kite_dt_va(dt, KITE_DT_A_DST);
 
@@ -838,7 +838,7 @@ static void kite_test_dp_flush(struct kunit *test)
 	 */
 	if (!s || s->status != IB_WC_WR_FLUSH_ERR)
 		return;
-	dt->cq2 = ib_alloc_cq(&dt->kdev->ibdev, NULL, KITE_DT_CQE, 0,
+	dt->cq2 = ib_alloc_cq(&dt->kib->ibdev, NULL, KITE_DT_CQE, 0,
 			      IB_POLL_WORKQUEUE);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(dt->cq2));
 	ib_destroy_qp(dt->b);
@@ -962,12 +962,12 @@ static void kite_test_dp_rem_access(struct kunit *test)
 static bool kite_dt_wait_cq_pi(struct kite_dt *dt, u32 n)
 {
 	unsigned long deadline = jiffies + msecs_to_jiffies(KITE_DT_WAIT_MS);
-	u32 out[KITE_CQ_QUERY_PI + 1];
+	struct kite_cq_info info;
 
 	do {
-		if (kite_cmd_query_cq(dt->kdev, to_kcq(dt->cq), out))
+		if (kite_test_query_cq(dt->cq, &info))
 			return false;
-		if (out[KITE_CQ_QUERY_PI] == n)
+		if (info.pi == n)
 			return true;
 		usleep_range(200, 1000);
 	} while (!time_after(jiffies, deadline));
@@ -1037,12 +1037,12 @@ static void kite_test_dp_post_errors(struct kunit *test)
 	const struct ib_send_wr *bad = NULL;
 	struct ib_send_wr wr[2] = {};
 	struct ib_sge sge[KITE_DT_SGE + 1];
-	struct kite_dev *kdev;
+	struct kite_ib_dev *kib;
 	struct ib_wc wc;
 	int i;
 
 	kite_dt_setup(test);
-	kdev = dt->kdev;
+	kib = dt->kib;
 	for (i = 0; i < ARRAY_SIZE(sge); i++)
 		sge[i] = kite_dt_sge(dt, KITE_DT_A_SRC, 1);
 
@@ -1068,7 +1068,7 @@ static void kite_test_dp_post_errors(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ib_post_send(dt->a, &wr[1], &bad), -EINVAL);
 	wr[1].opcode = IB_WR_SEND;
 	wr[1].send_flags = IB_SEND_INLINE;
-	sge[0].length = kdev->caps.max_inline + 1;
+	sge[0].length = kib->kdev->caps.max_inline + 1;
 	KUNIT_EXPECT_EQ(test, ib_post_send(dt->a, &wr[1], &bad), -EINVAL);
 	KUNIT_EXPECT_EQ(test, to_kqp(dt->a)->sq_pi, 1);
 
@@ -1085,7 +1085,7 @@ static void kite_test_dp_post_errors(struct kunit *test)
  * counts each in db_rejected, which tells how many doorbells were rung.
  */
 
-static int kite_dt_fake_alloc(struct kite_dev *kdev, struct kite_dt_fake *f)
+static int kite_dt_fake_alloc(struct kite_ib_dev *kib, struct kite_dt_fake *f)
 {
 	u32 depth = 1u << KITE_DT_FAKE_LOG_DEPTH;
 	struct kite_qp *qp;
@@ -1099,17 +1099,17 @@ static int kite_dt_fake_alloc(struct kite_dev *kdev, struct kite_dt_fake *f)
 	qp = f->qp;
 	cq = f->cq;
 
-	cq->ibcq.device = &kdev->ibdev;
+	cq->ibcq.device = &kib->ibdev;
 	cq->cqn = KITE_DT_FAKE_NUM;
 	cq->log_depth = KITE_DT_FAKE_LOG_DEPTH;
 	spin_lock_init(&cq->lock);
 	INIT_LIST_HEAD(&cq->sq_list);
 	INIT_LIST_HEAD(&cq->rq_list);
-	if (kite_ring_alloc_kernel(kdev, &cq->ring,
+	if (kite_ring_alloc_kernel(kib, &cq->ring,
 				   depth * sizeof(struct kite_cqe)))
 		return err;
 
-	qp->ibqp.device = &kdev->ibdev;
+	qp->ibqp.device = &kib->ibdev;
 	qp->ibqp.qp_type = IB_QPT_RC;
 	qp->ibqp.send_cq = &cq->ibcq;
 	qp->ibqp.recv_cq = &cq->ibcq;
@@ -1129,22 +1129,22 @@ static int kite_dt_fake_alloc(struct kite_dev *kdev, struct kite_dt_fake *f)
 	qp->rq_wrid = kcalloc(depth, sizeof(u64), GFP_KERNEL);
 	if (!qp->sq_wrid || !qp->rq_wrid)
 		return err;
-	err = kite_ring_alloc_kernel(kdev, &qp->sq, (size_t)depth <<
+	err = kite_ring_alloc_kernel(kib, &qp->sq, (size_t)depth <<
 				     KITE_DT_FAKE_SQ_STRIDE);
 	if (!err)
-		err = kite_ring_alloc_kernel(kdev, &qp->rq, (size_t)depth <<
+		err = kite_ring_alloc_kernel(kib, &qp->rq, (size_t)depth <<
 					     KITE_DT_FAKE_RQ_STRIDE);
 	if (!err)
-		err = xa_insert(&kdev->qps, qp->qpn, qp, GFP_KERNEL);
+		err = xa_insert(&kib->qps, qp->qpn, qp, GFP_KERNEL);
 	f->inserted = !err;
 	return err;
 }
 
-static u64 kite_dt_db_rejected(struct kunit *test, struct kite_dev *kdev)
+static u64 kite_dt_db_rejected(struct kunit *test, struct kite_ib_dev *kib)
 {
 	struct kite_hw_stats st = {};
 
-	KUNIT_EXPECT_EQ(test, kite_cmd_query_stats(&kdev->admin, &st), 0);
+	KUNIT_EXPECT_EQ(test, kite_cmd_query_stats(&kib->kdev->admin, &st), 0);
 	return st.db_rejected;
 }
 
@@ -1166,16 +1166,16 @@ static void kite_test_dp_wqe_layout(struct kunit *test)
 	struct kite_sq_wqe_hdr *hdr;
 	struct kite_wqe_atomic *at;
 	struct kite_wqe_raddr *ra;
-	struct kite_dev *kdev;
+	struct kite_ib_dev *kib;
 	struct kite_sge *ks;
 	u8 inline_data[KITE_DT_INLINE];
 	u64 rejected;
 	int i;
 
-	kdev = kite_dt_get(test);
-	dt->kdev = kdev;
-	KUNIT_ASSERT_EQ(test, kite_dt_fake_alloc(kdev, f), 0);
-	rejected = kite_dt_db_rejected(test, kdev);
+	kib = kite_dt_get(test);
+	dt->kib = kib;
+	KUNIT_ASSERT_EQ(test, kite_dt_fake_alloc(kib, f), 0);
+	rejected = kite_dt_db_rejected(test, kib);
 
 	/* SEND_WITH_IMM, two SGEs, all flags; then WRITE: one doorbell. */
 	swr.wr_id = 1;
@@ -1217,7 +1217,7 @@ static void kite_test_dp_wqe_layout(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, le32_to_cpu(ra->rkey), rwr.rkey);
 	ks = (struct kite_sge *)(ra + 1);
 	KUNIT_EXPECT_EQ(test, le64_to_cpu(ks->addr), sge[1].addr);
-	KUNIT_EXPECT_EQ(test, kite_dt_db_rejected(test, kdev), rejected + 1);
+	KUNIT_EXPECT_EQ(test, kite_dt_db_rejected(test, kib), rejected + 1);
 
 	/* CMP_SWP: swap in swap_add, compare in compare, SGE after. */
 	awr.wr.wr_id = 3;
@@ -1228,7 +1228,7 @@ static void kite_test_dp_wqe_layout(struct kunit *test)
 	awr.rkey = 0x77;
 	awr.compare_add = KITE_DT_SWAP_OLD;
 	awr.swap = KITE_DT_SWAP_NEW;
-	if (kdev->caps.cap_flags & KITE_DEV_CAP_ATOMIC) {
+	if (kib->kdev->caps.cap_flags & KITE_DEV_CAP_ATOMIC) {
 		KUNIT_ASSERT_EQ(test, kite_post_send(&f->qp->ibqp, &awr.wr,
 						     &bad), 0);
 		hdr = f->qp->sq.buf + (2 << KITE_DT_FAKE_SQ_STRIDE);
@@ -1290,8 +1290,8 @@ static void kite_test_dp_wqe_layout(struct kunit *test)
 	f->qp->state = IB_QPS_RESET;
 	KUNIT_EXPECT_EQ(test, kite_post_recv(&f->qp->ibqp, &rcv, &rbad), -EINVAL);
 	/* Three SQ lists and one RQ list rang four doorbells. */
-	KUNIT_EXPECT_EQ(test, kite_dt_db_rejected(test, kdev), rejected +
-			((kdev->caps.cap_flags & KITE_DEV_CAP_ATOMIC) ? 4 : 3));
+	KUNIT_EXPECT_EQ(test, kite_dt_db_rejected(test, kib), rejected +
+			((kib->kdev->caps.cap_flags & KITE_DEV_CAP_ATOMIC) ? 4 : 3));
 }
 
 /* Write the CQE at free-running index @idx of the fake CQ. */
@@ -1316,14 +1316,14 @@ static void kite_test_dp_poll_cqes(struct kunit *test)
 {
 	struct kite_dt *dt = test->priv;
 	struct kite_dt_fake *f = &dt->fake;
-	struct kite_dev *kdev;
+	struct kite_ib_dev *kib;
 	struct ib_wc wc[4];
 	struct ib_cq *ibcq;
 	int i;
 
-	kdev = kite_dt_get(test);
-	dt->kdev = kdev;
-	KUNIT_ASSERT_EQ(test, kite_dt_fake_alloc(kdev, f), 0);
+	kib = kite_dt_get(test);
+	dt->kib = kib;
+	KUNIT_ASSERT_EQ(test, kite_dt_fake_alloc(kib, f), 0);
 	ibcq = &f->cq->ibcq;
 
 	/* Three send WQEs outstanding (slots 0-2), one receive (slot 0). */
@@ -1398,14 +1398,14 @@ static void kite_test_dp_reset_clean(struct kunit *test)
 {
 	struct kite_dt *dt = test->priv;
 	struct kite_dt_fake *f = &dt->fake;
-	struct kite_dev *kdev;
+	struct kite_ib_dev *kib;
 	struct ib_wc wc[4];
 	struct ib_cq *ibcq;
 	struct kite_cqe *cqe;
 
-	kdev = kite_dt_get(test);
-	dt->kdev = kdev;
-	KUNIT_ASSERT_EQ(test, kite_dt_fake_alloc(kdev, f), 0);
+	kib = kite_dt_get(test);
+	dt->kib = kib;
+	KUNIT_ASSERT_EQ(test, kite_dt_fake_alloc(kib, f), 0);
 	ibcq = &f->cq->ibcq;
 
 	/* Before the reset: two sends and a receive outstanding. */
@@ -1455,33 +1455,33 @@ static void kite_test_dp_arm_resizing(struct kunit *test)
 {
 	struct kite_dt *dt = test->priv;
 	struct kite_dt_fake *f = &dt->fake;
-	struct kite_dev *kdev;
+	struct kite_ib_dev *kib;
 	unsigned long flags;
 	u64 rejected;
 
-	kdev = kite_dt_get(test);
-	dt->kdev = kdev;
-	KUNIT_ASSERT_EQ(test, kite_dt_fake_alloc(kdev, f), 0);
+	kib = kite_dt_get(test);
+	dt->kib = kib;
+	KUNIT_ASSERT_EQ(test, kite_dt_fake_alloc(kib, f), 0);
 	f->cq->ci = 3;
 	f->cq->resizing = true;
-	rejected = kite_dt_db_rejected(test, kdev);
+	rejected = kite_dt_db_rejected(test, kib);
 	KUNIT_EXPECT_EQ(test, kite_req_notify_cq(&f->cq->ibcq,
 						 IB_CQ_SOLICITED |
 						 IB_CQ_REPORT_MISSED_EVENTS), 1);
 	KUNIT_EXPECT_EQ(test, kite_req_notify_cq(&f->cq->ibcq,
 						 IB_CQ_NEXT_COMP), 0);
-	KUNIT_EXPECT_EQ(test, kite_dt_db_rejected(test, kdev), rejected);
+	KUNIT_EXPECT_EQ(test, kite_dt_db_rejected(test, kib), rejected);
 	KUNIT_EXPECT_EQ(test, f->cq->arm_pending,
 			KITE_DB_CQ_ARM_SOLICITED | KITE_DB_CQ_ARM_NEXT);
 
 	spin_lock_irqsave(&f->cq->lock, flags);
-	kite_cq_end_resize(kdev, f->cq);
+	kite_cq_end_resize(kib, f->cq);
 	spin_unlock_irqrestore(&f->cq->lock, flags);
 	KUNIT_EXPECT_FALSE(test, f->cq->resizing);
 	KUNIT_EXPECT_EQ(test, f->cq->arm_pending, 0);
 	KUNIT_EXPECT_EQ(test, f->cq->ci_reported, 3);
 	/* One doorbell: the deferred arm. */
-	KUNIT_EXPECT_EQ(test, kite_dt_db_rejected(test, kdev), rejected + 1);
+	KUNIT_EXPECT_EQ(test, kite_dt_db_rejected(test, kib), rejected + 1);
 }
 
 /*
@@ -1493,13 +1493,13 @@ static void kite_test_dp_sw_flush(struct kunit *test)
 	struct kite_dt *dt = test->priv;
 	struct kite_dt_fake *f = &dt->fake;
 	unsigned long flags, left;
-	struct kite_dev *kdev;
+	struct kite_ib_dev *kib;
 	struct ib_wc wc[4];
 	int n;
 
-	kdev = kite_dt_get(test);
-	dt->kdev = kdev;
-	KUNIT_ASSERT_EQ(test, kite_dt_fake_alloc(kdev, f), 0);
+	kib = kite_dt_get(test);
+	dt->kib = kib;
+	KUNIT_ASSERT_EQ(test, kite_dt_fake_alloc(kib, f), 0);
 	kite_qp_attach_cqs(f->qp);
 
 	/* Sends in slots 3, 0 (wrapped); one receive in slot 1. */
@@ -1617,9 +1617,9 @@ static struct ib_qp *kite_dt_create_ud(struct kunit *test, struct kite_dt *dt,
 	struct ib_qp *qp;
 	int err;
 
-	KUNIT_ASSERT_TRUE_MSG(test, dt->kdev->caps.cap_flags & KITE_DEV_CAP_UD,
+	KUNIT_ASSERT_TRUE_MSG(test, dt->kib->kdev->caps.cap_flags & KITE_DEV_CAP_UD,
 			      "device cap_flags 0x%x lack KITE_DEV_CAP_UD",
-			      dt->kdev->caps.cap_flags);
+			      dt->kib->kdev->caps.cap_flags);
 	qp = ib_create_qp(dt->pd, &init);
 	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(qp), "UD QP: %ld", PTR_ERR(qp));
 
@@ -1650,7 +1650,7 @@ static void kite_dt_self_ah_attr(struct kunit *test, struct kite_dt *dt,
 {
 	const struct ib_gid_attr *sgid;
 
-	sgid = rdma_get_gid_attr(&dt->kdev->ibdev, KITE_PORT_NUM, 0);
+	sgid = rdma_get_gid_attr(&dt->kib->ibdev, KITE_PORT_NUM, 0);
 	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(sgid), "no GID 0: %ld",
 			       PTR_ERR(sgid));
 	*gid = sgid->gid;
@@ -1658,7 +1658,7 @@ static void kite_dt_self_ah_attr(struct kunit *test, struct kite_dt *dt,
 	attr->type = RDMA_AH_ATTR_TYPE_ROCE;
 	rdma_ah_set_port_num(attr, KITE_PORT_NUM);
 	rdma_ah_set_grh(attr, gid, 0, sgid->index, KITE_DT_HOP_LIMIT, 0);
-	ether_addr_copy(attr->roce.dmac, dt->kdev->netdev->dev_addr);
+	ether_addr_copy(attr->roce.dmac, dt->kib->kdev->netdev->dev_addr);
 	rdma_put_gid_attr(sgid);
 }
 
@@ -1684,9 +1684,9 @@ static int kite_dt_ud_send(struct ib_qp *qp, u64 wr_id, struct ib_ah *ah,
 }
 
 /* Stats counter @f of the device, or ~0 when QUERY_STATS fails. */
-#define kite_dt_stat(kdev, f) ({					\
+#define kite_dt_stat(kib, f) ({					\
 	struct kite_hw_stats __st;					\
-	kite_cmd_query_stats(&(kdev)->admin, &__st) ? ~0ULL : __st.f;	\
+	kite_cmd_query_stats(&(kib)->kdev->admin, &__st) ? ~0ULL : __st.f;	\
 })
 
 /*
@@ -1724,7 +1724,7 @@ static void kite_test_dp_ud_send(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rdma_ah_read_grh(&q)->hop_limit,
 			KITE_DT_HOP_LIMIT);
 	KUNIT_EXPECT_TRUE(test, ether_addr_equal(q.roce.dmac,
-						 dt->kdev->netdev->dev_addr));
+						 dt->kib->kdev->netdev->dev_addr));
 
 	src = kite_dt_va(dt, KITE_DT_A_SRC);
 	dst = kite_dt_va(dt, KITE_DT_B_BUF);
@@ -1761,7 +1761,7 @@ static void kite_test_dp_ud_send(struct kunit *test)
 			IB_WC_WITH_NETWORK_HDR_TYPE | IB_WC_WITH_SMAC);
 	KUNIT_EXPECT_EQ(test, be32_to_cpu(r->ex.imm_data), KITE_DT_IMM);
 	KUNIT_EXPECT_TRUE(test, ether_addr_equal(r->smac,
-						 dt->kdev->netdev->dev_addr));
+						 dt->kib->kdev->netdev->dev_addr));
 	/* GID 0 is fe80:: + EUI-64: the packet went over IPv6. */
 	KUNIT_EXPECT_EQ(test, r->network_hdr_type, RDMA_NETWORK_IPV6);
 	KUNIT_EXPECT_EQ(test, r->sl, 0);
@@ -1846,7 +1846,7 @@ static void kite_test_dp_ud_qkey(struct kunit *test)
 	sge = kite_dt_sge(dt, KITE_DT_A_SRC, KITE_DT_UD_LEN);
 	KUNIT_ASSERT_EQ(test, kite_dt_post_recv(dt, dt->b, 10, KITE_DT_B_BUF,
 						PAGE_SIZE), 0);
-	before = kite_dt_stat(dt->kdev, roce_rx_dropped);
+	before = kite_dt_stat(dt->kib, roce_rx_dropped);
 
 	KUNIT_ASSERT_EQ(test, kite_dt_ud_send(dt->a, 1, ah, dt->b->qp_num,
 					      KITE_DT_QKEY_A, &sge, 1,
@@ -1861,7 +1861,7 @@ static void kite_test_dp_ud_qkey(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wc[1].opcode, IB_WC_SEND);
 	msleep(KITE_DT_NO_RECV_MS);
 	KUNIT_EXPECT_EQ(test, ib_poll_cq(dt->cq, 1, wc), 0);
-	after = kite_dt_stat(dt->kdev, roce_rx_dropped);
+	after = kite_dt_stat(dt->kib, roce_rx_dropped);
 	KUNIT_EXPECT_EQ(test, after - before, 2);
 	KUNIT_EXPECT_EQ(test, dst[sizeof(struct ib_grh)], 0);
 
@@ -1899,7 +1899,7 @@ static void kite_test_dp_ud_mtu(struct kunit *test)
 	int mtu;
 
 	kite_dt_setup_common(test);
-	KUNIT_ASSERT_EQ(test, ib_query_port(&dt->kdev->ibdev, KITE_PORT_NUM,
+	KUNIT_ASSERT_EQ(test, ib_query_port(&dt->kib->ibdev, KITE_PORT_NUM,
 					    &pattr), 0);
 	mtu = ib_mtu_enum_to_int(pattr.active_mtu);
 	KUNIT_ASSERT_GT(test, mtu, 0);
@@ -1914,7 +1914,7 @@ static void kite_test_dp_ud_mtu(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, kite_dt_post_recv(dt, dt->b, 10, KITE_DT_B_BUF,
 						2 * PAGE_SIZE), 0);
 	sge = kite_dt_sge(dt, KITE_DT_A_SRC, mtu + 1);
-	before = kite_dt_stat(dt->kdev, roce_tx_packets);
+	before = kite_dt_stat(dt->kib, roce_tx_packets);
 	KUNIT_ASSERT_EQ(test, kite_dt_ud_send(dt->a, 1, ah, dt->b->qp_num,
 					      KITE_DT_QKEY_A, &sge, 1,
 					      IB_WR_SEND, 0), 0);
@@ -1923,7 +1923,7 @@ static void kite_test_dp_ud_mtu(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wc[0].status, IB_WC_SUCCESS);
 	msleep(KITE_DT_NO_RECV_MS);
 	KUNIT_EXPECT_EQ(test, ib_poll_cq(dt->cq, 1, wc), 0);
-	after = kite_dt_stat(dt->kdev, roce_tx_packets);
+	after = kite_dt_stat(dt->kib, roce_tx_packets);
 	KUNIT_EXPECT_EQ(test, after, before);
 
 	sge.length = mtu;
@@ -1934,7 +1934,7 @@ static void kite_test_dp_ud_mtu(struct kunit *test)
 	r = kite_dt_find_one(test, wc, 2, 10);
 	KUNIT_EXPECT_EQ(test, r->status, IB_WC_SUCCESS);
 	KUNIT_EXPECT_EQ(test, r->byte_len, sizeof(struct ib_grh) + mtu);
-	KUNIT_EXPECT_EQ(test, kite_dt_stat(dt->kdev, roce_tx_packets),
+	KUNIT_EXPECT_EQ(test, kite_dt_stat(dt->kib, roce_tx_packets),
 			before + 1);
 	KUNIT_EXPECT_EQ(test, rdma_destroy_ah_user(ah, 0, NULL), 0);
 }
@@ -1976,7 +1976,7 @@ static void kite_test_dp_ah_atomic(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, memcmp(rdma_ah_read_grh(&q)->dgid.raw, gid.raw,
 				     sizeof(gid.raw)), 0);
 	KUNIT_EXPECT_EQ(test, rdma_ah_read_grh(&q)->sgid_index, 0);
-	KUNIT_EXPECT_EQ(test, atomic_read(&dt->kdev->num_ah), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&dt->kib->num_ah), 0);
 
 	/* A multicast destination: no group attach on this device. */
 	gid.raw[0] = 0xff;
@@ -1988,37 +1988,37 @@ static void kite_test_dp_ah_atomic(struct kunit *test)
 
 	/* The checks of kite_av_from_ah_attr() on a made-up source GID. */
 	kite_dt_self_ah_attr(test, dt, &attr, &gid);
-	sgid.device = &dt->kdev->ibdev;
+	sgid.device = &dt->kib->ibdev;
 	sgid.port_num = KITE_PORT_NUM;
 	sgid.gid = gid;
 	sgid.gid_type = IB_GID_TYPE_ROCE_UDP_ENCAP;
 	attr.grh.sgid_attr = &sgid;
-	KUNIT_EXPECT_EQ(test, kite_av_from_ah_attr(dt->kdev, &attr, &av), 0);
+	KUNIT_EXPECT_EQ(test, kite_av_from_ah_attr(dt->kib, &attr, &av), 0);
 	KUNIT_EXPECT_EQ(test, av.hop_limit, KITE_DT_HOP_LIMIT);
 	KUNIT_EXPECT_EQ(test, memcmp(av.dgid, gid.raw, sizeof(av.dgid)), 0);
 	sgid.gid_type = IB_GID_TYPE_ROCE;	/* RoCE v1 */
-	KUNIT_EXPECT_EQ(test, kite_av_from_ah_attr(dt->kdev, &attr, &av),
+	KUNIT_EXPECT_EQ(test, kite_av_from_ah_attr(dt->kib, &attr, &av),
 			-EOPNOTSUPP);
 	sgid.gid_type = IB_GID_TYPE_IB;
-	KUNIT_EXPECT_EQ(test, kite_av_from_ah_attr(dt->kdev, &attr, &av),
+	KUNIT_EXPECT_EQ(test, kite_av_from_ah_attr(dt->kib, &attr, &av),
 			-EINVAL);
 	sgid.gid_type = IB_GID_TYPE_ROCE_UDP_ENCAP;
-	sgid.index = dt->kdev->caps.max_gid;
-	KUNIT_EXPECT_EQ(test, kite_av_from_ah_attr(dt->kdev, &attr, &av),
+	sgid.index = dt->kib->kdev->caps.max_gid;
+	KUNIT_EXPECT_EQ(test, kite_av_from_ah_attr(dt->kib, &attr, &av),
 			-EINVAL);
 	sgid.index = 0;
 	/* An IPv4 source GID towards a GID that is not IPv4-mapped. */
 	ipv6_addr_set_v4mapped(htonl(INADDR_LOOPBACK),
 			       (struct in6_addr *)sgid.gid.raw);
-	KUNIT_EXPECT_EQ(test, kite_av_from_ah_attr(dt->kdev, &attr, &av),
+	KUNIT_EXPECT_EQ(test, kite_av_from_ah_attr(dt->kib, &attr, &av),
 			-EINVAL);
 	sgid.gid = gid;
 	attr.grh.flow_label = IB_GRH_FLOWLABEL_MASK + 1;
-	KUNIT_EXPECT_EQ(test, kite_av_from_ah_attr(dt->kdev, &attr, &av),
+	KUNIT_EXPECT_EQ(test, kite_av_from_ah_attr(dt->kib, &attr, &av),
 			-EINVAL);
 	attr.grh.flow_label = 0;
 	attr.ah_flags = 0;
-	KUNIT_EXPECT_EQ(test, kite_av_from_ah_attr(dt->kdev, &attr, &av),
+	KUNIT_EXPECT_EQ(test, kite_av_from_ah_attr(dt->kib, &attr, &av),
 			-EINVAL);
 }
 
@@ -2028,7 +2028,7 @@ static bool kite_dt_wait_ip6(struct kite_dt *dt, const union ib_gid *gid)
 	unsigned long deadline = jiffies + msecs_to_jiffies(KITE_DT_DAD_MS);
 
 	while (!ipv6_chk_addr(&init_net, (const struct in6_addr *)gid->raw,
-			      dt->kdev->netdev, 0)) {
+			      dt->kib->kdev->netdev, 0)) {
 		if (time_after(jiffies, deadline))
 			return false;
 		msleep(KITE_DT_POLL_MS);
@@ -2062,8 +2062,8 @@ static void kite_test_dp_gsi(struct kunit *test)
 	u16 pkey;
 
 	kite_dt_setup_common(test);
-	ibdev = &dt->kdev->ibdev;
-	KUNIT_ASSERT_TRUE(test, dt->kdev->caps.cap_flags & KITE_DEV_CAP_UD);
+	ibdev = &dt->kib->ibdev;
+	KUNIT_ASSERT_TRUE(test, dt->kib->kdev->caps.cap_flags & KITE_DEV_CAP_UD);
 	KUNIT_EXPECT_TRUE(test, rdma_cap_ib_mad(ibdev, KITE_PORT_NUM));
 	KUNIT_EXPECT_TRUE(test, rdma_cap_ib_cm(ibdev, KITE_PORT_NUM));
 	KUNIT_EXPECT_EQ(test, rdma_max_mad_size(ibdev, KITE_PORT_NUM),
@@ -2076,7 +2076,7 @@ static void kite_test_dp_gsi(struct kunit *test)
 			-EINVAL);
 
 	/* ib_mad's QP1 (it lives as long as the registration). */
-	gsi = xa_load(&dt->kdev->qps, KITE_GSI_QPN);
+	gsi = xa_load(&dt->kib->qps, KITE_GSI_QPN);
 	KUNIT_ASSERT_NOT_NULL(test, gsi);
 	KUNIT_EXPECT_EQ(test, gsi->ibqp.qp_type, IB_QPT_GSI);
 	KUNIT_EXPECT_EQ(test, gsi->ibqp.qp_num, KITE_GSI_QPN);
@@ -2108,7 +2108,7 @@ static void kite_test_dp_gsi(struct kunit *test)
 	kite_dt_self_ah_attr(test, dt, &attr, &gid);
 	KUNIT_ASSERT_TRUE_MSG(test, kite_dt_wait_ip6(dt, &gid),
 			      "%pI6 not usable on %s", gid.raw,
-			      netdev_name(dt->kdev->netdev));
+			      netdev_name(dt->kib->kdev->netdev));
 	ah = rdma_create_ah(dt->pd, &attr, RDMA_CREATE_AH_SLEEPABLE);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(ah));
 	hdr = kite_dt_va(dt, KITE_DT_A_SRC);
@@ -2156,9 +2156,9 @@ static bool kite_dt_wait_gid(struct kite_dt *dt, const union ib_gid *gid,
 	const struct ib_gid_attr *attr;
 
 	for (;;) {
-		attr = rdma_find_gid(&dt->kdev->ibdev, gid,
+		attr = rdma_find_gid(&dt->kib->ibdev, gid,
 				     IB_GID_TYPE_ROCE_UDP_ENCAP,
-				     dt->kdev->netdev);
+				     dt->kib->kdev->netdev);
 		if (!IS_ERR(attr)) {
 			if (index)
 				*index = attr->index;
@@ -2205,7 +2205,7 @@ static void kite_test_dp_ud_send_ipv4(struct kunit *test)
 
 	err = kite_dt_ip4_addr(dt, RTM_NEWADDR, ip4);
 	KUNIT_ASSERT_EQ_MSG(test, err, 0, "cannot add %pI4/%d to %s", &ip4,
-			    KITE_DT_IP4_PREFIX, netdev_name(dt->kdev->netdev));
+			    KITE_DT_IP4_PREFIX, netdev_name(dt->kib->kdev->netdev));
 	dt->ip4 = ip4;
 	ipv6_addr_set_v4mapped(ip4, (struct in6_addr *)gid.raw);
 	KUNIT_ASSERT_TRUE_MSG(test, kite_dt_wait_gid(dt, &gid, true,
@@ -2218,7 +2218,7 @@ static void kite_test_dp_ud_send_ipv4(struct kunit *test)
 	attr.type = RDMA_AH_ATTR_TYPE_ROCE;
 	rdma_ah_set_port_num(&attr, KITE_PORT_NUM);
 	rdma_ah_set_grh(&attr, &gid, 0, sgid_index, KITE_DT_HOP_LIMIT, 0);
-	ether_addr_copy(attr.roce.dmac, dt->kdev->netdev->dev_addr);
+	ether_addr_copy(attr.roce.dmac, dt->kib->kdev->netdev->dev_addr);
 	dt->ah[0] = rdma_create_ah(dt->pd, &attr, RDMA_CREATE_AH_SLEEPABLE);
 	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(dt->ah[0]), "create_ah: %ld",
 			       PTR_ERR(dt->ah[0]));
@@ -2278,7 +2278,7 @@ static void kite_test_dp_ud_send_ipv4(struct kunit *test)
 
 	/* What ib_mad does to answer: a reply AH from the completion. */
 	src_qp = r->src_qp;
-	err = ib_init_ah_attr_from_wc(&dt->kdev->ibdev, KITE_PORT_NUM, r,
+	err = ib_init_ah_attr_from_wc(&dt->kib->ibdev, KITE_PORT_NUM, r,
 				      &nh->ibgrh, &reply);
 	KUNIT_ASSERT_EQ_MSG(test, err, 0, "ib_init_ah_attr_from_wc: %d", err);
 	grh = rdma_ah_read_grh(&reply);
@@ -2288,7 +2288,7 @@ static void kite_test_dp_ud_send_ipv4(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, grh->sgid_attr->gid_type,
 			IB_GID_TYPE_ROCE_UDP_ENCAP);
 	KUNIT_EXPECT_TRUE(test, ether_addr_equal(reply.roce.dmac,
-						 dt->kdev->netdev->dev_addr));
+						 dt->kib->kdev->netdev->dev_addr));
 	dt->ah[1] = rdma_create_ah(dt->pd, &reply, RDMA_CREATE_AH_SLEEPABLE);
 	rdma_destroy_ah_attr(&reply);
 	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(dt->ah[1]), "reply AH: %ld",

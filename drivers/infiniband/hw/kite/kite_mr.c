@@ -8,7 +8,7 @@
 #include <linux/slab.h>
 #include <rdma/ib_umem.h>
 
-#include "kite.h"
+#include "kite_ib.h"
 #include "kite_verbs.h"
 
 #define KITE_IB_ACCESS_REMOTE	(IB_ACCESS_REMOTE_WRITE | \
@@ -52,33 +52,27 @@ static int kite_mr_access(int access, u32 *out)
  * from its previous one (unless a multiple of 256 registrations happened
  * in between), and the old key is refused.
  */
-static u32 kite_mr_next_variant(struct kite_dev *kdev)
+static u32 kite_mr_next_variant(struct kite_ib_dev *kib)
 {
-	return (u32)atomic_inc_return(&kdev->mr_variant) & KITE_KEY_VARIANT_MASK;
+	return (u32)atomic_inc_return(&kib->mr_variant) & KITE_KEY_VARIANT_MASK;
 }
 
-static int kite_cmd_reg_mr(struct kite_dev *kdev, u32 uctx, u32 pdn,
+/* REG_MR of @pbl's pages (NULL: every DMA address, with KITE_MR_DMA_ALL). */
+static int kite_mr_cmd_reg(struct kite_ib_dev *kib, u32 uctx, u32 pdn,
 			   u32 access, u64 iova, u64 length,
 			   const struct kite_pbl_desc *pbl, u32 variant,
 			   u32 *key)
 {
-	struct kite_aq_cqe cqe;
-	struct kite_aq_cmd cmd;
-	int err;
+	const struct kite_mr_params p = {
+		.pdn = pdn,
+		.access = access,
+		.iova = iova,
+		.length = length,
+		.pbl = pbl,
+		.key_variant = variant,
+	};
 
-	kite_enc_hdr(&cmd, KITE_CMD_REG_MR, uctx);
-	cmd.reg_mr.pdn = cpu_to_le32(pdn);
-	cmd.reg_mr.access = cpu_to_le32(access);
-	cmd.reg_mr.iova = cpu_to_le64(iova);
-	cmd.reg_mr.length = cpu_to_le64(length);
-	if (pbl)
-		cmd.reg_mr.pbl = *pbl;
-	cmd.reg_mr.key_variant = cpu_to_le32(variant);
-	err = kite_admin_exec(&kdev->admin, &cmd, NULL, 0, &cqe);
-	if (err)
-		return err;
-	*key = le32_to_cpu(cqe.out[0]);
-	return 0;
+	return kite_cmd_reg_mr(&kib->kdev->admin, uctx, &p, key);
 }
 
 /**
@@ -95,7 +89,7 @@ static int kite_cmd_reg_mr(struct kite_dev *kdev, u32 uctx, u32 pdn,
 struct ib_mr *kite_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			       u64 virt, int access, struct ib_udata *udata)
 {
-	struct kite_dev *kdev = to_kdev(ibpd->device);
+	struct kite_ib_dev *kib = to_kib(ibpd->device);
 	struct kite_pd *pd = to_kpd(ibpd);
 	unsigned long pgsz;
 	struct kite_mr *mr;
@@ -105,7 +99,7 @@ struct ib_mr *kite_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	err = kite_mr_access(access, &kaccess);
 	if (err)
 		return ERR_PTR(err);
-	if (!length || length > kdev->caps.max_mr_size)
+	if (!length || length > kib->kdev->caps.max_mr_size)
 		return ERR_PTR(-EINVAL);
 	if (!kite_udata_in_ok(udata))
 		return ERR_PTR(-EINVAL);
@@ -119,17 +113,17 @@ struct ib_mr *kite_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 		err = PTR_ERR(mr->umem);
 		goto err_free;
 	}
-	pgsz = ib_umem_find_best_pgsz(mr->umem, kdev->caps.page_size_cap,
+	pgsz = ib_umem_find_best_pgsz(mr->umem, kib->kdev->caps.page_size_cap,
 				      virt);
 	if (!pgsz) {
 		err = -EINVAL;
 		goto err_release;
 	}
-	err = kite_pbl_from_umem(kdev, &mr->pbl, mr->umem, pgsz);
+	err = kite_pbl_from_umem(kib, &mr->pbl, mr->umem, pgsz);
 	if (err)
 		goto err_release;
-	err = kite_cmd_reg_mr(kdev, mr->uctx, pd->pdn, kaccess, virt, length,
-			      &mr->pbl.desc, kite_mr_next_variant(kdev), &key);
+	err = kite_mr_cmd_reg(kib, mr->uctx, pd->pdn, kaccess, virt, length,
+			      &mr->pbl.desc, kite_mr_next_variant(kib), &key);
 	if (err)
 		goto err_pbl;
 
@@ -141,7 +135,7 @@ struct ib_mr *kite_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	return &mr->ibmr;
 
 err_pbl:
-	kite_pbl_free(kdev, &mr->pbl);
+	kite_pbl_free(kib, &mr->pbl);
 err_release:
 	ib_umem_release(mr->umem);
 err_free:
@@ -158,7 +152,7 @@ err_free:
  */
 struct ib_mr *kite_get_dma_mr(struct ib_pd *ibpd, int access)
 {
-	struct kite_dev *kdev = to_kdev(ibpd->device);
+	struct kite_ib_dev *kib = to_kib(ibpd->device);
 	struct kite_pd *pd = to_kpd(ibpd);
 	struct kite_mr *mr;
 	u32 kaccess, key;
@@ -174,8 +168,8 @@ struct ib_mr *kite_get_dma_mr(struct ib_pd *ibpd, int access)
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 	mr->uctx = pd->uctx;
-	err = kite_cmd_reg_mr(kdev, mr->uctx, pd->pdn, kaccess, 0, 0, NULL,
-			      kite_mr_next_variant(kdev) | KITE_MR_DMA_ALL,
+	err = kite_mr_cmd_reg(kib, mr->uctx, pd->pdn, kaccess, 0, 0, NULL,
+			      kite_mr_next_variant(kib) | KITE_MR_DMA_ALL,
 			      &key);
 	if (err) {
 		kfree(mr);
@@ -196,15 +190,14 @@ struct ib_mr *kite_get_dma_mr(struct ib_pd *ibpd, int access)
  */
 int kite_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
-	struct kite_dev *kdev = to_kdev(ibmr->device);
+	struct kite_ib_dev *kib = to_kib(ibmr->device);
 	struct kite_mr *mr = to_kmr(ibmr);
 	int err;
 
-	err = kite_cmd_destroy(&kdev->admin, KITE_CMD_DEREG_MR, mr->uctx,
-			       ibmr->lkey);
-	if (err && !kite_admin_is_dead(&kdev->admin))
+	err = kite_cmd_dereg_mr(&kib->kdev->admin, mr->uctx, ibmr->lkey);
+	if (err && !kite_admin_is_dead(&kib->kdev->admin))
 		return err;
-	kite_pbl_free(kdev, &mr->pbl);
+	kite_pbl_free(kib, &mr->pbl);
 	if (mr->umem)
 		ib_umem_release(mr->umem);
 	kfree(mr);
@@ -217,7 +210,7 @@ int kite_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
  * @ibpd: kernel protection domain
  * @ring: buffer from kite_ring_alloc_kernel(); its DMA address is the iova
  * @access: ib_access_flags, remote access included
- * @key: the new lkey (= rkey); kite_cmd_destroy(DEREG_MR) releases it
+ * @key: the new lkey (= rkey); kite_cmd_dereg_mr() releases it
  *
  * The driver offers kernel consumers no remotely accessible MR yet
  * (fast registration is not implemented); the device-backed KUnit cases
@@ -228,15 +221,15 @@ int kite_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 int kite_test_reg_ring_mr(struct ib_pd *ibpd, const struct kite_ring *ring,
 			  int access, u32 *key)
 {
-	struct kite_dev *kdev = to_kdev(ibpd->device);
+	struct kite_ib_dev *kib = to_kib(ibpd->device);
 	u32 kaccess;
 	int err;
 
 	err = kite_mr_access(access, &kaccess);
 	if (err)
 		return err;
-	return kite_cmd_reg_mr(kdev, 0, to_kpd(ibpd)->pdn, kaccess, ring->dma,
+	return kite_mr_cmd_reg(kib, 0, to_kpd(ibpd)->pdn, kaccess, ring->dma,
 			       ring->size, &ring->pbl.desc,
-			       kite_mr_next_variant(kdev), key);
+			       kite_mr_next_variant(kib), key);
 }
 #endif /* CONFIG_INFINIBAND_KITE_KUNIT_TEST */

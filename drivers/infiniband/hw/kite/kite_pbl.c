@@ -13,7 +13,7 @@
 #include <rdma/ib_umem.h>
 #include <rdma/iter.h>
 
-#include "kite.h"
+#include "kite_ib.h"
 #include "kite_verbs.h"
 
 static void kite_pbl_set(struct kite_pbl *pbl, u64 addr, u32 npages,
@@ -27,12 +27,12 @@ static void kite_pbl_set(struct kite_pbl *pbl, u64 addr, u32 npages,
 
 /**
  * kite_pbl_free() - free the page arrays of a page buffer list
- * @kdev: device
+ * @kib: RDMA device
  * @pbl: list built by kite_pbl_from_umem() (or zeroed)
  */
-void kite_pbl_free(struct kite_dev *kdev, struct kite_pbl *pbl)
+void kite_pbl_free(struct kite_ib_dev *kib, struct kite_pbl *pbl)
 {
-	struct device *dev = &kdev->pdev->dev;
+	struct device *dev = kite_ib_dmadev(kib);
 	u32 i;
 
 	if (pbl->chunks) {
@@ -51,7 +51,7 @@ void kite_pbl_free(struct kite_dev *kdev, struct kite_pbl *pbl)
 
 /**
  * kite_pbl_from_umem() - describe pinned memory to the device
- * @kdev: device
+ * @kib: RDMA device
  * @pbl: list to build (zeroed by the caller)
  * @umem: pinned memory whose iova was set by ib_umem_find_best_pgsz()
  * @pgsz: page size found by ib_umem_find_best_pgsz()
@@ -63,10 +63,10 @@ void kite_pbl_free(struct kite_dev *kdev, struct kite_pbl *pbl)
  *
  * Return: 0, -EINVAL or -ENOMEM.
  */
-int kite_pbl_from_umem(struct kite_dev *kdev, struct kite_pbl *pbl,
+int kite_pbl_from_umem(struct kite_ib_dev *kib, struct kite_pbl *pbl,
 		       struct ib_umem *umem, unsigned long pgsz)
 {
-	struct device *dev = &kdev->pdev->dev;
+	struct device *dev = kite_ib_dmadev(kib);
 	struct ib_block_iter biter;
 	size_t nblocks;
 	u32 i = 0;
@@ -129,23 +129,23 @@ int kite_pbl_from_umem(struct kite_dev *kdev, struct kite_pbl *pbl,
 	return 0;
 
 err_nomem:
-	kite_pbl_free(kdev, pbl);
+	kite_pbl_free(kib, pbl);
 	return -ENOMEM;
 }
 
 /**
  * kite_ring_alloc_kernel() - a zeroed ring in coherent memory (level 0)
- * @kdev: device
+ * @kib: RDMA device
  * @ring: ring to fill (zeroed by the caller)
  * @bytes: ring size
  *
  * Return: 0 or -ENOMEM.
  */
-int kite_ring_alloc_kernel(struct kite_dev *kdev, struct kite_ring *ring,
+int kite_ring_alloc_kernel(struct kite_ib_dev *kib, struct kite_ring *ring,
 			   size_t bytes)
 {
 	ring->size = PAGE_ALIGN(bytes);
-	ring->buf = dma_alloc_coherent(&kdev->pdev->dev, ring->size,
+	ring->buf = dma_alloc_coherent(kite_ib_dmadev(kib), ring->size,
 				       &ring->dma, GFP_KERNEL);
 	if (!ring->buf)
 		return -ENOMEM;
@@ -156,7 +156,7 @@ int kite_ring_alloc_kernel(struct kite_dev *kdev, struct kite_ring *ring,
 
 /**
  * kite_ring_get_user() - pin a ring the provider allocated
- * @kdev: device
+ * @kib: RDMA device
  * @ring: ring to fill (zeroed by the caller)
  * @va: user address of the ring: 4 KiB aligned
  * @len: bytes the provider allocated: at least @bytes
@@ -168,17 +168,17 @@ int kite_ring_alloc_kernel(struct kite_dev *kdev, struct kite_ring *ring,
  *
  * Return: 0 or a negative errno.
  */
-int kite_ring_get_user(struct kite_dev *kdev, struct kite_ring *ring,
+int kite_ring_get_user(struct kite_ib_dev *kib, struct kite_ring *ring,
 		       u64 va, u64 len, size_t bytes)
 {
-	unsigned long bitmap = kdev->caps.page_size_cap;
+	unsigned long bitmap = kib->kdev->caps.page_size_cap;
 	unsigned long pgsz;
 	int err;
 
 	if (!va || !IS_ALIGNED(va, KITE_RING_ALIGN) || len < bytes)
 		return -EINVAL;
 	bitmap &= GENMASK(__ffs(va), 0);
-	ring->umem = ib_umem_get(&kdev->ibdev, va, bytes,
+	ring->umem = ib_umem_get(&kib->ibdev, va, bytes,
 				 IB_ACCESS_LOCAL_WRITE);
 	if (IS_ERR(ring->umem)) {
 		err = PTR_ERR(ring->umem);
@@ -190,7 +190,7 @@ int kite_ring_get_user(struct kite_dev *kdev, struct kite_ring *ring,
 		err = -EINVAL;
 		goto err_release;
 	}
-	err = kite_pbl_from_umem(kdev, &ring->pbl, ring->umem, pgsz);
+	err = kite_pbl_from_umem(kib, &ring->pbl, ring->umem, pgsz);
 	if (err)
 		goto err_release;
 	return 0;
@@ -203,16 +203,16 @@ err_release:
 
 /**
  * kite_ring_free() - free or unpin a ring
- * @kdev: device
+ * @kib: RDMA device
  * @ring: ring from kite_ring_alloc_kernel() or kite_ring_get_user()
  */
-void kite_ring_free(struct kite_dev *kdev, struct kite_ring *ring)
+void kite_ring_free(struct kite_ib_dev *kib, struct kite_ring *ring)
 {
 	if (ring->umem) {
-		kite_pbl_free(kdev, &ring->pbl);
+		kite_pbl_free(kib, &ring->pbl);
 		ib_umem_release(ring->umem);
 	} else if (ring->buf) {
-		dma_free_coherent(&kdev->pdev->dev, ring->size, ring->buf,
+		dma_free_coherent(kite_ib_dmadev(kib), ring->size, ring->buf,
 				  ring->dma);
 	}
 	memset(ring, 0, sizeof(*ring));

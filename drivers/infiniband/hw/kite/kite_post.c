@@ -10,7 +10,7 @@
 #include <linux/io.h>
 #include <linux/string.h>
 
-#include "kite.h"
+#include "kite_ib.h"
 #include "kite_verbs.h"
 
 /**
@@ -148,7 +148,7 @@ static void kite_set_sge(struct kite_sge *dst, const struct ib_sge *src)
  * The device opcode and segment size of a send work request, checked
  * against the QP type and the device's capabilities.
  */
-static int kite_send_opcode(struct kite_dev *kdev, const struct kite_qp *qp,
+static int kite_send_opcode(struct kite_ib_dev *kib, const struct kite_qp *qp,
 			    const struct ib_send_wr *wr, u8 *opcode,
 			    size_t *seg_len)
 {
@@ -197,7 +197,7 @@ static int kite_send_opcode(struct kite_dev *kdev, const struct kite_qp *qp,
 		return -EINVAL;
 	}
 	/* Atomics. */
-	if (!rc || !(kdev->caps.cap_flags & KITE_DEV_CAP_ATOMIC))
+	if (!rc || !(kib->kdev->caps.cap_flags & KITE_DEV_CAP_ATOMIC))
 		return -EINVAL;
 	return 0;
 }
@@ -226,13 +226,13 @@ static int kite_copy_inline(const struct kite_qp *qp,
  * The UD segment of a send to @wr's address handle. The WQE carries a copy
  * of the AH's address vector: the AH may be destroyed once posted.
  */
-static int kite_build_ud_seg(struct kite_dev *kdev, const struct kite_qp *qp,
+static int kite_build_ud_seg(struct kite_ib_dev *kib, const struct kite_qp *qp,
 			     const struct ib_send_wr *wr,
 			     struct kite_wqe_ud *ud)
 {
 	const struct ib_ud_wr *uwr = ud_wr(wr);
 
-	if (!uwr->ah || uwr->ah->device != &kdev->ibdev ||
+	if (!uwr->ah || uwr->ah->device != &kib->ibdev ||
 	    uwr->remote_qpn & ~IB_QPN_MASK)
 		return -EINVAL;
 	/* One P_Key (index 0); ib_mad names it for GSI sends. */
@@ -250,7 +250,7 @@ static int kite_build_ud_seg(struct kite_dev *kdev, const struct kite_qp *qp,
 
 /**
  * kite_build_send_wqe() - write one send WQE
- * @kdev: device
+ * @kib: RDMA device
  * @qp: kernel RC, UC, UD or GSI QP
  * @wr: work request
  * @wqe: the free SQ slot, stride bytes
@@ -267,7 +267,7 @@ static int kite_build_ud_seg(struct kite_dev *kdev, const struct kite_qp *qp,
  * SGEs, too much inline data, inline data on READ or an atomic, or a UD
  * send without a valid AH or remote QPN.
  */
-static int kite_build_send_wqe(struct kite_dev *kdev, struct kite_qp *qp,
+static int kite_build_send_wqe(struct kite_ib_dev *kib, struct kite_qp *qp,
 			       const struct ib_send_wr *wr, void *wqe)
 {
 	struct kite_sq_wqe_hdr *hdr = wqe;
@@ -278,7 +278,7 @@ static int kite_build_send_wqe(struct kite_dev *kdev, struct kite_qp *qp,
 	u8 opcode;
 	int err, i;
 
-	err = kite_send_opcode(kdev, qp, wr, &opcode, &seg_len);
+	err = kite_send_opcode(kib, qp, wr, &opcode, &seg_len);
 	if (err)
 		return err;
 	data = seg + seg_len;
@@ -296,7 +296,7 @@ static int kite_build_send_wqe(struct kite_dev *kdev, struct kite_qp *qp,
 		hdr->imm_data = (__force __le32)wr->ex.imm_data;
 
 	if (kite_qp_is_ud(qp)) {
-		err = kite_build_ud_seg(kdev, qp, wr, seg);
+		err = kite_build_ud_seg(kib, qp, wr, seg);
 		if (err)
 			return err;
 	}
@@ -367,7 +367,7 @@ static int kite_build_send_wqe(struct kite_dev *kdev, struct kite_qp *qp,
 int kite_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad_wr)
 {
-	struct kite_dev *kdev = to_kdev(ibqp->device);
+	struct kite_ib_dev *kib = to_kib(ibqp->device);
 	struct kite_qp *qp = to_kqp(ibqp);
 	u32 depth = 1u << qp->sq_log_depth;
 	enum ib_qp_state state;
@@ -391,7 +391,7 @@ int kite_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			err = -ENOMEM;
 			break;
 		}
-		err = kite_build_send_wqe(kdev, qp, wr, kite_sq_wqe(qp, pi));
+		err = kite_build_send_wqe(kib, qp, wr, kite_sq_wqe(qp, pi));
 		if (err)
 			break;
 		qp->sq_wrid[kite_ring_slot(pi, qp->sq_log_depth)] = wr->wr_id;
@@ -403,11 +403,11 @@ int kite_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		smp_store_release(&qp->sq_pi, pi);
 		/* The WQEs must be in memory before the device hears of them. */
 		wmb();
-		kite_db_write(kdev, KITE_DB_SQ, qp->qpn, 0, pi);
+		kite_db_write(kib->kdev, KITE_DB_SQ, qp->qpn, 0, pi);
 	}
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 	/* A dead device completes nothing: poll_cq flushes the WQEs. */
-	if (posted && kite_admin_is_dead(&kdev->admin))
+	if (posted && kite_admin_is_dead(&kib->kdev->admin))
 		kite_cq_kick_flush(to_kcq(ibqp->send_cq));
 	if (err)
 		*bad_wr = wr;
@@ -426,7 +426,7 @@ int kite_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 int kite_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		   const struct ib_recv_wr **bad_wr)
 {
-	struct kite_dev *kdev = to_kdev(ibqp->device);
+	struct kite_ib_dev *kib = to_kib(ibqp->device);
 	struct kite_qp *qp = to_kqp(ibqp);
 	u32 depth = 1u << qp->rq_log_depth;
 	struct kite_rq_wqe_hdr *hdr;
@@ -469,11 +469,11 @@ int kite_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		smp_store_release(&qp->rq_pi, pi);
 		/* The WQEs must be in memory before the device hears of them. */
 		wmb();
-		kite_db_write(kdev, KITE_DB_RQ, qp->qpn, 0, pi);
+		kite_db_write(kib->kdev, KITE_DB_RQ, qp->qpn, 0, pi);
 	}
 	spin_unlock_irqrestore(&qp->rq_lock, flags);
 	/* A dead device completes nothing: poll_cq flushes the WQEs. */
-	if (posted && kite_admin_is_dead(&kdev->admin))
+	if (posted && kite_admin_is_dead(&kib->kdev->admin))
 		kite_cq_kick_flush(to_kcq(ibqp->recv_cq));
 	if (err)
 		*bad_wr = wr;

@@ -12,7 +12,7 @@
 #include <rdma/ib_cache.h>
 #include <rdma/kite-abi.h>
 
-#include "kite.h"
+#include "kite_ib.h"
 #include "kite_verbs.h"
 
 static_assert(sizeof(struct kite_create_qp_req) == 40);
@@ -61,9 +61,9 @@ static_assert(KITE_QPS_ERR == (int)IB_QPS_ERR);
  * The device's QP type for @type, offered only when the device's
  * capability flags say it implements that transport.
  */
-static int kite_qp_type(struct kite_dev *kdev, enum ib_qp_type type, u8 *out)
+static int kite_qp_type(struct kite_ib_dev *kib, enum ib_qp_type type, u8 *out)
 {
-	u32 caps = kdev->caps.cap_flags;
+	u32 caps = kib->kdev->caps.cap_flags;
 
 	switch (type) {
 	case IB_QPT_RC:
@@ -85,10 +85,10 @@ static int kite_qp_type(struct kite_dev *kdev, enum ib_qp_type type, u8 *out)
 }
 
 /* Check the capabilities against the device and size the rings. */
-static int kite_qp_size(struct kite_dev *kdev, struct kite_qp *qp,
+static int kite_qp_size(struct kite_ib_dev *kib, struct kite_qp *qp,
 			struct ib_qp_cap *cap)
 {
-	const struct kite_caps *caps = &kdev->caps;
+	const struct kite_caps *caps = &kib->kdev->caps;
 	u32 sq_depth, rq_depth;
 
 	if (cap->max_send_wr > caps->max_qp_wr ||
@@ -113,7 +113,7 @@ static int kite_qp_size(struct kite_dev *kdev, struct kite_qp *qp,
 }
 
 /* Report what the rings actually hold. */
-static void kite_qp_fill_cap(struct kite_dev *kdev, const struct kite_qp *qp,
+static void kite_qp_fill_cap(struct kite_ib_dev *kib, const struct kite_qp *qp,
 			     struct ib_qp_cap *cap)
 {
 	u32 sq_room = kite_sq_room(qp->sq_log_stride);
@@ -122,20 +122,20 @@ static void kite_qp_fill_cap(struct kite_dev *kdev, const struct kite_qp *qp,
 	cap->max_send_wr = 1u << qp->sq_log_depth;
 	cap->max_recv_wr = 1u << qp->rq_log_depth;
 	cap->max_send_sge = min_t(u32, sq_room / sizeof(struct kite_sge),
-				  kdev->caps.max_sge);
+				  kib->kdev->caps.max_sge);
 	cap->max_recv_sge = min_t(u32, rq_room / sizeof(struct kite_sge),
-				  kdev->caps.max_sge);
-	cap->max_inline_data = min_t(u32, sq_room, kdev->caps.max_inline);
+				  kib->kdev->caps.max_sge);
+	cap->max_inline_data = min_t(u32, sq_room, kib->kdev->caps.max_inline);
 }
 
 /* Bookkeeping of a kernel QP's data path: locks, wr_id per ring slot. */
-static int kite_qp_init_kernel(struct kite_dev *kdev, struct kite_qp *qp)
+static int kite_qp_init_kernel(struct kite_ib_dev *kib, struct kite_qp *qp)
 {
 	struct ib_qp_cap cap;
 
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
-	kite_qp_fill_cap(kdev, qp, &cap);
+	kite_qp_fill_cap(kib, qp, &cap);
 	qp->max_send_sge = cap.max_send_sge;
 	qp->max_recv_sge = cap.max_recv_sge;
 	qp->max_inline = cap.max_inline_data;
@@ -167,12 +167,12 @@ static void kite_qp_free_kernel(struct kite_qp *qp)
  * QP's CQEs still in its CQs are dropped: its number may be handed out
  * again, and they must not complete the new QP's WQEs.
  */
-static void kite_qp_forget(struct kite_dev *kdev, struct kite_qp *qp)
+static void kite_qp_forget(struct kite_ib_dev *kib, struct kite_qp *qp)
 {
 	unsigned long flags;
 
-	xa_erase(&kdev->qps, qp->qpn);
-	synchronize_irq(pci_irq_vector(kdev->pdev, KITE_MSIX_ADMIN));
+	xa_erase(&kib->qps, qp->qpn);
+	kite_sync_async_events(kib->kdev);
 	kite_qp_lock_cqs(qp, &flags);
 	if (qp->sq_wrid) {
 		kite_qp_clean_cqs(qp);
@@ -182,33 +182,28 @@ static void kite_qp_forget(struct kite_dev *kdev, struct kite_qp *qp)
 	kite_qp_unlock_cqs(qp, flags);
 }
 
-static int kite_cmd_create_qp(struct kite_dev *kdev, struct kite_qp *qp,
+/* CREATE_QP with the rings and geometry kite_create_qp() set up. */
+static int kite_qp_cmd_create(struct kite_ib_dev *kib, struct kite_qp *qp,
 			      u8 type, u32 pdn, u32 send_cqn, u32 recv_cqn)
 {
-	struct kite_aq_cqe cqe;
-	struct kite_aq_cmd cmd;
-	int err;
+	const struct kite_qp_create_params p = {
+		.type = type,
+		.flags = qp->sig_all ? KITE_QP_FLAG_SIG_ALL : 0,
+		.sq_log_depth = qp->sq_log_depth,
+		.sq_log_stride = qp->sq_log_stride,
+		.rq_log_depth = qp->rq_log_depth,
+		.rq_log_stride = qp->rq_log_stride,
+		.pdn = pdn,
+		.send_cqn = send_cqn,
+		.recv_cqn = recv_cqn,
+		.sq = &qp->sq.pbl.desc,
+		.rq = &qp->rq.pbl.desc,
+	};
 
-	kite_enc_hdr(&cmd, KITE_CMD_CREATE_QP, qp->uctx);
-	cmd.create_qp.qp_type = type;
-	cmd.create_qp.flags = qp->sig_all ? KITE_QP_FLAG_SIG_ALL : 0;
-	cmd.create_qp.sq_log_depth = qp->sq_log_depth;
-	cmd.create_qp.sq_log_stride = qp->sq_log_stride;
-	cmd.create_qp.rq_log_depth = qp->rq_log_depth;
-	cmd.create_qp.rq_log_stride = qp->rq_log_stride;
-	cmd.create_qp.pdn = cpu_to_le32(pdn);
-	cmd.create_qp.send_cqn = cpu_to_le32(send_cqn);
-	cmd.create_qp.recv_cqn = cpu_to_le32(recv_cqn);
-	cmd.create_qp.sq = qp->sq.pbl.desc;
-	cmd.create_qp.rq = qp->rq.pbl.desc;
-	err = kite_admin_exec(&kdev->admin, &cmd, NULL, 0, &cqe);
-	if (err)
-		return err;
-	qp->qpn = le32_to_cpu(cqe.out[0]);
-	return 0;
+	return kite_cmd_create_qp(&kib->kdev->admin, qp->uctx, &p, &qp->qpn);
 }
 
-static int kite_qp_rings_user(struct kite_dev *kdev, struct kite_qp *qp,
+static int kite_qp_rings_user(struct kite_ib_dev *kib, struct kite_qp *qp,
 			      struct ib_udata *udata)
 {
 	struct kite_create_qp_req req = {};
@@ -220,31 +215,31 @@ static int kite_qp_rings_user(struct kite_dev *kdev, struct kite_qp *qp,
 	if (req.comp_mask || req.reserved_20 ||
 	    udata->outlen < sizeof(struct kite_create_qp_resp))
 		return -EINVAL;
-	err = kite_ring_get_user(kdev, &qp->sq, req.sq_va, req.sq_len,
+	err = kite_ring_get_user(kib, &qp->sq, req.sq_va, req.sq_len,
 				 (size_t)1 << (qp->sq_log_depth +
 					       qp->sq_log_stride));
 	if (err)
 		return err;
-	err = kite_ring_get_user(kdev, &qp->rq, req.rq_va, req.rq_len,
+	err = kite_ring_get_user(kib, &qp->rq, req.rq_va, req.rq_len,
 				 (size_t)1 << (qp->rq_log_depth +
 					       qp->rq_log_stride));
 	if (err)
-		kite_ring_free(kdev, &qp->sq);
+		kite_ring_free(kib, &qp->sq);
 	return err;
 }
 
-static int kite_qp_rings_kernel(struct kite_dev *kdev, struct kite_qp *qp)
+static int kite_qp_rings_kernel(struct kite_ib_dev *kib, struct kite_qp *qp)
 {
 	int err;
 
-	err = kite_ring_alloc_kernel(kdev, &qp->sq, (size_t)1 <<
+	err = kite_ring_alloc_kernel(kib, &qp->sq, (size_t)1 <<
 				     (qp->sq_log_depth + qp->sq_log_stride));
 	if (err)
 		return err;
-	err = kite_ring_alloc_kernel(kdev, &qp->rq, (size_t)1 <<
+	err = kite_ring_alloc_kernel(kib, &qp->rq, (size_t)1 <<
 				     (qp->rq_log_depth + qp->rq_log_stride));
 	if (err)
-		kite_ring_free(kdev, &qp->sq);
+		kite_ring_free(kib, &qp->sq);
 	return err;
 }
 
@@ -265,13 +260,13 @@ static int kite_qp_rings_kernel(struct kite_dev *kdev, struct kite_qp *qp)
 int kite_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		   struct ib_udata *udata)
 {
-	struct kite_dev *kdev = to_kdev(ibqp->device);
+	struct kite_ib_dev *kib = to_kib(ibqp->device);
 	struct kite_create_qp_resp resp = {};
 	struct kite_qp *qp = to_kqp(ibqp);
 	u8 type;
 	int err;
 
-	err = kite_qp_type(kdev, attr->qp_type, &type);
+	err = kite_qp_type(kib, attr->qp_type, &type);
 	if (err)
 		return err;
 	if (type == KITE_QPT_GSI) {
@@ -285,7 +280,7 @@ int kite_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		return -EOPNOTSUPP;
 	if (!attr->send_cq || !attr->recv_cq)
 		return -EINVAL;
-	err = kite_qp_size(kdev, qp, &attr->cap);
+	err = kite_qp_size(kib, qp, &attr->cap);
 	if (err)
 		return err;
 	qp->sig_all = attr->sq_sig_type == IB_SIGNAL_ALL_WR;
@@ -293,19 +288,19 @@ int kite_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	mutex_init(&qp->lock);
 
 	if (udata) {
-		err = kite_qp_rings_user(kdev, qp, udata);
+		err = kite_qp_rings_user(kib, qp, udata);
 	} else {
-		err = kite_qp_init_kernel(kdev, qp);
+		err = kite_qp_init_kernel(kib, qp);
 		if (err)
 			return err;
-		err = kite_qp_rings_kernel(kdev, qp);
+		err = kite_qp_rings_kernel(kib, qp);
 		if (err)
 			kite_qp_free_kernel(qp);
 	}
 	if (err)
 		return err;
 
-	err = kite_cmd_create_qp(kdev, qp, type, to_kpd(ibqp->pd)->pdn,
+	err = kite_qp_cmd_create(kib, qp, type, to_kpd(ibqp->pd)->pdn,
 				 to_kcq(attr->send_cq)->cqn,
 				 to_kcq(attr->recv_cq)->cqn);
 	if (err)
@@ -317,7 +312,7 @@ int kite_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	}
 	ibqp->qp_num = qp->qpn;
 	qp->state = IB_QPS_RESET;
-	err = xa_insert(&kdev->qps, qp->qpn, qp, GFP_KERNEL);
+	err = xa_insert(&kib->qps, qp->qpn, qp, GFP_KERNEL);
 	if (err)
 		goto err_destroy;
 
@@ -333,16 +328,16 @@ int kite_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	}
 	if (!udata)
 		kite_qp_attach_cqs(qp);
-	kite_qp_fill_cap(kdev, qp, &attr->cap);
+	kite_qp_fill_cap(kib, qp, &attr->cap);
 	return 0;
 
 err_erase:
-	xa_erase(&kdev->qps, qp->qpn);
+	xa_erase(&kib->qps, qp->qpn);
 err_destroy:
-	kite_cmd_destroy(&kdev->admin, KITE_CMD_DESTROY_QP, qp->uctx, qp->qpn);
+	kite_cmd_destroy_qp(&kib->kdev->admin, qp->uctx, qp->qpn);
 err_rings:
-	kite_ring_free(kdev, &qp->rq);
-	kite_ring_free(kdev, &qp->sq);
+	kite_ring_free(kib, &qp->rq);
+	kite_ring_free(kib, &qp->sq);
 	kite_qp_free_kernel(qp);
 	return err;
 }
@@ -365,7 +360,7 @@ static int kite_qp_access(int access, u32 *out)
 }
 
 /* Translate an ib_qp_attr into the device's MODIFY_QP attributes. */
-static int kite_qp_attr_enc(struct kite_dev *kdev, const struct kite_qp *qp,
+static int kite_qp_attr_enc(struct kite_ib_dev *kib, const struct kite_qp *qp,
 			    const struct ib_qp_attr *attr, int mask,
 			    enum ib_qp_state cur, enum ib_qp_state next,
 			    struct kite_qp_attr *ka)
@@ -389,7 +384,7 @@ static int kite_qp_attr_enc(struct kite_dev *kdev, const struct kite_qp *qp,
 	if (mask & IB_QP_QKEY)
 		ka->qkey = cpu_to_le32(attr->qkey);
 	if (mask & IB_QP_AV) {
-		err = kite_av_from_ah_attr(kdev, &attr->ah_attr, &ka->av);
+		err = kite_av_from_ah_attr(kib, &attr->ah_attr, &ka->av);
 		if (err)
 			return err;
 	}
@@ -404,12 +399,12 @@ static int kite_qp_attr_enc(struct kite_dev *kdev, const struct kite_qp *qp,
 	if (mask & IB_QP_MIN_RNR_TIMER)
 		ka->min_rnr_timer = attr->min_rnr_timer;
 	if (mask & IB_QP_MAX_QP_RD_ATOMIC) {
-		if (attr->max_rd_atomic > kdev->caps.max_rd_atom)
+		if (attr->max_rd_atomic > kib->kdev->caps.max_rd_atom)
 			return -EINVAL;
 		ka->max_rd_atomic = attr->max_rd_atomic;
 	}
 	if (mask & IB_QP_MAX_DEST_RD_ATOMIC) {
-		if (attr->max_dest_rd_atomic > kdev->caps.max_rd_atom)
+		if (attr->max_dest_rd_atomic > kib->kdev->caps.max_rd_atom)
 			return -EINVAL;
 		ka->max_dest_rd_atomic = attr->max_dest_rd_atomic;
 	}
@@ -437,10 +432,10 @@ static int kite_qp_attr_enc(struct kite_dev *kdev, const struct kite_qp *qp,
 int kite_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_udata *udata)
 {
-	struct kite_dev *kdev = to_kdev(ibqp->device);
+	struct kite_ib_dev *kib = to_kib(ibqp->device);
 	struct kite_qp *qp = to_kqp(ibqp);
 	enum ib_qp_state cur, next;
-	struct kite_aq_cmd cmd;
+	struct kite_qp_attr ka = {};
 	int err;
 
 	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
@@ -462,18 +457,15 @@ int kite_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		goto out;
 	}
 
-	kite_enc_hdr(&cmd, KITE_CMD_MODIFY_QP, qp->uctx);
-	cmd.modify_qp.qpn = cpu_to_le32(qp->qpn);
-	err = kite_qp_attr_enc(kdev, qp, attr, mask, cur, next,
-			       &cmd.modify_qp.attr);
+	err = kite_qp_attr_enc(kib, qp, attr, mask, cur, next, &ka);
 	if (err)
 		goto out;
-	err = kite_admin_exec(&kdev->admin, &cmd, NULL, 0, NULL);
+	err = kite_cmd_modify_qp(&kib->kdev->admin, qp->uctx, qp->qpn, &ka);
 	/*
 	 * A dead device holds no QP: ERR is where it is anyway. Accepting
 	 * the move lets ib_drain_qp() post its WQE, which poll_cq flushes.
 	 */
-	if (err && next == IB_QPS_ERR && kite_admin_is_dead(&kdev->admin))
+	if (err && next == IB_QPS_ERR && kite_admin_is_dead(&kib->kdev->admin))
 		err = 0;
 	if (!err) {
 		/* The device discarded the WQEs and zeroed its indexes. */
@@ -513,15 +505,12 @@ static int kite_access_to_ib(u32 access)
 int kite_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		  struct ib_qp_init_attr *init)
 {
-	struct kite_dev *kdev = to_kdev(ibqp->device);
+	struct kite_ib_dev *kib = to_kib(ibqp->device);
 	struct kite_qp *qp = to_kqp(ibqp);
 	struct kite_qp_attr ka;
-	struct kite_aq_cmd cmd;
 	int err;
 
-	kite_enc_hdr(&cmd, KITE_CMD_QUERY_QP, qp->uctx);
-	cmd.query_obj.handle = cpu_to_le32(qp->qpn);
-	err = kite_admin_exec(&kdev->admin, &cmd, &ka, sizeof(ka), NULL);
+	err = kite_cmd_query_qp(&kib->kdev->admin, qp->uctx, qp->qpn, &ka);
 	if (err)
 		return err;
 
@@ -546,7 +535,7 @@ int kite_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (!kite_qp_is_ud(qp) && ka.state >= KITE_QPS_RTR &&
 	    ka.state != KITE_QPS_ERR)
 		kite_av_to_ah_attr(&ka.av, &attr->ah_attr);
-	kite_qp_fill_cap(kdev, qp, &attr->cap);
+	kite_qp_fill_cap(kib, qp, &attr->cap);
 
 	init->qp_type = ibqp->qp_type;
 	init->send_cq = ibqp->send_cq;
@@ -566,17 +555,16 @@ int kite_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
  */
 int kite_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
-	struct kite_dev *kdev = to_kdev(ibqp->device);
+	struct kite_ib_dev *kib = to_kib(ibqp->device);
 	struct kite_qp *qp = to_kqp(ibqp);
 	int err;
 
-	err = kite_cmd_destroy(&kdev->admin, KITE_CMD_DESTROY_QP, qp->uctx,
-			       qp->qpn);
-	if (err && !kite_admin_is_dead(&kdev->admin))
+	err = kite_cmd_destroy_qp(&kib->kdev->admin, qp->uctx, qp->qpn);
+	if (err && !kite_admin_is_dead(&kib->kdev->admin))
 		return err;
-	kite_qp_forget(kdev, qp);
-	kite_ring_free(kdev, &qp->rq);
-	kite_ring_free(kdev, &qp->sq);
+	kite_qp_forget(kib, qp);
+	kite_ring_free(kib, &qp->rq);
+	kite_ring_free(kib, &qp->sq);
 	kite_qp_free_kernel(qp);
 	mutex_destroy(&qp->lock);
 	return 0;
@@ -584,7 +572,7 @@ int kite_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 
 /**
  * kite_qp_async_event() - a QP event from the async EQ
- * @kdev: device
+ * @kib: RDMA device
  * @qpn: QP number from the EQE
  * @type: KITE_EVT_QP_* or KITE_EVT_COMM_EST
  *
@@ -593,10 +581,10 @@ int kite_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
  * QPs, which queues it for ibv_get_async_event()). After the error events
  * the device has moved the QP to ERR.
  */
-void kite_qp_async_event(struct kite_dev *kdev, u32 qpn, u8 type)
+void kite_qp_async_event(struct kite_ib_dev *kib, u32 qpn, u8 type)
 {
-	struct kite_qp *qp = xa_load(&kdev->qps, qpn);
-	struct ib_event ev = { .device = &kdev->ibdev };
+	struct kite_qp *qp = xa_load(&kib->qps, qpn);
+	struct ib_event ev = { .device = &kib->ibdev };
 
 	switch (type) {
 	case KITE_EVT_QP_FATAL:
@@ -618,32 +606,14 @@ void kite_qp_async_event(struct kite_dev *kdev, u32 qpn, u8 type)
 		return;
 	}
 	if (!qp) {
-		dev_dbg_ratelimited(&kdev->pdev->dev,
+		dev_dbg_ratelimited(kite_ib_dmadev(kib),
 				    "event %u for unknown QP %u\n", type, qpn);
 		return;
 	}
 	if (type != KITE_EVT_COMM_EST)
-		dev_dbg_ratelimited(&kdev->pdev->dev, "QP %u: %s\n", qpn,
+		dev_dbg_ratelimited(kite_ib_dmadev(kib), "QP %u: %s\n", qpn,
 				    ib_event_msg(ev.event));
 	ev.element.qp = &qp->ibqp;
 	if (qp->ibqp.event_handler)
 		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
-}
-
-/**
- * kite_cmd_query_qp_stats() - QUERY_QP_STATS
- * @kdev: device
- * @qp: QP
- * @st: the QP's counters as the device wrote them
- *
- * Return: 0 or a negative errno (-EOPNOTSUPP from a device before ABI 1.1).
- */
-int kite_cmd_query_qp_stats(struct kite_dev *kdev, struct kite_qp *qp,
-			    struct kite_qp_stats *st)
-{
-	struct kite_aq_cmd cmd;
-
-	kite_enc_hdr(&cmd, KITE_CMD_QUERY_QP_STATS, qp->uctx);
-	cmd.query_obj.handle = cpu_to_le32(qp->qpn);
-	return kite_admin_exec(&kdev->admin, &cmd, st, sizeof(*st), NULL);
 }

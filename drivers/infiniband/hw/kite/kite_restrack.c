@@ -10,7 +10,7 @@
 #include <rdma/restrack.h>
 #include <uapi/rdma/rdma_netlink.h>
 
-#include "kite.h"
+#include "kite_ib.h"
 #include "kite_verbs.h"
 
 static int kite_res_nest_end(struct sk_buff *msg, struct nlattr *nest,
@@ -60,14 +60,15 @@ static const struct {
 /* The QP's counters as driver attributes; skipped if the device has none. */
 static int kite_res_qp_stats(struct sk_buff *msg, struct kite_qp *qp)
 {
-	struct kite_dev *kdev = to_kdev(qp->ibqp.device);
+	struct kite_ib_dev *kib = to_kib(qp->ibqp.device);
 	struct kite_qp_stats st;
 	const __le64 *val;
 	unsigned int i;
 
-	if (KITE_ABI_VER_MINOR(kdev->caps.abi_version) <
+	if (KITE_ABI_VER_MINOR(kib->kdev->caps.abi_version) <
 	    KITE_ABI_MINOR_QP_STATS ||
-	    kite_cmd_query_qp_stats(kdev, qp, &st))
+	    kite_cmd_query_qp_stats(&kib->kdev->admin, qp->uctx, qp->qpn,
+				    &st))
 		return 0;
 	for (i = 0; i < ARRAY_SIZE(kite_res_qp_counters); i++) {
 		val = (const __le64 *)((const u8 *)&st +

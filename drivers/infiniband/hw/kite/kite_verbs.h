@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Kite verbs: driver objects behind ib_core objects and the verbs entry
- * points.
+ * Kite verbs: the driver objects behind ib_core objects and the verbs
+ * entry points, by file.
  *
  * Copyright (c) 2026 The Kite authors
  */
@@ -15,7 +15,7 @@
 
 #include <kite/kite_hw.h>
 
-struct kite_dev;
+struct kite_ib_dev;
 struct kite_eq;
 
 struct kite_ucontext {
@@ -239,27 +239,30 @@ to_kentry(struct rdma_user_mmap_entry *entry)
 	return container_of(entry, struct kite_user_mmap_entry, rdma_entry);
 }
 
+/* kite_ucontext.c */
 int kite_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);
 void kite_dealloc_ucontext(struct ib_ucontext *ibuc);
 void kite_disassociate_ucontext(struct ib_ucontext *ibuc);
 int kite_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
 void kite_mmap_free(struct rdma_user_mmap_entry *entry);
-int kite_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
-int kite_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
-
 bool kite_udata_in_ok(struct ib_udata *udata);
 int kite_udata_get_req(struct ib_udata *udata, void *req, size_t len);
 u32 kite_udata_uctx(struct ib_udata *udata);
+int kite_copy_resp(struct ib_udata *udata, void *resp, size_t len);
+
+/* kite_pd.c */
+int kite_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+int kite_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 
 /* kite_pbl.c */
-int kite_pbl_from_umem(struct kite_dev *kdev, struct kite_pbl *pbl,
+int kite_pbl_from_umem(struct kite_ib_dev *kib, struct kite_pbl *pbl,
 		       struct ib_umem *umem, unsigned long pgsz);
-void kite_pbl_free(struct kite_dev *kdev, struct kite_pbl *pbl);
-int kite_ring_alloc_kernel(struct kite_dev *kdev, struct kite_ring *ring,
+void kite_pbl_free(struct kite_ib_dev *kib, struct kite_pbl *pbl);
+int kite_ring_alloc_kernel(struct kite_ib_dev *kib, struct kite_ring *ring,
 			   size_t bytes);
-int kite_ring_get_user(struct kite_dev *kdev, struct kite_ring *ring,
+int kite_ring_get_user(struct kite_ib_dev *kib, struct kite_ring *ring,
 		       u64 va, u64 len, size_t bytes);
-void kite_ring_free(struct kite_dev *kdev, struct kite_ring *ring);
+void kite_ring_free(struct kite_ib_dev *kib, struct kite_ring *ring);
 
 /* kite_mr.c */
 struct ib_mr *kite_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
@@ -276,20 +279,25 @@ int kite_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		   struct ib_udata *udata);
 int kite_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 u32 kite_cq_depth(u32 cqe);
-int kite_cmd_query_cq(struct kite_dev *kdev, struct kite_cq *cq,
-		      u32 out[KITE_CQ_QUERY_PI + 1]);
 int kite_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
+void kite_cq_comp_event(struct kite_ib_dev *kib, u32 cqn);
+void kite_cq_async_event(struct kite_ib_dev *kib, u32 cqn);
+#if IS_ENABLED(CONFIG_INFINIBAND_KITE_KUNIT_TEST)
+int kite_test_query_cq(struct ib_cq *ibcq, struct kite_cq_info *info);
+#endif
+
+/* kite_cq_poll.c */
 int kite_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 int kite_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 void kite_cq_clean(struct kite_cq *cq, u32 qpn);
-void kite_cq_end_resize(struct kite_dev *kdev, struct kite_cq *cq);
+void kite_cq_end_resize(struct kite_ib_dev *kib, struct kite_cq *cq);
+
+/* kite_cq_flush.c */
 int kite_cq_sw_flush(struct kite_cq *cq, int num_entries, struct ib_wc *wc);
-void kite_cqs_fatal(struct kite_dev *kdev);
+void kite_cqs_fatal(struct kite_ib_dev *kib);
 bool kite_cq_sw_pending(struct kite_cq *cq);
 void kite_cq_flush_work(struct work_struct *work);
 void kite_cq_kick_flush(struct kite_cq *cq);
-void kite_cq_comp_event(struct kite_dev *kdev, u32 cqn);
-void kite_cq_async_event(struct kite_dev *kdev, u32 cqn);
 
 /* kite_qp.c */
 int kite_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
@@ -299,9 +307,7 @@ int kite_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 int kite_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		  struct ib_qp_init_attr *init);
 int kite_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
-void kite_qp_async_event(struct kite_dev *kdev, u32 qpn, u8 type);
-int kite_cmd_query_qp_stats(struct kite_dev *kdev, struct kite_qp *qp,
-			    struct kite_qp_stats *st);
+void kite_qp_async_event(struct kite_ib_dev *kib, u32 qpn, u8 type);
 
 /* kite_post.c */
 int kite_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
@@ -315,7 +321,7 @@ void kite_qp_clean_cqs(struct kite_qp *qp);
 void kite_qp_attach_cqs(struct kite_qp *qp);
 
 /* kite_ah.c */
-int kite_av_from_ah_attr(struct kite_dev *kdev, const struct rdma_ah_attr *ah,
+int kite_av_from_ah_attr(struct kite_ib_dev *kib, const struct rdma_ah_attr *ah,
 			 struct kite_av *av);
 void kite_av_to_ah_attr(const struct kite_av *av, struct rdma_ah_attr *ah);
 int kite_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,

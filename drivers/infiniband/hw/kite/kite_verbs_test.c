@@ -12,7 +12,7 @@
 #include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
 
-#include "kite.h"
+#include "kite_ib.h"
 #include "kite_verbs.h"
 
 #define KITE_TEST_CQE		100	/* rounded up to 128 */
@@ -27,23 +27,23 @@
 #define KITE_TEST_RNR_TIMER	12
 #define KITE_TEST_HOP_LIMIT	64
 
-static struct kite_dev *kite_vtest_get(struct kunit *test)
+static struct kite_ib_dev *kite_vtest_get(struct kunit *test)
 {
-	struct kite_dev *kdev = kite_dev_get_any();
+	struct kite_ib_dev *kib = kite_ib_dev_get_any();
 	struct pci_dev *pdev;
 
-	if (kdev)
-		return kdev;
+	if (kib)
+		return kib;
 	pdev = pci_get_device(KITE_PCI_VENDOR_ID, KITE_PCI_DEVICE_ID, NULL);
 	if (!pdev)
 		kunit_skip(test, "no kite PCI device");
 	pci_dev_put(pdev);
 	KUNIT_ASSERT_FAILURE(test,
-			     "a kite PCI device is present but the driver did not probe it");
+			     "a kite PCI device is present but kite_ib is not bound to it");
 	return NULL;
 }
 
-static struct ib_cq *kite_vtest_cq(struct kite_dev *kdev, int cqe, u32 vec,
+static struct ib_cq *kite_vtest_cq(struct kite_ib_dev *kib, int cqe, u32 vec,
 				   u32 flags)
 {
 	struct ib_cq_init_attr attr = {
@@ -52,7 +52,7 @@ static struct ib_cq *kite_vtest_cq(struct kite_dev *kdev, int cqe, u32 vec,
 		.flags = flags,
 	};
 
-	return ib_create_cq(&kdev->ibdev, NULL, NULL, NULL, &attr);
+	return ib_create_cq(&kib->ibdev, NULL, NULL, NULL, &attr);
 }
 
 static void kite_vtest_qp_init(struct ib_qp_init_attr *init,
@@ -74,75 +74,75 @@ static void kite_vtest_qp_init(struct ib_qp_init_attr *init,
  * The error creating a QP of @type with an over-limit capability gives:
  * -EINVAL, or -EOPNOTSUPP when the device does not implement the type.
  */
-static int kite_vtest_limit_err(struct kite_dev *kdev, enum ib_qp_type type)
+static int kite_vtest_limit_err(struct kite_ib_dev *kib, enum ib_qp_type type)
 {
 	u32 cap = type == IB_QPT_RC ? KITE_DEV_CAP_RC :
 		  type == IB_QPT_UC ? KITE_DEV_CAP_UC : KITE_DEV_CAP_UD;
 
-	return (kdev->caps.cap_flags & cap) ? -EINVAL : -EOPNOTSUPP;
+	return (kib->kdev->caps.cap_flags & cap) ? -EINVAL : -EOPNOTSUPP;
 }
 
-static int kite_vtest_stats(struct kite_dev *kdev, struct kite_hw_stats *st)
+static int kite_vtest_stats(struct kite_ib_dev *kib, struct kite_hw_stats *st)
 {
-	return kite_cmd_query_stats(&kdev->admin, st);
+	return kite_cmd_query_stats(&kib->kdev->admin, st);
 }
 
 static void kite_test_verbs_cq(struct kunit *test)
 {
-	struct kite_dev *kdev = kite_vtest_get(test);
+	struct kite_ib_dev *kib = kite_vtest_get(test);
 	struct kite_hw_stats before = {}, during = {}, after = {};
 	struct ib_cq *cq;
 
-	KUNIT_EXPECT_EQ(test, kite_vtest_stats(kdev, &before), 0);
-	cq = kite_vtest_cq(kdev, KITE_TEST_CQE, 0, 0);
+	KUNIT_EXPECT_EQ(test, kite_vtest_stats(kib, &before), 0);
+	cq = kite_vtest_cq(kib, KITE_TEST_CQE, 0, 0);
 	KUNIT_EXPECT_FALSE(test, IS_ERR(cq));
 	if (!IS_ERR(cq)) {
 		KUNIT_EXPECT_EQ(test, cq->cqe, 128);
 		KUNIT_EXPECT_NE(test, to_kcq(cq)->cqn, 0);
-		KUNIT_EXPECT_EQ(test, kite_vtest_stats(kdev, &during), 0);
+		KUNIT_EXPECT_EQ(test, kite_vtest_stats(kib, &during), 0);
 		KUNIT_EXPECT_EQ(test, during.num_cq, before.num_cq + 1);
 		KUNIT_EXPECT_EQ(test, ib_destroy_cq_user(cq, NULL), 0);
 	}
-	KUNIT_EXPECT_EQ(test, kite_vtest_stats(kdev, &after), 0);
+	KUNIT_EXPECT_EQ(test, kite_vtest_stats(kib, &after), 0);
 	KUNIT_EXPECT_EQ(test, after.num_cq, before.num_cq);
 
 	/* Limits and unsupported requests: nothing is created. */
-	cq = kite_vtest_cq(kdev, kdev->caps.max_cqe + 1, 0, 0);
+	cq = kite_vtest_cq(kib, kib->kdev->caps.max_cqe + 1, 0, 0);
 	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(cq), -EINVAL);
-	cq = kite_vtest_cq(kdev, KITE_TEST_CQE,
-			   kdev->ibdev.num_comp_vectors, 0);
+	cq = kite_vtest_cq(kib, KITE_TEST_CQE,
+			   kib->ibdev.num_comp_vectors, 0);
 	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(cq), -EINVAL);
-	cq = kite_vtest_cq(kdev, KITE_TEST_CQE, 0,
+	cq = kite_vtest_cq(kib, KITE_TEST_CQE, 0,
 			   IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION);
 	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(cq), -EOPNOTSUPP);
 	/* The largest CQ the device advertises works. */
-	cq = kite_vtest_cq(kdev, kdev->caps.max_cqe,
-			   kdev->ibdev.num_comp_vectors - 1, 0);
+	cq = kite_vtest_cq(kib, kib->kdev->caps.max_cqe,
+			   kib->ibdev.num_comp_vectors - 1, 0);
 	KUNIT_EXPECT_FALSE(test, IS_ERR(cq));
 	if (!IS_ERR(cq)) {
-		KUNIT_EXPECT_EQ(test, cq->cqe, kdev->caps.max_cqe);
+		KUNIT_EXPECT_EQ(test, cq->cqe, kib->kdev->caps.max_cqe);
 		KUNIT_EXPECT_EQ(test, ib_destroy_cq_user(cq, NULL), 0);
 	}
-	KUNIT_EXPECT_EQ(test, kite_vtest_stats(kdev, &after), 0);
+	KUNIT_EXPECT_EQ(test, kite_vtest_stats(kib, &after), 0);
 	KUNIT_EXPECT_EQ(test, after.num_cq, before.num_cq);
-	kite_dev_put(kdev);
+	kite_ib_dev_put(kib);
 }
 
 static void kite_test_verbs_dma_mr(struct kunit *test)
 {
-	struct kite_dev *kdev = kite_vtest_get(test);
+	struct kite_ib_dev *kib = kite_vtest_get(test);
 	struct kite_hw_stats before = {}, during = {}, after = {};
 	struct ib_mr *mr, *mr2;
 	struct ib_pd *pd;
 	u32 key;
 
-	pd = ib_alloc_pd(&kdev->ibdev, 0);
+	pd = ib_alloc_pd(&kib->ibdev, 0);
 	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(pd), "ib_alloc_pd: %ld",
 			       PTR_ERR(pd));
 	/* ib_alloc_pd() took a DMA MR for the PD's local_dma_lkey. */
 	KUNIT_EXPECT_NE(test, kite_key_index(pd->local_dma_lkey), 0);
 
-	KUNIT_EXPECT_EQ(test, kite_vtest_stats(kdev, &before), 0);
+	KUNIT_EXPECT_EQ(test, kite_vtest_stats(kib, &before), 0);
 	mr = kite_get_dma_mr(pd, IB_ACCESS_LOCAL_WRITE);
 	KUNIT_EXPECT_FALSE(test, IS_ERR(mr));
 	if (!IS_ERR(mr)) {
@@ -150,7 +150,7 @@ static void kite_test_verbs_dma_mr(struct kunit *test)
 		mr->pd = pd;
 		key = mr->lkey;
 		KUNIT_EXPECT_EQ(test, mr->rkey, key);
-		KUNIT_EXPECT_EQ(test, kite_vtest_stats(kdev, &during), 0);
+		KUNIT_EXPECT_EQ(test, kite_vtest_stats(kib, &during), 0);
 		KUNIT_EXPECT_EQ(test, during.num_mr, before.num_mr + 1);
 		KUNIT_EXPECT_EQ(test, kite_dereg_mr(mr, NULL), 0);
 
@@ -162,9 +162,8 @@ static void kite_test_verbs_dma_mr(struct kunit *test)
 			mr2->pd = pd;
 			KUNIT_EXPECT_NE(test, mr2->lkey, key);
 			KUNIT_EXPECT_EQ(test,
-					kite_cmd_destroy(&kdev->admin,
-							 KITE_CMD_DEREG_MR, 0,
-							 key), -ENOENT);
+					kite_cmd_dereg_mr(&kib->kdev->admin, 0,
+							  key), -ENOENT);
 			KUNIT_EXPECT_EQ(test, kite_dereg_mr(mr2, NULL), 0);
 		}
 	}
@@ -172,10 +171,10 @@ static void kite_test_verbs_dma_mr(struct kunit *test)
 	mr = kite_get_dma_mr(pd, IB_ACCESS_LOCAL_WRITE |
 			     IB_ACCESS_REMOTE_READ);
 	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(mr), -EOPNOTSUPP);
-	KUNIT_EXPECT_EQ(test, kite_vtest_stats(kdev, &after), 0);
+	KUNIT_EXPECT_EQ(test, kite_vtest_stats(kib, &after), 0);
 	KUNIT_EXPECT_EQ(test, after.num_mr, before.num_mr);
 	KUNIT_EXPECT_EQ(test, ib_dealloc_pd_user(pd, NULL), 0);
-	kite_dev_put(kdev);
+	kite_ib_dev_put(kib);
 }
 
 static int kite_vtest_modify(struct ib_qp *qp, struct ib_qp_attr *attr,
@@ -186,7 +185,7 @@ static int kite_vtest_modify(struct ib_qp *qp, struct ib_qp_attr *attr,
 }
 
 /* UD: RESET -> INIT -> RTR -> RTS, query, illegal moves, ERR -> RESET. */
-static void kite_vtest_ud_walk(struct kunit *test, struct kite_dev *kdev,
+static void kite_vtest_ud_walk(struct kunit *test, struct kite_ib_dev *kib,
 			       struct ib_qp *qp)
 {
 	struct ib_qp_init_attr init;
@@ -229,7 +228,7 @@ static void kite_vtest_ud_walk(struct kunit *test, struct kite_dev *kdev,
 }
 
 /* RC: INIT, then RTR/RTS with a loopback path to the device's GID 0. */
-static void kite_vtest_rc_walk(struct kunit *test, struct kite_dev *kdev,
+static void kite_vtest_rc_walk(struct kunit *test, struct kite_ib_dev *kib,
 			       struct ib_qp *qp)
 {
 	const struct ib_gid_attr *gid;
@@ -257,7 +256,7 @@ static void kite_vtest_rc_walk(struct kunit *test, struct kite_dev *kdev,
 			IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
 			IB_ACCESS_REMOTE_READ);
 
-	gid = rdma_get_gid_attr(&kdev->ibdev, KITE_PORT_NUM, 0);
+	gid = rdma_get_gid_attr(&kib->ibdev, KITE_PORT_NUM, 0);
 	if (IS_ERR(gid)) {
 		kunit_info(test, "no GID 0 (%ld): RC walk stops at INIT",
 			   PTR_ERR(gid));
@@ -271,7 +270,7 @@ static void kite_vtest_rc_walk(struct kunit *test, struct kite_dev *kdev,
 	rdma_ah_set_port_num(&attr.ah_attr, KITE_PORT_NUM);
 	rdma_ah_set_grh(&attr.ah_attr, &dgid, 0, sgid_index,
 			KITE_TEST_HOP_LIMIT, 0);
-	ether_addr_copy(attr.ah_attr.roce.dmac, kdev->netdev->dev_addr);
+	ether_addr_copy(attr.ah_attr.roce.dmac, kib->kdev->netdev->dev_addr);
 	attr.path_mtu = IB_MTU_1024;
 	attr.dest_qp_num = qp->qp_num;
 	attr.rq_psn = KITE_TEST_RQ_PSN;
@@ -303,38 +302,38 @@ static void kite_vtest_rc_walk(struct kunit *test, struct kite_dev *kdev,
 	KUNIT_EXPECT_EQ(test, rdma_ah_read_grh(&attr.ah_attr)->hop_limit,
 			KITE_TEST_HOP_LIMIT);
 	KUNIT_EXPECT_TRUE(test, ether_addr_equal(attr.ah_attr.roce.dmac,
-						 kdev->netdev->dev_addr));
+						 kib->kdev->netdev->dev_addr));
 	kunit_info(test, "RC QP %u reached RTS over GID %u", qp->qp_num,
 		   sgid_index);
 }
 
 static void kite_vtest_qp(struct kunit *test, enum ib_qp_type type)
 {
-	struct kite_dev *kdev = kite_vtest_get(test);
+	struct kite_ib_dev *kib = kite_vtest_get(test);
 	struct kite_hw_stats before = {}, during = {}, after = {};
 	struct ib_qp_init_attr init;
 	struct ib_qp *qp;
 	struct ib_pd *pd;
 	struct ib_cq *cq;
 
-	pd = ib_alloc_pd(&kdev->ibdev, 0);
+	pd = ib_alloc_pd(&kib->ibdev, 0);
 	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(pd), "ib_alloc_pd: %ld",
 			       PTR_ERR(pd));
-	cq = kite_vtest_cq(kdev, KITE_TEST_CQE, 0, 0);
+	cq = kite_vtest_cq(kib, KITE_TEST_CQE, 0, 0);
 	KUNIT_EXPECT_FALSE(test, IS_ERR(cq));
 	if (IS_ERR(cq))
 		goto out_pd;
-	KUNIT_EXPECT_EQ(test, kite_vtest_stats(kdev, &before), 0);
+	KUNIT_EXPECT_EQ(test, kite_vtest_stats(kib, &before), 0);
 
 	kite_vtest_qp_init(&init, type, cq);
 	qp = ib_create_qp(pd, &init);
-	if (kite_vtest_limit_err(kdev, type) == -EOPNOTSUPP) {
+	if (kite_vtest_limit_err(kib, type) == -EOPNOTSUPP) {
 		/* A transport the device lacks (cap_flags) is not offered. */
 		KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(qp), -EOPNOTSUPP);
 		if (!IS_ERR(qp))
 			ib_destroy_qp(qp);
 		kunit_info(test, "QP type %d not offered: cap_flags 0x%x", type,
-			   kdev->caps.cap_flags);
+			   kib->kdev->caps.cap_flags);
 		goto out_cq;
 	}
 	KUNIT_EXPECT_FALSE(test, IS_ERR(qp));
@@ -344,24 +343,24 @@ static void kite_vtest_qp(struct kunit *test, enum ib_qp_type type)
 	KUNIT_EXPECT_EQ(test, init.cap.max_send_wr, KITE_TEST_WR);
 	KUNIT_EXPECT_GE(test, init.cap.max_send_sge, KITE_TEST_SGE);
 	KUNIT_EXPECT_GE(test, init.cap.max_inline_data, KITE_TEST_INLINE);
-	KUNIT_EXPECT_EQ(test, kite_vtest_stats(kdev, &during), 0);
+	KUNIT_EXPECT_EQ(test, kite_vtest_stats(kib, &during), 0);
 	KUNIT_EXPECT_EQ(test, during.num_qp, before.num_qp + 1);
 	/* A CQ in use by a QP cannot go. */
 	KUNIT_EXPECT_EQ(test, ib_destroy_cq_user(cq, NULL), -EBUSY);
 
 	if (type == IB_QPT_UD)
-		kite_vtest_ud_walk(test, kdev, qp);
+		kite_vtest_ud_walk(test, kib, qp);
 	else
-		kite_vtest_rc_walk(test, kdev, qp);
+		kite_vtest_rc_walk(test, kib, qp);
 
 	KUNIT_EXPECT_EQ(test, ib_destroy_qp(qp), 0);
-	KUNIT_EXPECT_EQ(test, kite_vtest_stats(kdev, &after), 0);
+	KUNIT_EXPECT_EQ(test, kite_vtest_stats(kib, &after), 0);
 	KUNIT_EXPECT_EQ(test, after.num_qp, before.num_qp);
 out_cq:
 	KUNIT_EXPECT_EQ(test, ib_destroy_cq_user(cq, NULL), 0);
 out_pd:
 	KUNIT_EXPECT_EQ(test, ib_dealloc_pd_user(pd, NULL), 0);
-	kite_dev_put(kdev);
+	kite_ib_dev_put(kib);
 }
 
 static void kite_test_verbs_qp_ud(struct kunit *test)
@@ -377,46 +376,46 @@ static void kite_test_verbs_qp_rc(struct kunit *test)
 /* Over-limit capabilities, unsupported types and flags: -EINVAL/-EOPNOTSUPP. */
 static void kite_test_verbs_qp_limits(struct kunit *test)
 {
-	struct kite_dev *kdev = kite_vtest_get(test);
-	const struct kite_caps *caps = &kdev->caps;
+	struct kite_ib_dev *kib = kite_vtest_get(test);
+	const struct kite_caps *caps = &kib->kdev->caps;
 	struct kite_hw_stats before = {}, after = {};
 	struct ib_qp_init_attr init;
 	struct ib_pd *pd;
 	struct ib_cq *cq;
 
-	pd = ib_alloc_pd(&kdev->ibdev, 0);
+	pd = ib_alloc_pd(&kib->ibdev, 0);
 	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(pd), "ib_alloc_pd: %ld",
 			       PTR_ERR(pd));
-	cq = kite_vtest_cq(kdev, KITE_TEST_CQE, 0, 0);
+	cq = kite_vtest_cq(kib, KITE_TEST_CQE, 0, 0);
 	KUNIT_EXPECT_FALSE(test, IS_ERR(cq));
 	if (IS_ERR(cq))
 		goto out_pd;
-	KUNIT_EXPECT_EQ(test, kite_vtest_stats(kdev, &before), 0);
+	KUNIT_EXPECT_EQ(test, kite_vtest_stats(kib, &before), 0);
 
 	kite_vtest_qp_init(&init, IB_QPT_RC, cq);
 	init.cap.max_send_wr = caps->max_qp_wr + 1;
 	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(ib_create_qp(pd, &init)),
-			kite_vtest_limit_err(kdev, IB_QPT_RC));
+			kite_vtest_limit_err(kib, IB_QPT_RC));
 	kite_vtest_qp_init(&init, IB_QPT_RC, cq);
 	init.cap.max_recv_wr = caps->max_qp_wr + 1;
 	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(ib_create_qp(pd, &init)),
-			kite_vtest_limit_err(kdev, IB_QPT_RC));
+			kite_vtest_limit_err(kib, IB_QPT_RC));
 	kite_vtest_qp_init(&init, IB_QPT_UC, cq);
 	init.cap.max_send_sge = caps->max_sge + 1;
 	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(ib_create_qp(pd, &init)),
-			kite_vtest_limit_err(kdev, IB_QPT_UC));
+			kite_vtest_limit_err(kib, IB_QPT_UC));
 	kite_vtest_qp_init(&init, IB_QPT_UD, cq);
 	init.cap.max_recv_sge = caps->max_sge + 1;
 	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(ib_create_qp(pd, &init)),
-			kite_vtest_limit_err(kdev, IB_QPT_UD));
+			kite_vtest_limit_err(kib, IB_QPT_UD));
 	kite_vtest_qp_init(&init, IB_QPT_RC, cq);
 	init.cap.max_recv_sge = caps->max_sge + 1;
 	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(ib_create_qp(pd, &init)),
-			kite_vtest_limit_err(kdev, IB_QPT_RC));
+			kite_vtest_limit_err(kib, IB_QPT_RC));
 	kite_vtest_qp_init(&init, IB_QPT_RC, cq);
 	init.cap.max_inline_data = caps->max_inline + 1;
 	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(ib_create_qp(pd, &init)),
-			kite_vtest_limit_err(kdev, IB_QPT_RC));
+			kite_vtest_limit_err(kib, IB_QPT_RC));
 	/*
 	 * With UD, ib_mad holds the port's GSI QP (QP1) and the device
 	 * refuses a second one; without UD there is no GSI QP at all.
@@ -431,12 +430,12 @@ static void kite_test_verbs_qp_limits(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(ib_create_qp(pd, &init)),
 			-EOPNOTSUPP);
 
-	KUNIT_EXPECT_EQ(test, kite_vtest_stats(kdev, &after), 0);
+	KUNIT_EXPECT_EQ(test, kite_vtest_stats(kib, &after), 0);
 	KUNIT_EXPECT_EQ(test, after.num_qp, before.num_qp);
 	KUNIT_EXPECT_EQ(test, ib_destroy_cq_user(cq, NULL), 0);
 out_pd:
 	KUNIT_EXPECT_EQ(test, ib_dealloc_pd_user(pd, NULL), 0);
-	kite_dev_put(kdev);
+	kite_ib_dev_put(kib);
 }
 
 /* Ring sizing as kite-abi.h documents it for the provider. */
@@ -457,43 +456,43 @@ static void kite_test_verbs_strides(struct kunit *test)
 /* req_notify_cq writes the CQ doorbell; the device reports the CQ armed. */
 static void kite_test_verbs_cq_notify(struct kunit *test)
 {
-	struct kite_dev *kdev = kite_vtest_get(test);
-	u32 out[KITE_CQ_QUERY_PI + 1];
+	struct kite_ib_dev *kib = kite_vtest_get(test);
+	struct kite_cq_info info;
 	struct ib_cq *cq;
 
-	cq = kite_vtest_cq(kdev, KITE_TEST_CQE, 0, 0);
+	cq = kite_vtest_cq(kib, KITE_TEST_CQE, 0, 0);
 	KUNIT_EXPECT_FALSE(test, IS_ERR(cq));
 	if (IS_ERR(cq))
 		goto out;
 
-	KUNIT_EXPECT_EQ(test, kite_cmd_query_cq(kdev, to_kcq(cq), out), 0);
-	KUNIT_EXPECT_EQ(test, out[KITE_CQ_QUERY_FLAGS] & KITE_CQ_FLAG_ARMED, 0);
-	KUNIT_EXPECT_EQ(test, out[KITE_CQ_QUERY_LOG_DEPTH], 7);
+	KUNIT_EXPECT_EQ(test, kite_test_query_cq(cq, &info), 0);
+	KUNIT_EXPECT_EQ(test, info.flags & KITE_CQ_FLAG_ARMED, 0);
+	KUNIT_EXPECT_EQ(test, info.log_depth, 7);
 
 	KUNIT_EXPECT_EQ(test, ib_req_notify_cq(cq, IB_CQ_SOLICITED), 0);
-	KUNIT_EXPECT_EQ(test, kite_cmd_query_cq(kdev, to_kcq(cq), out), 0);
-	KUNIT_EXPECT_EQ(test, out[KITE_CQ_QUERY_FLAGS] & KITE_CQ_FLAG_ARMED,
+	KUNIT_EXPECT_EQ(test, kite_test_query_cq(cq, &info), 0);
+	KUNIT_EXPECT_EQ(test, info.flags & KITE_CQ_FLAG_ARMED,
 			KITE_CQ_FLAG_ARMED);
 
 	KUNIT_EXPECT_EQ(test, ib_req_notify_cq(cq, IB_CQ_NEXT_COMP |
 					       IB_CQ_REPORT_MISSED_EVENTS), 0);
-	KUNIT_EXPECT_EQ(test, kite_cmd_query_cq(kdev, to_kcq(cq), out), 0);
-	KUNIT_EXPECT_EQ(test, out[KITE_CQ_QUERY_FLAGS] & KITE_CQ_FLAG_ARMED,
+	KUNIT_EXPECT_EQ(test, kite_test_query_cq(cq, &info), 0);
+	KUNIT_EXPECT_EQ(test, info.flags & KITE_CQ_FLAG_ARMED,
 			KITE_CQ_FLAG_ARMED);
 
 	KUNIT_EXPECT_EQ(test, ib_destroy_cq_user(cq, NULL), 0);
 out:
-	kite_dev_put(kdev);
+	kite_ib_dev_put(kib);
 }
 
 /* resize_cq up and down: the device reports the new depth, arm kept. */
 static void kite_test_verbs_cq_resize(struct kunit *test)
 {
-	struct kite_dev *kdev = kite_vtest_get(test);
-	u32 out[KITE_CQ_QUERY_PI + 1];
+	struct kite_ib_dev *kib = kite_vtest_get(test);
+	struct kite_cq_info info;
 	struct ib_cq *cq;
 
-	cq = kite_vtest_cq(kdev, KITE_TEST_CQE, 0, 0);
+	cq = kite_vtest_cq(kib, KITE_TEST_CQE, 0, 0);
 	KUNIT_EXPECT_FALSE(test, IS_ERR(cq));
 	if (IS_ERR(cq))
 		goto out;
@@ -501,25 +500,25 @@ static void kite_test_verbs_cq_resize(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ib_req_notify_cq(cq, IB_CQ_NEXT_COMP), 0);
 	KUNIT_EXPECT_EQ(test, ib_resize_cq(cq, 300), 0);
 	KUNIT_EXPECT_EQ(test, cq->cqe, 512);
-	KUNIT_EXPECT_EQ(test, kite_cmd_query_cq(kdev, to_kcq(cq), out), 0);
-	KUNIT_EXPECT_EQ(test, out[KITE_CQ_QUERY_LOG_DEPTH], 9);
-	KUNIT_EXPECT_EQ(test, out[KITE_CQ_QUERY_FLAGS] & KITE_CQ_FLAG_ARMED,
+	KUNIT_EXPECT_EQ(test, kite_test_query_cq(cq, &info), 0);
+	KUNIT_EXPECT_EQ(test, info.log_depth, 9);
+	KUNIT_EXPECT_EQ(test, info.flags & KITE_CQ_FLAG_ARMED,
 			KITE_CQ_FLAG_ARMED);
 
 	KUNIT_EXPECT_EQ(test, ib_resize_cq(cq, 5), 0);
 	KUNIT_EXPECT_EQ(test, cq->cqe, 8);
-	KUNIT_EXPECT_EQ(test, kite_cmd_query_cq(kdev, to_kcq(cq), out), 0);
-	KUNIT_EXPECT_EQ(test, out[KITE_CQ_QUERY_LOG_DEPTH], 3);
+	KUNIT_EXPECT_EQ(test, kite_test_query_cq(cq, &info), 0);
+	KUNIT_EXPECT_EQ(test, info.log_depth, 3);
 
-	KUNIT_EXPECT_EQ(test, ib_resize_cq(cq, kdev->caps.max_cqe + 1),
+	KUNIT_EXPECT_EQ(test, ib_resize_cq(cq, kib->kdev->caps.max_cqe + 1),
 			-EINVAL);
 	KUNIT_EXPECT_EQ(test, cq->cqe, 8);
-	KUNIT_EXPECT_EQ(test, kite_cmd_query_cq(kdev, to_kcq(cq), out), 0);
-	KUNIT_EXPECT_EQ(test, out[KITE_CQ_QUERY_LOG_DEPTH], 3);
+	KUNIT_EXPECT_EQ(test, kite_test_query_cq(cq, &info), 0);
+	KUNIT_EXPECT_EQ(test, info.log_depth, 3);
 
 	KUNIT_EXPECT_EQ(test, ib_destroy_cq_user(cq, NULL), 0);
 out:
-	kite_dev_put(kdev);
+	kite_ib_dev_put(kib);
 }
 
 static struct kunit_case kite_verbs_cases[] = {

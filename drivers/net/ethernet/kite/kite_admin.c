@@ -12,7 +12,7 @@
 #include <linux/slab.h>
 #include <linux/stringify.h>
 
-#include "kite_admin.h"
+#include "kite.h"
 
 static unsigned int admin_timeout_ms = KITE_ADMIN_DEF_TIMEOUT_MS;
 module_param(admin_timeout_ms, uint, 0644);
@@ -335,6 +335,7 @@ bool kite_admin_is_dead(struct kite_admin *adm)
 {
 	return READ_ONCE(adm->dead);
 }
+EXPORT_SYMBOL_NS_GPL(kite_admin_is_dead, KITE);
 
 static struct kite_admin_ctx *kite_admin_post(struct kite_admin *adm,
 					      struct kite_aq_cmd *cmd,
@@ -392,8 +393,7 @@ static void kite_admin_release(struct kite_admin *adm,
 	up(&adm->avail);
 }
 
-/*
- * The wait for @ctx timed out. Give the queue up only if, under the lock
+/* The wait for @ctx timed out. Give the queue up only if, under the lock
  * the completion path takes, the command is still unanswered: a completion
  * that lands between the timeout and this check wins.
  */
@@ -425,8 +425,7 @@ static void kite_admin_timed_out(struct kite_admin *adm,
 		readl(adm->regs + KITE_REG_FATAL_CODE));
 }
 
-/*
- * Log a failed command. Statuses a caller provokes in normal operation
+/* Log a failed command. Statuses a caller provokes in normal operation
  * (object busy, out of resources, foreign object) are debug messages; the
  * others are errors, rate limited so that a misbehaving device or user
  * cannot flood the log.

@@ -20,8 +20,7 @@
 #define KITE_TEST_THREADS	4
 #define KITE_TEST_PASSES	3	/* ring passes of the stress cases */
 
-/*
- * Each case takes the device (locked against unbind) and releases it in
+/* Each case takes the device (locked against unbind) and releases it in
  * the same thread, so cases use KUNIT_EXPECT only while holding it.
  */
 static struct kite_dev *kite_test_get(struct kunit *test)
@@ -237,8 +236,7 @@ static int kite_test_query_thread(void *data)
 	return 0;
 }
 
-/*
- * KITE_TEST_PASSES passes over the admin rings, first one command at a
+/* KITE_TEST_PASSES passes over the admin rings, first one command at a
  * time, then from several threads at once: the ACQ phase wraps and every
  * completion must reach the command it belongs to.
  */

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Kite admin queue and command layer. This part knows the device's admin
- * queue and command set but nothing about ib_core or the network stack.
+ * Kite admin queue and its typed command layer, provided by the core driver
+ * (kite.ko) to itself and to its auxiliary drivers (kite_ib.ko). Every admin
+ * command of the device has one wrapper here; no other code encodes one.
+ * This part knows the device's command set but nothing about ib_core or the
+ * network stack.
  *
  * Copyright (c) 2026 The Kite authors
  */
-#ifndef KITE_ADMIN_H
-#define KITE_ADMIN_H
+#ifndef _LINUX_KITE_CMD_H
+#define _LINUX_KITE_CMD_H
 
 #include <linux/completion.h>
 #include <linux/device.h>
@@ -17,9 +20,7 @@
 
 #include <kite/kite_hw.h>
 
-#define KITE_ADMIN_DEF_TIMEOUT_MS	2000
 #define KITE_ADMIN_OUTBUF_SIZE		256	/* per command slot */
-#define KITE_AQ_LOG_DEPTH		5	/* wanted; capped by the device */
 
 /**
  * struct kite_admin_ctx - one outstanding admin command
@@ -151,54 +152,63 @@ struct kite_hw_stats {
 	u64 wire_dropped;
 };
 
-/**
- * enum kite_acq_result - what kite_acq_take() found
- * @KITE_ACQ_EMPTY: no new completion (phase bit not yet flipped)
- * @KITE_ACQ_MATCH: a completion for an outstanding command
- * @KITE_ACQ_UNKNOWN: a completion naming no outstanding command (stale,
- *		      duplicate or unknown cmd_id); it was consumed and dropped
- */
-enum kite_acq_result {
-	KITE_ACQ_EMPTY,
-	KITE_ACQ_MATCH,
-	KITE_ACQ_UNKNOWN,
+/* Decoded QUERY_CQ answer (the completion's out[KITE_CQ_QUERY_*]). */
+struct kite_cq_info {
+	u32 log_depth;
+	u32 eqn;
+	u32 flags;
+	u32 pi;
 };
 
-/* kite_admin.c: the queue */
-int kite_admin_init(struct kite_admin *adm, struct device *dev,
-		    void __iomem *regs, u8 aq_log, u8 acq_log);
-void kite_admin_destroy(struct kite_admin *adm);
-void kite_admin_process_cq(struct kite_admin *adm);
-enum kite_acq_result kite_acq_take(struct kite_admin *adm,
-				   struct kite_admin_ctx **ctxp, u16 *cmd_id);
-int kite_admin_exec(struct kite_admin *adm, struct kite_aq_cmd *cmd,
-		    void *out, size_t out_len, struct kite_aq_cqe *cqe);
-void kite_admin_mark_dead(struct kite_admin *adm);
+/**
+ * struct kite_qp_create_params - what CREATE_QP tells the device
+ * @type: enum kite_qp_type
+ * @flags: KITE_QP_FLAG_*
+ * @sq_log_depth: log2 of the SQ depth
+ * @sq_log_stride: log2 of the SQ WQE size
+ * @rq_log_depth: log2 of the RQ depth
+ * @rq_log_stride: log2 of the RQ WQE size
+ * @pdn: protection domain
+ * @send_cqn: CQ of the send queue
+ * @recv_cqn: CQ of the receive queue
+ * @sq: where the device finds the SQ ring
+ * @rq: where the device finds the RQ ring
+ */
+struct kite_qp_create_params {
+	u8 type;
+	u8 flags;
+	u8 sq_log_depth;
+	u8 sq_log_stride;
+	u8 rq_log_depth;
+	u8 rq_log_stride;
+	u32 pdn;
+	u32 send_cqn;
+	u32 recv_cqn;
+	const struct kite_pbl_desc *sq;
+	const struct kite_pbl_desc *rq;
+};
+
+/**
+ * struct kite_mr_params - what REG_MR tells the device
+ * @pdn: protection domain
+ * @access: KITE_ACCESS_*
+ * @iova: I/O virtual address of the first byte
+ * @length: bytes
+ * @pbl: the pages, or NULL for an MR with KITE_MR_DMA_ALL in @key_variant
+ * @key_variant: variant byte of the new key, optionally | KITE_MR_DMA_ALL
+ */
+struct kite_mr_params {
+	u32 pdn;
+	u32 access;
+	u64 iova;
+	u64 length;
+	const struct kite_pbl_desc *pbl;
+	u32 key_variant;
+};
+
 bool kite_admin_is_dead(struct kite_admin *adm);
-unsigned int kite_admin_timeout_ms(void);
-int kite_status_to_errno(u8 status);
-const char *kite_opcode_name(u8 opcode);
-const char *kite_status_name(u8 status);
-struct kite_aq_out_buf *kite_cmd_out_buf(struct kite_aq_cmd *cmd);
 
-/* kite_cmd.c: encoders and decoders (pure) */
-void kite_enc_hdr(struct kite_aq_cmd *cmd, u8 opcode, u32 uctx);
-void kite_enc_query(struct kite_aq_cmd *cmd, u8 opcode, u8 port);
-void kite_enc_set_port(struct kite_aq_cmd *cmd, u32 mask, u32 mtu,
-		       const u8 *mac);
-void kite_enc_create_eq(struct kite_aq_cmd *cmd, dma_addr_t ring,
-			u8 log_depth, u16 vector);
-void kite_enc_destroy(struct kite_aq_cmd *cmd, u8 opcode, u32 uctx,
-		      u32 handle);
-void kite_enc_gid(struct kite_aq_cmd *cmd, u8 opcode, const u8 *gid,
-		  u16 index, u8 type, u8 port);
-void kite_dec_device_attr(const struct kite_device_attr *attr,
-			  struct kite_caps *caps);
-void kite_dec_port_attr(const struct kite_port_attr *attr,
-			struct kite_port_info *info);
-void kite_dec_stats(const struct kite_stats *st, struct kite_hw_stats *out);
-
-/* kite_cmd.c: typed commands */
+/* kite_cmd.c: one typed wrapper per admin command */
 int kite_cmd_query_device(struct kite_admin *adm, struct kite_caps *caps);
 int kite_cmd_query_port(struct kite_admin *adm, u8 port,
 			struct kite_port_info *info);
@@ -210,6 +220,24 @@ int kite_cmd_destroy(struct kite_admin *adm, u8 opcode, u32 uctx,
 		     u32 handle);
 int kite_cmd_alloc_uctx(struct kite_admin *adm, u32 *uctx);
 int kite_cmd_alloc_pd(struct kite_admin *adm, u32 uctx, u32 *pdn);
+int kite_cmd_create_cq(struct kite_admin *adm, u32 uctx,
+		       const struct kite_pbl_desc *ring, u8 log_depth,
+		       u16 eqn, u32 *cqn);
+int kite_cmd_modify_cq(struct kite_admin *adm, u32 uctx, u32 cqn,
+		       const struct kite_pbl_desc *ring, u8 log_depth,
+		       u32 *old_pi);
+int kite_cmd_query_cq(struct kite_admin *adm, u32 uctx, u32 cqn,
+		      struct kite_cq_info *info);
+int kite_cmd_create_qp(struct kite_admin *adm, u32 uctx,
+		       const struct kite_qp_create_params *p, u32 *qpn);
+int kite_cmd_modify_qp(struct kite_admin *adm, u32 uctx, u32 qpn,
+		       const struct kite_qp_attr *attr);
+int kite_cmd_query_qp(struct kite_admin *adm, u32 uctx, u32 qpn,
+		      struct kite_qp_attr *attr);
+int kite_cmd_query_qp_stats(struct kite_admin *adm, u32 uctx, u32 qpn,
+			    struct kite_qp_stats *st);
+int kite_cmd_reg_mr(struct kite_admin *adm, u32 uctx,
+		    const struct kite_mr_params *p, u32 *key);
 int kite_cmd_gid(struct kite_admin *adm, u8 opcode, const u8 *gid, u16 index,
 		 u8 type, u8 port);
 int kite_cmd_query_stats(struct kite_admin *adm, struct kite_hw_stats *st);
@@ -230,4 +258,34 @@ static inline int kite_cmd_dealloc_pd(struct kite_admin *adm, u32 uctx,
 	return kite_cmd_destroy(adm, KITE_CMD_DEALLOC_PD, uctx, pdn);
 }
 
-#endif /* KITE_ADMIN_H */
+static inline int kite_cmd_destroy_cq(struct kite_admin *adm, u32 uctx,
+				      u32 cqn)
+{
+	return kite_cmd_destroy(adm, KITE_CMD_DESTROY_CQ, uctx, cqn);
+}
+
+static inline int kite_cmd_destroy_qp(struct kite_admin *adm, u32 uctx,
+				      u32 qpn)
+{
+	return kite_cmd_destroy(adm, KITE_CMD_DESTROY_QP, uctx, qpn);
+}
+
+static inline int kite_cmd_dereg_mr(struct kite_admin *adm, u32 uctx,
+				    u32 key)
+{
+	return kite_cmd_destroy(adm, KITE_CMD_DEREG_MR, uctx, key);
+}
+
+static inline int kite_cmd_add_gid(struct kite_admin *adm, const u8 *gid,
+				   u16 index, u8 type, u8 port)
+{
+	return kite_cmd_gid(adm, KITE_CMD_ADD_GID, gid, index, type, port);
+}
+
+static inline int kite_cmd_del_gid(struct kite_admin *adm, const u8 *gid,
+				   u16 index, u8 type, u8 port)
+{
+	return kite_cmd_gid(adm, KITE_CMD_DEL_GID, gid, index, type, port);
+}
+
+#endif /* _LINUX_KITE_CMD_H */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit suite kite_admin: admin command encoding and result decoding, and
- * the completion status to errno mapping.
+ * KUnit suite kite_admin: the encoding of every admin command and the
+ * decoding of the results, completion matching on a fake ring, and the
+ * completion status to errno mapping.
  *
  * Copyright (c) 2026 The Kite authors
  */
@@ -9,7 +10,7 @@
 #include <linux/etherdevice.h>
 #include <asm/unaligned.h>
 
-#include "kite_admin.h"
+#include "kite.h"
 
 static const u8 test_mac[ETH_ALEN] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
 
@@ -135,6 +136,195 @@ static void kite_test_enc_gid(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, cmd.raw[18], KITE_GID_ROCE_V2_IPV4);
 		KUNIT_EXPECT_EQ(test, cmd.raw[19], 1);
 	}
+}
+
+/* A page buffer list descriptor as the device reads it at @raw. */
+static void kite_test_pbl(struct kunit *test, const u8 *raw,
+			  const struct kite_pbl_desc *want)
+{
+	KUNIT_EXPECT_EQ(test, get_unaligned_le64(raw), le64_to_cpu(want->addr));
+	KUNIT_EXPECT_EQ(test, get_unaligned_le32(raw + 8),
+			le32_to_cpu(want->npages));
+	KUNIT_EXPECT_EQ(test, raw[12], want->page_shift);
+	KUNIT_EXPECT_EQ(test, raw[13], want->level);
+}
+
+static const struct kite_pbl_desc test_pbl = {
+	.addr = cpu_to_le64(0x0123456789abc000ULL),
+	.npages = cpu_to_le32(3),
+	.page_shift = PAGE_SHIFT,
+	.level = KITE_PBL_LEVEL_1,
+};
+
+static const struct kite_pbl_desc test_pbl2 = {
+	.addr = cpu_to_le64(0x7000),
+	.npages = cpu_to_le32(1),
+	.page_shift = PAGE_SHIFT,
+	.level = KITE_PBL_LEVEL_DIRECT,
+};
+
+static void kite_test_enc_create_cq(struct kunit *test)
+{
+	struct kite_aq_cmd cmd;
+
+	memset(&cmd, 0xa5, sizeof(cmd));
+	kite_enc_create_cq(&cmd, 9, &test_pbl, 10, 3);
+	kite_test_hdr(test, &cmd, KITE_CMD_CREATE_CQ, 9);
+	kite_test_pbl(test, cmd.raw, &test_pbl);
+	KUNIT_EXPECT_EQ(test, cmd.raw[16], 10);		/* log_depth */
+	KUNIT_EXPECT_EQ(test, get_unaligned_le16(cmd.raw + 18), 3); /* eqn */
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(cmd.raw + 20, 0,
+					    sizeof(cmd.raw) - 20));
+	KUNIT_EXPECT_PTR_EQ(test, kite_cmd_out_buf(&cmd), NULL);
+}
+
+static void kite_test_enc_modify_cq(struct kunit *test)
+{
+	struct kite_aq_cmd cmd;
+
+	memset(&cmd, 0xa5, sizeof(cmd));
+	kite_enc_modify_cq(&cmd, 0, 0x00fedcba, &test_pbl2, 9);
+	kite_test_hdr(test, &cmd, KITE_CMD_MODIFY_CQ, 0);
+	KUNIT_EXPECT_EQ(test, get_unaligned_le32(cmd.raw), 0x00fedcba);
+	KUNIT_EXPECT_EQ(test, get_unaligned_le32(cmd.raw + 4), 0);
+	kite_test_pbl(test, cmd.raw + 8, &test_pbl2);
+	KUNIT_EXPECT_EQ(test, cmd.raw[24], 9);		/* log_depth */
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(cmd.raw + 25, 0,
+					    sizeof(cmd.raw) - 25));
+}
+
+static void kite_test_enc_query_obj(struct kunit *test)
+{
+	static const u8 ops[] = { KITE_CMD_QUERY_CQ, KITE_CMD_QUERY_QP,
+				  KITE_CMD_QUERY_QP_STATS };
+	struct kite_aq_cmd cmd;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(ops); i++) {
+		memset(&cmd, 0xa5, sizeof(cmd));
+		kite_enc_query_obj(&cmd, ops[i], 4, 0x123456);
+		kite_test_hdr(test, &cmd, ops[i], 4);
+		KUNIT_EXPECT_EQ(test, get_unaligned_le32(cmd.raw), 0x123456);
+		/* the result descriptor at 8 is kite_admin_exec()'s */
+		KUNIT_EXPECT_PTR_EQ(test, kite_cmd_out_buf(&cmd),
+				    &cmd.query_obj.out);
+		KUNIT_EXPECT_PTR_EQ(test, (u8 *)kite_cmd_out_buf(&cmd),
+				    cmd.raw + 8);
+		KUNIT_EXPECT_TRUE(test, !memchr_inv(cmd.raw + 4, 0,
+						    sizeof(cmd.raw) - 4));
+	}
+}
+
+static void kite_test_enc_create_qp(struct kunit *test)
+{
+	const struct kite_qp_create_params p = {
+		.type = KITE_QPT_UD,
+		.flags = KITE_QP_FLAG_SIG_ALL,
+		.sq_log_depth = 7,
+		.sq_log_stride = 8,
+		.rq_log_depth = 6,
+		.rq_log_stride = 5,
+		.pdn = 0x11,
+		.send_cqn = 0x22,
+		.recv_cqn = 0x33,
+		.sq = &test_pbl,
+		.rq = &test_pbl2,
+	};
+	struct kite_aq_cmd cmd;
+
+	memset(&cmd, 0xa5, sizeof(cmd));
+	kite_enc_create_qp(&cmd, 2, &p);
+	kite_test_hdr(test, &cmd, KITE_CMD_CREATE_QP, 2);
+	KUNIT_EXPECT_EQ(test, cmd.raw[0], KITE_QPT_UD);
+	KUNIT_EXPECT_EQ(test, cmd.raw[1], KITE_QP_FLAG_SIG_ALL);
+	KUNIT_EXPECT_EQ(test, cmd.raw[2], 7);
+	KUNIT_EXPECT_EQ(test, cmd.raw[3], 8);
+	KUNIT_EXPECT_EQ(test, cmd.raw[4], 6);
+	KUNIT_EXPECT_EQ(test, cmd.raw[5], 5);
+	KUNIT_EXPECT_EQ(test, get_unaligned_le16(cmd.raw + 6), 0);
+	KUNIT_EXPECT_EQ(test, get_unaligned_le32(cmd.raw + 8), 0x11);
+	KUNIT_EXPECT_EQ(test, get_unaligned_le32(cmd.raw + 12), 0x22);
+	KUNIT_EXPECT_EQ(test, get_unaligned_le32(cmd.raw + 16), 0x33);
+	KUNIT_EXPECT_EQ(test, get_unaligned_le32(cmd.raw + 20), 0);
+	kite_test_pbl(test, cmd.raw + 24, &test_pbl);
+	kite_test_pbl(test, cmd.raw + 40, &test_pbl2);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(cmd.raw + 56, 0,
+					    sizeof(cmd.raw) - 56));
+}
+
+static void kite_test_enc_modify_qp(struct kunit *test)
+{
+	struct kite_qp_attr attr = {
+		.attr_mask = cpu_to_le32(KITE_QP_ATTR_STATE |
+					 KITE_QP_ATTR_AV |
+					 KITE_QP_ATTR_DEST_QPN),
+		.state = KITE_QPS_RTR,
+		.cur_state = KITE_QPS_INIT,
+		.dest_qpn = cpu_to_le32(0xabcdef),
+		.av = {
+			.dmac = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 },
+			.hop_limit = 64,
+		},
+	};
+	struct kite_aq_cmd cmd;
+
+	memset(&cmd, 0xa5, sizeof(cmd));
+	kite_enc_modify_qp(&cmd, 5, 0x000042, &attr);
+	kite_test_hdr(test, &cmd, KITE_CMD_MODIFY_QP, 5);
+	KUNIT_EXPECT_EQ(test, get_unaligned_le32(cmd.raw), 0x42);
+	KUNIT_EXPECT_EQ(test, get_unaligned_le32(cmd.raw + 4), 0);
+	/* struct kite_qp_attr from 8 on, as the caller encoded it */
+	KUNIT_EXPECT_EQ(test, memcmp(cmd.raw + 8, &attr, sizeof(attr)), 0);
+	KUNIT_EXPECT_EQ(test, get_unaligned_le32(cmd.raw + 8),
+			KITE_QP_ATTR_STATE | KITE_QP_ATTR_AV |
+			KITE_QP_ATTR_DEST_QPN);
+	KUNIT_EXPECT_EQ(test, cmd.raw[12], KITE_QPS_RTR);
+	KUNIT_EXPECT_EQ(test, cmd.raw[13], KITE_QPS_INIT);
+	KUNIT_EXPECT_EQ(test, get_unaligned_le32(cmd.raw + 40), 0xabcdef);
+	KUNIT_EXPECT_EQ(test, memcmp(cmd.raw + 64, attr.av.dmac, ETH_ALEN), 0);
+	KUNIT_EXPECT_EQ(test, cmd.raw[72], 64);		/* av.hop_limit */
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(cmd.raw + 8 + sizeof(attr), 0,
+					    sizeof(cmd.raw) - 8 -
+					    sizeof(attr)));
+}
+
+static void kite_test_enc_reg_mr(struct kunit *test)
+{
+	struct kite_mr_params p = {
+		.pdn = 6,
+		.access = KITE_ACCESS_LOCAL_WRITE | KITE_ACCESS_REMOTE_READ,
+		.iova = 0x00007f0000001000ULL,
+		.length = 0x200000,
+		.pbl = &test_pbl,
+		.key_variant = 0xab,
+	};
+	struct kite_aq_cmd cmd;
+
+	memset(&cmd, 0xa5, sizeof(cmd));
+	kite_enc_reg_mr(&cmd, 8, &p);
+	kite_test_hdr(test, &cmd, KITE_CMD_REG_MR, 8);
+	KUNIT_EXPECT_EQ(test, get_unaligned_le32(cmd.raw), 6);
+	KUNIT_EXPECT_EQ(test, get_unaligned_le32(cmd.raw + 4),
+			KITE_ACCESS_LOCAL_WRITE | KITE_ACCESS_REMOTE_READ);
+	KUNIT_EXPECT_EQ(test, get_unaligned_le64(cmd.raw + 8),
+			0x00007f0000001000ULL);
+	KUNIT_EXPECT_EQ(test, get_unaligned_le64(cmd.raw + 16), 0x200000);
+	kite_test_pbl(test, cmd.raw + 24, &test_pbl);
+	KUNIT_EXPECT_EQ(test, get_unaligned_le32(cmd.raw + 40), 0xab);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(cmd.raw + 44, 0,
+					    sizeof(cmd.raw) - 44));
+	KUNIT_EXPECT_PTR_EQ(test, kite_cmd_out_buf(&cmd), NULL);
+
+	/* The kernel's DMA MR: no pages, the DMA_ALL flag in the variant. */
+	p.pbl = NULL;
+	p.iova = 0;
+	p.length = 0;
+	p.key_variant = 0x01 | KITE_MR_DMA_ALL;
+	kite_enc_reg_mr(&cmd, 0, &p);
+	kite_test_hdr(test, &cmd, KITE_CMD_REG_MR, 0);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(cmd.raw + 8, 0, 32));
+	KUNIT_EXPECT_EQ(test, get_unaligned_le32(cmd.raw + 40),
+			0x01 | KITE_MR_DMA_ALL);
 }
 
 static void kite_test_out_buf(struct kunit *test)
@@ -285,6 +475,25 @@ static void kite_test_dec_stats(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, s.wire_dropped, 0x30000001dULL);
 }
 
+static void kite_test_dec_cq_info(struct kunit *test)
+{
+	struct kite_aq_cqe cqe = {};
+	struct kite_cq_info info;
+	u8 *raw = (u8 *)&cqe;
+
+	/* out[] starts at byte 8 of the completion */
+	put_unaligned_le32(9, raw + 8 + 4 * KITE_CQ_QUERY_LOG_DEPTH);
+	put_unaligned_le32(2, raw + 8 + 4 * KITE_CQ_QUERY_EQN);
+	put_unaligned_le32(KITE_CQ_FLAG_ARMED,
+			   raw + 8 + 4 * KITE_CQ_QUERY_FLAGS);
+	put_unaligned_le32(0xfffffffe, raw + 8 + 4 * KITE_CQ_QUERY_PI);
+	kite_dec_cq_info(&cqe, &info);
+	KUNIT_EXPECT_EQ(test, info.log_depth, 9);
+	KUNIT_EXPECT_EQ(test, info.eqn, 2);
+	KUNIT_EXPECT_EQ(test, info.flags, KITE_CQ_FLAG_ARMED);
+	KUNIT_EXPECT_EQ(test, info.pi, 0xfffffffe);
+}
+
 #define KITE_TEST_AQ_LOG	2	/* 4 contexts, 4 completions */
 
 /* A fake admin queue: contexts and a zeroed ACQ, no device. */
@@ -371,8 +580,7 @@ static void kite_test_acq_take(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, got, (9 << KITE_TEST_AQ_LOG) | 3);
 	KUNIT_EXPECT_EQ(test, adm->acq_ci, 4);
 
-	/*
-	 * Phase wrap: slot 0 still holds the first pass's entry (phase 1);
+	/* Phase wrap: slot 0 still holds the first pass's entry (phase 1);
 	 * the second pass expects phase 0, so nothing is new yet.
 	 */
 	KUNIT_EXPECT_EQ(test, kite_acq_take(adm, &ctx, &got), KITE_ACQ_EMPTY);
@@ -451,10 +659,17 @@ static struct kunit_case kite_admin_cases[] = {
 	KUNIT_CASE(kite_test_enc_destroy),
 	KUNIT_CASE(kite_test_enc_alloc),
 	KUNIT_CASE(kite_test_enc_gid),
+	KUNIT_CASE(kite_test_enc_create_cq),
+	KUNIT_CASE(kite_test_enc_modify_cq),
+	KUNIT_CASE(kite_test_enc_query_obj),
+	KUNIT_CASE(kite_test_enc_create_qp),
+	KUNIT_CASE(kite_test_enc_modify_qp),
+	KUNIT_CASE(kite_test_enc_reg_mr),
 	KUNIT_CASE(kite_test_out_buf),
 	KUNIT_CASE(kite_test_dec_device_attr),
 	KUNIT_CASE(kite_test_dec_port_attr),
 	KUNIT_CASE(kite_test_dec_stats),
+	KUNIT_CASE(kite_test_dec_cq_info),
 	KUNIT_CASE(kite_test_acq_take),
 	KUNIT_CASE(kite_test_status_errno),
 	KUNIT_CASE(kite_test_opcode_name),

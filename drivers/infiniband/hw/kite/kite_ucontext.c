@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Kite verbs: user contexts with their doorbell page, and protection
- * domains.
+ * Kite user contexts: allocation with the context's doorbell page, its
+ * mmap, and the helpers every verb uses to read and answer user data.
  *
  * Copyright (c) 2026 The Kite authors
  */
@@ -9,12 +9,11 @@
 #include <rdma/uverbs_ioctl.h>
 #include <rdma/kite-abi.h>
 
-#include "kite.h"
+#include "kite_ib.h"
 #include "kite_verbs.h"
 
 /* The udata layouts are ABI with the provider: their sizes never change. */
 static_assert(sizeof(struct kite_alloc_ucontext_resp) == 64);
-static_assert(sizeof(struct kite_alloc_pd_resp) == 8);
 
 /* Unknown request data must be zero: it may mean something later. */
 bool kite_udata_in_ok(struct ib_udata *udata)
@@ -54,7 +53,7 @@ u32 kite_udata_uctx(struct ib_udata *udata)
 }
 
 /* A user caller must take the whole response: it carries what it needs. */
-static int kite_copy_resp(struct ib_udata *udata, void *resp, size_t len)
+int kite_copy_resp(struct ib_udata *udata, void *resp, size_t len)
 {
 	if (!udata)
 		return 0;
@@ -76,7 +75,8 @@ static int kite_copy_resp(struct ib_udata *udata, void *resp, size_t len)
  */
 int kite_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 {
-	struct kite_dev *kdev = to_kdev(ibuc->device);
+	struct kite_ib_dev *kib = to_kib(ibuc->device);
+	const struct kite_caps *caps = &kib->kdev->caps;
 	struct kite_ucontext *uc = to_kucontext(ibuc);
 	struct kite_alloc_ucontext_resp resp = {};
 	struct kite_user_mmap_entry *entry;
@@ -87,11 +87,11 @@ int kite_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 	if (!kite_udata_in_ok(udata))
 		return -EINVAL;
 
-	err = kite_cmd_alloc_uctx(&kdev->admin, &uc->uctx);
+	err = kite_cmd_alloc_uctx(&kib->kdev->admin, &uc->uctx);
 	if (err)
 		return err;
 	if (!uc->uctx || uc->uctx > KITE_MAX_UCTX) {
-		dev_err(&kdev->pdev->dev, "ALLOC_UCTX returned context %u\n",
+		dev_err(kite_ib_dmadev(kib), "ALLOC_UCTX returned context %u\n",
 			uc->uctx);
 		err = -EPROTO;
 		goto err_dealloc;
@@ -102,7 +102,7 @@ int kite_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 		err = -ENOMEM;
 		goto err_dealloc;
 	}
-	entry->address = pci_resource_start(kdev->pdev, KITE_BAR_DB) +
+	entry->address = pci_resource_start(kib->kdev->pdev, KITE_BAR_DB) +
 			 (phys_addr_t)uc->uctx * KITE_DB_PAGE_SIZE;
 	err = rdma_user_mmap_entry_insert(ibuc, &entry->rdma_entry,
 					  KITE_DB_PAGE_SIZE);
@@ -115,15 +115,15 @@ int kite_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 	resp.uctx = uc->uctx;
 	resp.db_mmap_offset = rdma_user_mmap_get_offset(uc->db_entry);
 	resp.db_size = KITE_DB_PAGE_SIZE;
-	resp.dev_abi_version = kdev->caps.abi_version;
-	resp.max_qp = kdev->caps.max_qp;
-	resp.max_cq = kdev->caps.max_cq;
-	resp.max_cqe = kdev->caps.max_cqe;
-	resp.max_qp_wr = kdev->caps.max_qp_wr;
-	resp.max_sge = kdev->caps.max_sge;
-	resp.max_inline = kdev->caps.max_inline;
-	resp.max_rd_atom = kdev->caps.max_rd_atom;
-	resp.cap_flags = kdev->caps.cap_flags;
+	resp.dev_abi_version = caps->abi_version;
+	resp.max_qp = caps->max_qp;
+	resp.max_cq = caps->max_cq;
+	resp.max_cqe = caps->max_cqe;
+	resp.max_qp_wr = caps->max_qp_wr;
+	resp.max_sge = caps->max_sge;
+	resp.max_inline = caps->max_inline;
+	resp.max_rd_atom = caps->max_rd_atom;
+	resp.cap_flags = caps->cap_flags;
 	err = kite_copy_resp(udata, &resp, sizeof(resp));
 	if (err)
 		goto err_remove;
@@ -133,18 +133,18 @@ err_remove:
 	/* kite_mmap_free() frees the entry. */
 	rdma_user_mmap_entry_remove(uc->db_entry);
 err_dealloc:
-	kite_cmd_dealloc_uctx(&kdev->admin, uc->uctx);
+	kite_cmd_dealloc_uctx(&kib->kdev->admin, uc->uctx);
 	return err;
 }
 
 void kite_dealloc_ucontext(struct ib_ucontext *ibuc)
 {
-	struct kite_dev *kdev = to_kdev(ibuc->device);
+	struct kite_ib_dev *kib = to_kib(ibuc->device);
 	struct kite_ucontext *uc = to_kucontext(ibuc);
 
 	rdma_user_mmap_entry_remove(uc->db_entry);
 	/* A failure is logged by the admin layer; nothing else to undo. */
-	kite_cmd_dealloc_uctx(&kdev->admin, uc->uctx);
+	kite_cmd_dealloc_uctx(&kib->kdev->admin, uc->uctx);
 }
 
 /**
@@ -184,38 +184,4 @@ int kite_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 void kite_mmap_free(struct rdma_user_mmap_entry *entry)
 {
 	kfree(to_kentry(entry));
-}
-
-int kite_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
-{
-	struct kite_dev *kdev = to_kdev(ibpd->device);
-	struct kite_ucontext *uc =
-		rdma_udata_to_drv_context(udata, struct kite_ucontext, ibuc);
-	struct kite_pd *pd = to_kpd(ibpd);
-	struct kite_alloc_pd_resp resp = {};
-	int err;
-
-	if (!kite_udata_in_ok(udata))
-		return -EINVAL;
-	pd->uctx = uc ? uc->uctx : 0;
-	err = kite_cmd_alloc_pd(&kdev->admin, pd->uctx, &pd->pdn);
-	if (err)
-		return err;
-	resp.pdn = pd->pdn;
-	err = kite_copy_resp(udata, &resp, sizeof(resp));
-	if (err) {
-		kite_cmd_dealloc_pd(&kdev->admin, pd->uctx, pd->pdn);
-		return err;
-	}
-	return 0;
-}
-
-int kite_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
-{
-	struct kite_dev *kdev = to_kdev(ibpd->device);
-	struct kite_pd *pd = to_kpd(ibpd);
-
-	/* ib_core cannot undo a failed destroy: log it (admin layer) only. */
-	kite_cmd_dealloc_pd(&kdev->admin, pd->uctx, pd->pdn);
-	return 0;
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Kite Ethernet port: the net_device, its TX/RX rings, NAPI and ethtool.
+ * Kite Ethernet port: the net_device, its TX/RX rings and NAPI.
  *
  * Copyright (c) 2026 The Kite authors
  */
@@ -12,76 +12,7 @@
 #include <asm/unaligned.h>
 
 #include "kite.h"
-
-#define KITE_ETH_LOG_DEPTH	8	/* wanted; capped by the device */
-
-struct kite_eth_buf {
-	struct sk_buff *skb;
-	dma_addr_t dma;
-	u32 len;
-};
-
-/**
- * struct kite_eth_ring - one Ethernet descriptor ring
- * @desc: descriptors, 2^@log_depth of them
- * @dma: DMA address of @desc
- * @bufs: the buffer behind each descriptor
- * @pi: free-running producer index (driver)
- * @ci: free-running consumer index (driver)
- * @log_depth: log2 of the number of descriptors
- */
-struct kite_eth_ring {
-	struct kite_eth_desc *desc;
-	dma_addr_t dma;
-	struct kite_eth_buf *bufs;
-	u32 pi;
-	u32 ci;
-	u8 log_depth;
-};
-
-struct kite_eth_stats {
-	u64 tx_packets;
-	u64 tx_bytes;
-	u64 tx_errors;
-	u64 rx_packets;
-	u64 rx_bytes;
-	u64 rx_errors;
-	u64 rx_alloc_errors;
-};
-
-/**
- * struct kite_eth - net_device private data
- * @kdev: device
- * @netdev: the net_device
- * @napi: one NAPI context for TX completion and RX
- * @tx: transmit ring
- * @rx: receive ring
- * @rx_buf_len: size of each receive buffer
- * @log_depth: ring size used at the next open
- * @stats: counters updated by NAPI, under @syncp
- * @syncp: protects @stats
- * @tx_dropped: frames dropped in ndo_start_xmit
- * @ctrl_lock: serialises writes of KITE_REG_ETH_CTRL
- * @ring_en: ring enable bits last written to KITE_REG_ETH_CTRL
- * @up: rings and interrupt are set up (kite_eth_open() succeeded)
- * @irq_name: interrupt name
- */
-struct kite_eth {
-	struct kite_dev *kdev;
-	struct net_device *netdev;
-	struct napi_struct napi;
-	struct kite_eth_ring tx;
-	struct kite_eth_ring rx;
-	u32 rx_buf_len;
-	u8 log_depth;
-	struct kite_eth_stats stats;
-	struct u64_stats_sync syncp;
-	atomic64_t tx_dropped;
-	spinlock_t ctrl_lock; /* see above */
-	u32 ring_en;
-	bool up;
-	char irq_name[32];
-};
+#include "kite_eth.h"
 
 /**
  * kite_eth_rx_buf_len() - receive buffer size for an MTU
@@ -117,8 +48,7 @@ static irqreturn_t kite_eth_irq(int irq, void *data)
 	return IRQ_HANDLED;
 }
 
-/*
- * Earlier frames of this batch (xmit_more) may be waiting for the doorbell:
+/* Earlier frames of this batch (xmit_more) may be waiting for the doorbell:
  * a frame that ends the batch rings it even when it is itself dropped.
  */
 static void kite_eth_tx_kick(struct kite_eth *eth)
@@ -267,8 +197,7 @@ static int kite_eth_rx_post(struct kite_eth *eth, u32 slot)
 	return 0;
 }
 
-/*
- * Post buffers in every free RX slot. Return: false when the ring is left
+/* Post buffers in every free RX slot. Return: false when the ring is left
  * with no buffer at all (allocations failed): the device can then receive
  * nothing and raises no interrupt, so the caller must retry by itself.
  */
@@ -352,8 +281,7 @@ static int kite_eth_poll(struct napi_struct *napi, int budget)
 
 	kite_eth_tx_clean(eth, budget);
 	done = kite_eth_rx_poll(eth, budget);
-	/*
-	 * done == budget also when the RX ring has no buffer (allocation
+	/* done == budget also when the RX ring has no buffer (allocation
 	 * failure): NAPI polls again and retries the refill.
 	 * Arming fires at once if a completion came in meanwhile.
 	 */
@@ -408,8 +336,7 @@ static void kite_eth_ring_free(struct kite_eth *eth, struct kite_eth_ring *ring,
 	ring->bufs = NULL;
 }
 
-/*
- * Write ETH_CTRL: the ring enables (@ring_en, or the current ones when
+/* Write ETH_CTRL: the ring enables (@ring_en, or the current ones when
  * @keep_rings) plus the receive filter mode. Returns what the device took.
  */
 static u32 kite_eth_write_ctrl(struct kite_eth *eth, u32 ring_en,
@@ -475,8 +402,7 @@ static int kite_eth_open(struct net_device *nd)
 	if (err)
 		goto err_free_irq;
 
-	/*
-	 * The device may still have the interrupt armed from before the rings
+	/* The device may still have the interrupt armed from before the rings
 	 * were disabled, so it can fire as soon as buffers are posted: post
 	 * them before NAPI is enabled (the handler's napi_schedule() does
 	 * nothing until then), then run one poll, which arms the interrupt
@@ -582,7 +508,12 @@ static void kite_eth_set_rx_mode(struct net_device *nd)
 	kite_eth_write_ctrl(eth, 0, true);
 }
 
-static void kite_eth_read_stats(struct kite_eth *eth, struct kite_eth_stats *s)
+/**
+ * kite_eth_read_stats() - a consistent copy of the driver's counters
+ * @eth: port
+ * @s: the copy
+ */
+void kite_eth_read_stats(struct kite_eth *eth, struct kite_eth_stats *s)
 {
 	unsigned int start;
 
@@ -617,140 +548,6 @@ static const struct net_device_ops kite_netdev_ops = {
 	.ndo_set_rx_mode = kite_eth_set_rx_mode,
 	.ndo_get_stats64 = kite_eth_get_stats64,
 	.ndo_validate_addr = eth_validate_addr,
-};
-
-/* ethtool */
-
-struct kite_stat_desc {
-	char name[ETH_GSTRING_LEN];
-	size_t offset;
-};
-
-#define KITE_DRV_STAT(f) { #f, offsetof(struct kite_eth_stats, f) }
-#define KITE_HW_STAT(f) { "dev_" #f, offsetof(struct kite_hw_stats, f) }
-
-static const struct kite_stat_desc kite_drv_stats[] = {
-	KITE_DRV_STAT(tx_packets),
-	KITE_DRV_STAT(tx_bytes),
-	KITE_DRV_STAT(tx_errors),
-	KITE_DRV_STAT(rx_packets),
-	KITE_DRV_STAT(rx_bytes),
-	KITE_DRV_STAT(rx_errors),
-	KITE_DRV_STAT(rx_alloc_errors),
-};
-
-static const struct kite_stat_desc kite_hw_stats_desc[] = {
-	KITE_HW_STAT(eth_tx_packets),
-	KITE_HW_STAT(eth_tx_bytes),
-	KITE_HW_STAT(eth_rx_packets),
-	KITE_HW_STAT(eth_rx_bytes),
-	KITE_HW_STAT(eth_rx_dropped),
-	KITE_HW_STAT(eth_tx_errors),
-	KITE_HW_STAT(roce_tx_packets),
-	KITE_HW_STAT(roce_rx_packets),
-	KITE_HW_STAT(roce_retransmits),
-	KITE_HW_STAT(roce_icrc_errors),
-	KITE_HW_STAT(eq_events_dropped),
-	KITE_HW_STAT(db_rejected),
-	KITE_HW_STAT(num_uctx),
-	KITE_HW_STAT(num_pd),
-	KITE_HW_STAT(num_cq),
-	KITE_HW_STAT(num_qp),
-	KITE_HW_STAT(num_mr),
-	KITE_HW_STAT(num_eq),
-	KITE_HW_STAT(num_gid),
-};
-
-#define KITE_NUM_STATS (ARRAY_SIZE(kite_drv_stats) + \
-			ARRAY_SIZE(kite_hw_stats_desc) + 1)
-
-static void kite_eth_get_drvinfo(struct net_device *nd,
-				 struct ethtool_drvinfo *info)
-{
-	struct kite_eth *eth = netdev_priv(nd);
-
-	strscpy(info->driver, KITE_DRV_NAME, sizeof(info->driver));
-	strscpy(info->bus_info, pci_name(eth->kdev->pdev),
-		sizeof(info->bus_info));
-	kite_fw_version_str(eth->kdev, info->fw_version,
-			    sizeof(info->fw_version));
-}
-
-static void kite_eth_get_ringparam(struct net_device *nd,
-				   struct ethtool_ringparam *ring,
-				   struct kernel_ethtool_ringparam *kring,
-				   struct netlink_ext_ack *extack)
-{
-	struct kite_eth *eth = netdev_priv(nd);
-	u32 max = 1U << eth->kdev->max_eth_log;
-
-	ring->rx_max_pending = max;
-	ring->tx_max_pending = max;
-	ring->rx_pending = 1U << eth->log_depth;
-	ring->tx_pending = 1U << eth->log_depth;
-}
-
-static int kite_eth_get_link_ksettings(struct net_device *nd,
-				       struct ethtool_link_ksettings *ks)
-{
-	ethtool_link_ksettings_zero_link_mode(ks, supported);
-	ethtool_link_ksettings_zero_link_mode(ks, advertising);
-	ks->base.port = PORT_OTHER;
-	ks->base.autoneg = AUTONEG_DISABLE;
-	if (netif_carrier_ok(nd)) {
-		ks->base.speed = KITE_PORT_RATE_MBPS;
-		ks->base.duplex = DUPLEX_FULL;
-	} else {
-		ks->base.speed = SPEED_UNKNOWN;
-		ks->base.duplex = DUPLEX_UNKNOWN;
-	}
-	return 0;
-}
-
-static int kite_eth_get_sset_count(struct net_device *nd, int sset)
-{
-	return sset == ETH_SS_STATS ? KITE_NUM_STATS : -EOPNOTSUPP;
-}
-
-static void kite_eth_get_strings(struct net_device *nd, u32 sset, u8 *data)
-{
-	size_t i;
-
-	if (sset != ETH_SS_STATS)
-		return;
-	for (i = 0; i < ARRAY_SIZE(kite_drv_stats); i++)
-		ethtool_sprintf(&data, "%s", kite_drv_stats[i].name);
-	ethtool_sprintf(&data, "tx_dropped");
-	for (i = 0; i < ARRAY_SIZE(kite_hw_stats_desc); i++)
-		ethtool_sprintf(&data, "%s", kite_hw_stats_desc[i].name);
-}
-
-static void kite_eth_get_ethtool_stats(struct net_device *nd,
-				       struct ethtool_stats *stats, u64 *data)
-{
-	struct kite_eth *eth = netdev_priv(nd);
-	struct kite_hw_stats hw = {};
-	struct kite_eth_stats s;
-	size_t i;
-
-	kite_eth_read_stats(eth, &s);
-	for (i = 0; i < ARRAY_SIZE(kite_drv_stats); i++)
-		*data++ = *(u64 *)((u8 *)&s + kite_drv_stats[i].offset);
-	*data++ = atomic64_read(&eth->tx_dropped);
-	/* Device counters read as zero when the device cannot answer. */
-	kite_cmd_query_stats(&eth->kdev->admin, &hw);
-	for (i = 0; i < ARRAY_SIZE(kite_hw_stats_desc); i++)
-		*data++ = *(u64 *)((u8 *)&hw + kite_hw_stats_desc[i].offset);
-}
-
-static const struct ethtool_ops kite_ethtool_ops = {
-	.get_drvinfo = kite_eth_get_drvinfo,
-	.get_link = ethtool_op_get_link,
-	.get_ringparam = kite_eth_get_ringparam,
-	.get_link_ksettings = kite_eth_get_link_ksettings,
-	.get_sset_count = kite_eth_get_sset_count,
-	.get_strings = kite_eth_get_strings,
-	.get_ethtool_stats = kite_eth_get_ethtool_stats,
 };
 
 /**

@@ -1,19 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Kite RoCEv2 NIC driver: PCI probe/remove, device reset and enable, MSI-X,
- * the admin interrupt and async event handling.
+ * Kite RoCEv2 NIC core driver: PCI probe/remove/shutdown, device reset and
+ * enable, BARs, MSI-X and the admin interrupt. It brings up the admin
+ * queue, the EQs and the net_device, then adds the RDMA auxiliary device.
  *
  * Copyright (c) 2026 The Kite authors
  */
 #include <linux/ethtool.h>
 #include <linux/iopoll.h>
 #include <linux/module.h>
+#include <linux/slab.h>
 
 #include "kite.h"
-#include "kite_verbs.h"
 
 MODULE_AUTHOR("The Kite authors");
-MODULE_DESCRIPTION("Kite RoCEv2 NIC driver");
+MODULE_DESCRIPTION("Kite RoCEv2 NIC core and Ethernet driver");
 MODULE_LICENSE("GPL");
 
 static const struct pci_device_id kite_pci_tbl[] = {
@@ -21,81 +22,6 @@ static const struct pci_device_id kite_pci_tbl[] = {
 	{ }
 };
 MODULE_DEVICE_TABLE(pci, kite_pci_tbl);
-
-static void kite_port_change(struct kite_dev *kdev, bool up)
-{
-	unsigned long flags;
-
-	dev_info(&kdev->pdev->dev, "link %s\n", up ? "up" : "down");
-	spin_lock_irqsave(&kdev->event_lock, flags);
-	if (kdev->netdev)
-		kite_eth_link_change(kdev, up);
-	if (kdev->ib_active)
-		kite_ib_port_event(kdev, up ? IB_EVENT_PORT_ACTIVE :
-					      IB_EVENT_PORT_ERR);
-	spin_unlock_irqrestore(&kdev->event_lock, flags);
-}
-
-static void kite_dev_fatal(struct kite_dev *kdev, u32 code)
-{
-	unsigned long flags;
-
-	dev_err(&kdev->pdev->dev,
-		"device reported a fatal error (code %u); device marked dead\n",
-		code);
-	kite_admin_mark_dead(&kdev->admin);
-	spin_lock_irqsave(&kdev->event_lock, flags);
-	if (kdev->netdev)
-		kite_eth_link_change(kdev, false);
-	if (kdev->ib_active)
-		kite_ib_port_event(kdev, IB_EVENT_DEVICE_FATAL);
-	spin_unlock_irqrestore(&kdev->event_lock, flags);
-	/* Kernel consumers poll and get their WQEs back as flushed. */
-	kite_cqs_fatal(kdev);
-}
-
-/**
- * kite_async_event() - act on one async event
- * @kdev: device
- * @eqe: entry of the async EQ
- *
- * Runs in the admin interrupt handler.
- */
-void kite_async_event(struct kite_dev *kdev, const struct kite_eqe *eqe)
-{
-	u32 data = le32_to_cpu(eqe->data);
-
-	switch (eqe->type) {
-	case KITE_EVT_PORT_ACTIVE:
-	case KITE_EVT_PORT_ERR:
-		if (data != KITE_PORT_NUM) {
-			dev_warn_ratelimited(&kdev->pdev->dev,
-					     "port event for unknown port %u\n",
-					     data);
-			break;
-		}
-		kite_port_change(kdev, eqe->type == KITE_EVT_PORT_ACTIVE);
-		break;
-	case KITE_EVT_DEV_FATAL:
-		kite_dev_fatal(kdev, data);
-		break;
-	case KITE_EVT_CQ_ERR:
-		kite_cq_async_event(kdev, data);
-		break;
-	case KITE_EVT_QP_FATAL:
-	case KITE_EVT_QP_REQ_ERR:
-	case KITE_EVT_QP_ACCESS_ERR:
-	case KITE_EVT_QP_LAST_WQE:
-	case KITE_EVT_COMM_EST:
-		kite_qp_async_event(kdev, data, eqe->type);
-		break;
-	default:
-		dev_warn_ratelimited(&kdev->pdev->dev,
-				     "unhandled async event %u data 0x%x\n",
-				     eqe->type, data);
-		break;
-	}
-}
 
 static irqreturn_t kite_admin_irq(int irq, void *data)
 {
@@ -222,8 +148,7 @@ static void kite_unmap_bars(struct kite_dev *kdev)
 	pci_iounmap(kdev->pdev, kdev->regs);
 }
 
-/*
- * Stop the device and free what it may access; the reverse of probe's
+/* Stop the device and free what it may access; the reverse of probe's
  * hardware part. A device that does not confirm the reset may still write
  * to its rings: it loses bus mastering and the rings are leaked rather
  * than handed back to the allocator.
@@ -263,6 +188,7 @@ void kite_fw_version_str(const struct kite_dev *kdev, char *buf, size_t len)
 	snprintf(buf, len, "%u.%u", KITE_ABI_VER_MAJOR(fw),
 		 KITE_ABI_VER_MINOR(fw));
 }
+EXPORT_SYMBOL_NS_GPL(kite_fw_version_str, KITE);
 
 static int kite_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
@@ -271,13 +197,11 @@ static int kite_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	u8 aq_log;
 	int err;
 
-	kdev = ib_alloc_device(kite_dev, ibdev);
+	kdev = kzalloc(sizeof(*kdev), GFP_KERNEL);
 	if (!kdev)
 		return -ENOMEM;
 	kdev->pdev = pdev;
 	spin_lock_init(&kdev->event_lock);
-	xa_init(&kdev->cqs);
-	xa_init(&kdev->qps);
 	pci_set_drvdata(pdev, kdev);
 
 	err = pci_enable_device_mem(pdev);
@@ -348,17 +272,21 @@ static int kite_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 			err);
 		goto err_destroy_eqs;
 	}
-	err = kite_ib_register(kdev);
-	if (err)
+	err = kite_aux_add(kdev);
+	if (err) {
+		dev_err(&pdev->dev, "cannot add the RDMA auxiliary device: %d\n",
+			err);
 		goto err_eth_remove;
+	}
 
 	kite_fw_version_str(kdev, fw, sizeof(fw));
 	dev_info(&pdev->dev,
-		 "Kite NIC ABI %u.%u, fw %s, %d MSI-X vectors, %d completion EQs, %s on %s\n",
+		 "Kite NIC ABI %u.%u, fw %s, %d MSI-X vectors, %d completion EQs, %s, %s\n",
 		 KITE_ABI_VER_MAJOR(kdev->caps.abi_version),
 		 KITE_ABI_VER_MINOR(kdev->caps.abi_version),
 		 fw, kdev->num_vectors, kdev->num_comp_eqs,
-		 dev_name(&kdev->ibdev.dev), netdev_name(kdev->netdev));
+		 netdev_name(kdev->netdev),
+		 dev_name(&kdev->rdma_adev->adev.dev));
 	return 0;
 
 err_eth_remove:
@@ -383,9 +311,7 @@ err_disable_pci:
 	pci_disable_device(pdev);
 err_dealloc:
 	pci_set_drvdata(pdev, NULL);
-	xa_destroy(&kdev->qps);
-	xa_destroy(&kdev->cqs);
-	ib_dealloc_device(&kdev->ibdev);
+	kfree(kdev);
 	return err;
 }
 
@@ -393,7 +319,7 @@ static void kite_remove(struct pci_dev *pdev)
 {
 	struct kite_dev *kdev = pci_get_drvdata(pdev);
 
-	kite_ib_unregister(kdev);
+	kite_aux_del(kdev);
 	kite_eth_remove(kdev);
 	kite_comp_eqs_destroy(kdev);
 	kite_hw_teardown(kdev);
@@ -403,13 +329,10 @@ static void kite_remove(struct pci_dev *pdev)
 				     BIT(KITE_BAR_DB));
 	pci_disable_device(pdev);
 	pci_set_drvdata(pdev, NULL);
-	xa_destroy(&kdev->qps);
-	xa_destroy(&kdev->cqs);
-	ib_dealloc_device(&kdev->ibdev);
+	kfree(kdev);
 }
 
-/*
- * Reboot or kexec: stop the device so that it no longer writes to memory
+/* Reboot or kexec: stop the device so that it no longer writes to memory
  * the next kernel owns. Nothing is freed; the system is going away.
  */
 static void kite_shutdown(struct pci_dev *pdev)
@@ -431,7 +354,7 @@ static struct pci_driver kite_pci_driver = {
 	.shutdown = kite_shutdown,
 };
 
-#if IS_ENABLED(CONFIG_INFINIBAND_KITE_KUNIT_TEST)
+#if IS_ENABLED(CONFIG_KITE_KUNIT_TEST)
 
 /**
  * kite_dev_get_any() - find a probed Kite device (for the KUnit suites)
@@ -466,6 +389,6 @@ void kite_dev_put(struct kite_dev *kdev)
 	device_unlock(&pdev->dev);
 	pci_dev_put(pdev);
 }
-#endif /* CONFIG_INFINIBAND_KITE_KUNIT_TEST */
+#endif /* CONFIG_KITE_KUNIT_TEST */
 
 module_pci_driver(kite_pci_driver);

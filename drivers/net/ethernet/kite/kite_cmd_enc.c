@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Kite admin commands: encoders and decoders of the command and result
- * layouts (pure functions, unit-tested) and one typed wrapper per command.
+ * Kite admin commands: encoders of every command and decoders of the
+ * results, as the device ABI lays them out. Pure functions (no device, no
+ * allocation), unit-tested by the kite_admin KUnit suite; kite_cmd.c
+ * executes what they build.
  *
  * Copyright (c) 2026 The Kite authors
  */
@@ -9,7 +11,7 @@
 #include <linux/mm.h>
 #include <linux/string.h>
 
-#include "kite_admin.h"
+#include "kite.h"
 
 /**
  * kite_enc_hdr() - start a command
@@ -94,6 +96,115 @@ void kite_enc_destroy(struct kite_aq_cmd *cmd, u8 opcode, u32 uctx,
 {
 	kite_enc_hdr(cmd, opcode, uctx);
 	cmd->destroy.handle = cpu_to_le32(handle);
+}
+
+/**
+ * kite_enc_create_cq() - CREATE_CQ
+ * @cmd: command
+ * @uctx: owning context (0: kernel)
+ * @ring: where the device finds the CQE ring
+ * @log_depth: log2 of the number of CQEs
+ * @eqn: completion EQ for the CQ's notifications
+ */
+void kite_enc_create_cq(struct kite_aq_cmd *cmd, u32 uctx,
+			const struct kite_pbl_desc *ring, u8 log_depth,
+			u16 eqn)
+{
+	kite_enc_hdr(cmd, KITE_CMD_CREATE_CQ, uctx);
+	cmd->create_cq.ring = *ring;
+	cmd->create_cq.log_depth = log_depth;
+	cmd->create_cq.eqn = cpu_to_le16(eqn);
+}
+
+/**
+ * kite_enc_modify_cq() - MODIFY_CQ: move a CQ to a new ring
+ * @cmd: command
+ * @uctx: owning context (0: kernel)
+ * @cqn: CQ
+ * @ring: where the device finds the new CQE ring
+ * @log_depth: log2 of the new ring's number of CQEs
+ */
+void kite_enc_modify_cq(struct kite_aq_cmd *cmd, u32 uctx, u32 cqn,
+			const struct kite_pbl_desc *ring, u8 log_depth)
+{
+	kite_enc_hdr(cmd, KITE_CMD_MODIFY_CQ, uctx);
+	cmd->modify_cq.cqn = cpu_to_le32(cqn);
+	cmd->modify_cq.ring = *ring;
+	cmd->modify_cq.log_depth = log_depth;
+}
+
+/**
+ * kite_enc_query_obj() - QUERY_CQ, QUERY_QP or QUERY_QP_STATS
+ * @cmd: command
+ * @opcode: one of the three object query opcodes
+ * @uctx: owning context (0: kernel)
+ * @handle: cqn or qpn
+ *
+ * The result buffer (QUERY_QP, QUERY_QP_STATS) is filled in by
+ * kite_admin_exec().
+ */
+void kite_enc_query_obj(struct kite_aq_cmd *cmd, u8 opcode, u32 uctx,
+			u32 handle)
+{
+	kite_enc_hdr(cmd, opcode, uctx);
+	cmd->query_obj.handle = cpu_to_le32(handle);
+}
+
+/**
+ * kite_enc_create_qp() - CREATE_QP
+ * @cmd: command
+ * @uctx: owning context (0: kernel)
+ * @p: type, ring geometry, PD, CQs and rings of the new QP
+ */
+void kite_enc_create_qp(struct kite_aq_cmd *cmd, u32 uctx,
+			const struct kite_qp_create_params *p)
+{
+	kite_enc_hdr(cmd, KITE_CMD_CREATE_QP, uctx);
+	cmd->create_qp.qp_type = p->type;
+	cmd->create_qp.flags = p->flags;
+	cmd->create_qp.sq_log_depth = p->sq_log_depth;
+	cmd->create_qp.sq_log_stride = p->sq_log_stride;
+	cmd->create_qp.rq_log_depth = p->rq_log_depth;
+	cmd->create_qp.rq_log_stride = p->rq_log_stride;
+	cmd->create_qp.pdn = cpu_to_le32(p->pdn);
+	cmd->create_qp.send_cqn = cpu_to_le32(p->send_cqn);
+	cmd->create_qp.recv_cqn = cpu_to_le32(p->recv_cqn);
+	cmd->create_qp.sq = *p->sq;
+	cmd->create_qp.rq = *p->rq;
+}
+
+/**
+ * kite_enc_modify_qp() - MODIFY_QP
+ * @cmd: command
+ * @uctx: owning context (0: kernel)
+ * @qpn: QP
+ * @attr: new attributes in the device's layout, with their attr_mask
+ */
+void kite_enc_modify_qp(struct kite_aq_cmd *cmd, u32 uctx, u32 qpn,
+			const struct kite_qp_attr *attr)
+{
+	kite_enc_hdr(cmd, KITE_CMD_MODIFY_QP, uctx);
+	cmd->modify_qp.qpn = cpu_to_le32(qpn);
+	cmd->modify_qp.attr = *attr;
+}
+
+/**
+ * kite_enc_reg_mr() - REG_MR
+ * @cmd: command
+ * @uctx: owning context (0: kernel)
+ * @p: PD, access, range, pages and key variant of the new MR
+ */
+void kite_enc_reg_mr(struct kite_aq_cmd *cmd, u32 uctx,
+		     const struct kite_mr_params *p)
+{
+	kite_enc_hdr(cmd, KITE_CMD_REG_MR, uctx);
+	cmd->reg_mr.pdn = cpu_to_le32(p->pdn);
+	cmd->reg_mr.access = cpu_to_le32(p->access);
+	cmd->reg_mr.iova = cpu_to_le64(p->iova);
+	cmd->reg_mr.length = cpu_to_le64(p->length);
+	if (p->pbl)
+		cmd->reg_mr.pbl = *p->pbl;
+	cmd->reg_mr.key_variant = cpu_to_le32(p->key_variant);
 }
 
 /**
@@ -205,185 +316,14 @@ void kite_dec_stats(const struct kite_stats *st, struct kite_hw_stats *out)
 }
 
 /**
- * kite_cmd_query_device() - QUERY_DEVICE
- * @adm: admin queue
- * @caps: decoded device attributes
- *
- * Return: 0 or a negative errno (see kite_admin_exec()).
+ * kite_dec_cq_info() - decode a QUERY_CQ answer
+ * @cqe: the command's completion (the answer is in out[])
+ * @info: decoded values
  */
-int kite_cmd_query_device(struct kite_admin *adm, struct kite_caps *caps)
+void kite_dec_cq_info(const struct kite_aq_cqe *cqe, struct kite_cq_info *info)
 {
-	struct kite_device_attr attr;
-	struct kite_aq_cmd cmd;
-	int err;
-
-	kite_enc_query(&cmd, KITE_CMD_QUERY_DEVICE, 0);
-	err = kite_admin_exec(adm, &cmd, &attr, sizeof(attr), NULL);
-	if (err)
-		return err;
-	kite_dec_device_attr(&attr, caps);
-	return 0;
-}
-
-/**
- * kite_cmd_query_port() - QUERY_PORT
- * @adm: admin queue
- * @port: port number (KITE_PORT_NUM)
- * @info: decoded port attributes
- *
- * Return: 0 or a negative errno (see kite_admin_exec()).
- */
-int kite_cmd_query_port(struct kite_admin *adm, u8 port,
-			struct kite_port_info *info)
-{
-	struct kite_port_attr attr;
-	struct kite_aq_cmd cmd;
-	int err;
-
-	kite_enc_query(&cmd, KITE_CMD_QUERY_PORT, port);
-	err = kite_admin_exec(adm, &cmd, &attr, sizeof(attr), NULL);
-	if (err)
-		return err;
-	kite_dec_port_attr(&attr, info);
-	return 0;
-}
-
-/**
- * kite_cmd_query_stats() - QUERY_STATS
- * @adm: admin queue
- * @st: decoded device counters
- *
- * Return: 0 or a negative errno (see kite_admin_exec()).
- */
-int kite_cmd_query_stats(struct kite_admin *adm, struct kite_hw_stats *st)
-{
-	struct kite_stats raw;
-	struct kite_aq_cmd cmd;
-	int err;
-
-	kite_enc_query(&cmd, KITE_CMD_QUERY_STATS, 0);
-	err = kite_admin_exec(adm, &cmd, &raw, sizeof(raw), NULL);
-	if (err)
-		return err;
-	kite_dec_stats(&raw, st);
-	return 0;
-}
-
-/**
- * kite_cmd_set_port() - SET_PORT
- * @adm: admin queue
- * @mask: KITE_SET_PORT_* fields to change
- * @mtu: Ethernet MTU in bytes (with KITE_SET_PORT_MTU)
- * @mac: MAC address (with KITE_SET_PORT_MAC), may be NULL otherwise
- *
- * Return: 0 or a negative errno (see kite_admin_exec()).
- */
-int kite_cmd_set_port(struct kite_admin *adm, u32 mask, u32 mtu,
-		      const u8 *mac)
-{
-	struct kite_aq_cmd cmd;
-
-	kite_enc_set_port(&cmd, mask, mtu, mac);
-	return kite_admin_exec(adm, &cmd, NULL, 0, NULL);
-}
-
-/* Execute a command that creates an object; its handle is in out[0]. */
-static int kite_cmd_create(struct kite_admin *adm, struct kite_aq_cmd *cmd,
-			   u32 *handle)
-{
-	struct kite_aq_cqe cqe;
-	int err;
-
-	err = kite_admin_exec(adm, cmd, NULL, 0, &cqe);
-	if (err)
-		return err;
-	*handle = le32_to_cpu(cqe.out[0]);
-	return 0;
-}
-
-/**
- * kite_cmd_create_eq() - CREATE_EQ for a physically contiguous ring
- * @adm: admin queue
- * @ring: DMA address of the ring (page aligned)
- * @log_depth: log2 of the number of entries
- * @vector: MSI-X vector the EQ raises
- * @eqn: the new EQ number
- *
- * Return: 0 or a negative errno (see kite_admin_exec()).
- */
-int kite_cmd_create_eq(struct kite_admin *adm, dma_addr_t ring, u8 log_depth,
-		       u16 vector, u32 *eqn)
-{
-	struct kite_aq_cmd cmd;
-
-	kite_enc_create_eq(&cmd, ring, log_depth, vector);
-	return kite_cmd_create(adm, &cmd, eqn);
-}
-
-/**
- * kite_cmd_destroy() - a command that frees one object by its handle
- * @adm: admin queue
- * @opcode: DESTROY_EQ, DEALLOC_UCTX, DEALLOC_PD, ...
- * @uctx: acting context (0: kernel)
- * @handle: object number
- *
- * Return: 0 or a negative errno (see kite_admin_exec()).
- */
-int kite_cmd_destroy(struct kite_admin *adm, u8 opcode, u32 uctx, u32 handle)
-{
-	struct kite_aq_cmd cmd;
-
-	kite_enc_destroy(&cmd, opcode, uctx, handle);
-	return kite_admin_exec(adm, &cmd, NULL, 0, NULL);
-}
-
-/**
- * kite_cmd_alloc_uctx() - ALLOC_UCTX
- * @adm: admin queue
- * @uctx: the new context, which is also its doorbell page
- *
- * Return: 0 or a negative errno (see kite_admin_exec()).
- */
-int kite_cmd_alloc_uctx(struct kite_admin *adm, u32 *uctx)
-{
-	struct kite_aq_cmd cmd;
-
-	kite_enc_hdr(&cmd, KITE_CMD_ALLOC_UCTX, 0);
-	return kite_cmd_create(adm, &cmd, uctx);
-}
-
-/**
- * kite_cmd_alloc_pd() - ALLOC_PD
- * @adm: admin queue
- * @uctx: owning context (0: kernel)
- * @pdn: the new PD number
- *
- * Return: 0 or a negative errno (see kite_admin_exec()).
- */
-int kite_cmd_alloc_pd(struct kite_admin *adm, u32 uctx, u32 *pdn)
-{
-	struct kite_aq_cmd cmd;
-
-	kite_enc_hdr(&cmd, KITE_CMD_ALLOC_PD, uctx);
-	return kite_cmd_create(adm, &cmd, pdn);
-}
-
-/**
- * kite_cmd_gid() - ADD_GID or DEL_GID
- * @adm: admin queue
- * @opcode: KITE_CMD_ADD_GID or KITE_CMD_DEL_GID
- * @gid: 16-byte GID (network order)
- * @index: GID table index
- * @type: enum kite_gid_type
- * @port: port number
- *
- * Return: 0 or a negative errno (see kite_admin_exec()).
- */
-int kite_cmd_gid(struct kite_admin *adm, u8 opcode, const u8 *gid, u16 index,
-		 u8 type, u8 port)
-{
-	struct kite_aq_cmd cmd;
-
-	kite_enc_gid(&cmd, opcode, gid, index, type, port);
-	return kite_admin_exec(adm, &cmd, NULL, 0, NULL);
+	info->log_depth = le32_to_cpu(cqe->out[KITE_CQ_QUERY_LOG_DEPTH]);
+	info->eqn = le32_to_cpu(cqe->out[KITE_CQ_QUERY_EQN]);
+	info->flags = le32_to_cpu(cqe->out[KITE_CQ_QUERY_FLAGS]);
+	info->pi = le32_to_cpu(cqe->out[KITE_CQ_QUERY_PI]);
 }

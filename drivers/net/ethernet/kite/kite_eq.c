@@ -10,7 +10,6 @@
 #include <linux/log2.h>
 
 #include "kite.h"
-#include "kite_verbs.h"
 
 static size_t kite_eq_bytes(u8 log_depth)
 {
@@ -130,12 +129,10 @@ void kite_eq_update_ci(struct kite_dev *kdev, struct kite_eq *eq)
 	kite_db_write(kdev, KITE_DB_EQ, eq->eqn, 0, eq->ci);
 }
 
-/*
- * Completion EQ interrupt: each KITE_EVT_COMPLETION entry names a CQ whose
- * comp_handler runs here (kernel CQs: the ULP's handler or ib_core's
- * poll-context scheduling; user CQs: ib_uverbs, which queues the event
- * for ibv_get_cq_event()). The consumer index goes back to the device
- * every half EQ, and with the arm at the end.
+/* Completion EQ interrupt: each KITE_EVT_COMPLETION entry names a CQ, which
+ * the event client (the RDMA driver) looks up to run its comp_handler
+ * here. The consumer index goes back to the device every half EQ, and with
+ * the arm at the end.
  */
 static irqreturn_t kite_comp_eq_irq(int irq, void *data)
 {
@@ -147,7 +144,7 @@ static irqreturn_t kite_comp_eq_irq(int irq, void *data)
 
 	while ((eqe = kite_eq_next(eq))) {
 		if (eqe->type == KITE_EVT_COMPLETION)
-			kite_cq_comp_event(kdev, le32_to_cpu(eqe->data));
+			kite_comp_event(kdev, le32_to_cpu(eqe->data));
 		else
 			dev_warn_ratelimited(&kdev->pdev->dev,
 					     "EQ %u: unexpected event %u data 0x%x\n",
@@ -183,8 +180,7 @@ static int kite_comp_eq_create(struct kite_dev *kdev, int idx)
 	u32 eqn;
 	int err;
 
-	/*
-	 * A CQ has at most one completion event outstanding (arming is
+	/* A CQ has at most one completion event outstanding (arming is
 	 * one-shot): room for every CQ the device can hold means no event
 	 * is ever dropped for lack of space.
 	 */

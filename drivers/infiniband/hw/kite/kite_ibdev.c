@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Kite ib_device: registration, device and port attributes, the GID table
- * (held by the device) and port events.
+ * Kite ib_device: its ops, device and port attributes, the GID table (held
+ * by the device), port counters, registration and port events.
  *
  * Copyright (c) 2026 The Kite authors
  */
@@ -10,7 +10,7 @@
 #include <rdma/ib_mad.h>
 #include <rdma/kite-abi.h>
 
-#include "kite.h"
+#include "kite_ib.h"
 #include "kite_verbs.h"
 
 /* kite_hw.h gives the port's link in IB encodings. */
@@ -21,8 +21,8 @@ static int kite_query_device(struct ib_device *ibdev,
 			     struct ib_device_attr *attr,
 			     struct ib_udata *udata)
 {
-	struct kite_dev *kdev = to_kdev(ibdev);
-	const struct kite_caps *caps = &kdev->caps;
+	struct kite_ib_dev *kib = to_kib(ibdev);
+	const struct kite_caps *caps = &kib->kdev->caps;
 
 	if (udata && udata->inlen &&
 	    !ib_is_udata_cleared(udata, 0, udata->inlen))
@@ -60,9 +60,9 @@ static int kite_query_device(struct ib_device *ibdev,
 }
 
 /* UD and with it the GSI QP: ib_core's MAD and CM services on the port. */
-static bool kite_has_gsi(const struct kite_dev *kdev)
+static bool kite_has_gsi(const struct kite_ib_dev *kib)
 {
-	return kdev->caps.cap_flags & KITE_DEV_CAP_UD;
+	return kib->kdev->caps.cap_flags & KITE_DEV_CAP_UD;
 }
 
 static enum ib_mtu kite_ib_mtu(u32 kite_mtu)
@@ -74,13 +74,13 @@ static enum ib_mtu kite_ib_mtu(u32 kite_mtu)
 static int kite_query_port(struct ib_device *ibdev, u32 port,
 			   struct ib_port_attr *attr)
 {
-	struct kite_dev *kdev = to_kdev(ibdev);
+	struct kite_ib_dev *kib = to_kib(ibdev);
 	struct kite_port_info info;
 	struct net_device *nd;
 	u32 eth_mtu;
 	int err;
 
-	err = kite_cmd_query_port(&kdev->admin, port, &info);
+	err = kite_cmd_query_port(&kib->kdev->admin, port, &info);
 	if (err)
 		return err;
 
@@ -89,7 +89,7 @@ static int kite_query_port(struct ib_device *ibdev, u32 port,
 	 * device (QUERY_PORT's active_mtu, checked by the kite_device KUnit
 	 * suite). The netdev outlives the ib_device registration.
 	 */
-	nd = READ_ONCE(kdev->netdev);
+	nd = READ_ONCE(kib->kdev->netdev);
 	eth_mtu = nd ? READ_ONCE(nd->mtu) : info.eth_mtu;
 
 	if (info.state == KITE_PORT_ACTIVE) {
@@ -104,7 +104,7 @@ static int kite_query_port(struct ib_device *ibdev, u32 port,
 			       kite_ib_mtu(kite_mtu_from_eth(eth_mtu)));
 	attr->gid_tbl_len = info.gid_tbl_len;
 	/* ib_cm runs over the GSI QP, which needs UD. */
-	attr->port_cap_flags = kite_has_gsi(kdev) ? IB_PORT_CM_SUP : 0;
+	attr->port_cap_flags = kite_has_gsi(kib) ? IB_PORT_CM_SUP : 0;
 	attr->max_msg_sz = KITE_MAX_MSG_SIZE;
 	attr->pkey_tbl_len = 1;
 	/* One fixed rate: 1X EDR, KITE_PORT_RATE_MBPS (also ethtool's speed). */
@@ -117,11 +117,11 @@ static int kite_query_port(struct ib_device *ibdev, u32 port,
 static int kite_get_port_immutable(struct ib_device *ibdev, u32 port,
 				   struct ib_port_immutable *immutable)
 {
-	struct kite_dev *kdev = to_kdev(ibdev);
+	struct kite_ib_dev *kib = to_kib(ibdev);
 
 	immutable->pkey_tbl_len = 1;
-	immutable->gid_tbl_len = kdev->caps.max_gid;
-	if (kite_has_gsi(kdev)) {
+	immutable->gid_tbl_len = kib->kdev->caps.max_gid;
+	if (kite_has_gsi(kib)) {
 		/*
 		 * RoCEv2 with a GSI QP: ib_mad opens QP1 on the port, ib_cm
 		 * and rdma_cm connect over it with 256-byte MADs.
@@ -157,32 +157,35 @@ static int kite_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
 	return 0;
 }
 
-static int kite_gid_cmd(const struct ib_gid_attr *attr, u8 opcode)
+static int kite_gid_cmd(const struct ib_gid_attr *attr, bool add)
 {
-	struct kite_dev *kdev = to_kdev(attr->device);
+	struct kite_ib_dev *kib = to_kib(attr->device);
 	u8 type;
 
 	if (attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
 		return -EINVAL;
 	type = rdma_gid_attr_network_type(attr) == RDMA_NETWORK_IPV4 ?
 	       KITE_GID_ROCE_V2_IPV4 : KITE_GID_ROCE_V2_IPV6;
-	return kite_cmd_gid(&kdev->admin, opcode, attr->gid.raw, attr->index,
-			    type, attr->port_num);
+	if (add)
+		return kite_cmd_add_gid(&kib->kdev->admin, attr->gid.raw,
+					attr->index, type, attr->port_num);
+	return kite_cmd_del_gid(&kib->kdev->admin, attr->gid.raw, attr->index,
+				type, attr->port_num);
 }
 
 static int kite_add_gid(const struct ib_gid_attr *attr, void **context)
 {
-	return kite_gid_cmd(attr, KITE_CMD_ADD_GID);
+	return kite_gid_cmd(attr, true);
 }
 
 static int kite_del_gid(const struct ib_gid_attr *attr, void **context)
 {
-	return kite_gid_cmd(attr, KITE_CMD_DEL_GID);
+	return kite_gid_cmd(attr, false);
 }
 
 static void kite_get_dev_fw_str(struct ib_device *ibdev, char *str)
 {
-	kite_fw_version_str(to_kdev(ibdev), str, IB_FW_VERSION_NAME_MAX);
+	kite_fw_version_str(to_kib(ibdev)->kdev, str, IB_FW_VERSION_NAME_MAX);
 }
 
 /*
@@ -233,7 +236,7 @@ static int kite_get_hw_stats(struct ib_device *ibdev,
 	struct kite_hw_stats hw;
 	int err, i;
 
-	err = kite_cmd_query_stats(&to_kdev(ibdev)->admin, &hw);
+	err = kite_cmd_query_stats(&to_kib(ibdev)->kdev->admin, &hw);
 	if (err)
 		return err;
 	for (i = 0; i < ARRAY_SIZE(kite_port_stats); i++)
@@ -293,40 +296,61 @@ static const struct ib_device_ops kite_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, kite_ucontext, ibuc),
 };
 
-/**
- * kite_ib_port_event() - dispatch a port or device event to ib_core
- * @kdev: device
- * @type: IB_EVENT_PORT_ACTIVE, IB_EVENT_PORT_ERR or IB_EVENT_DEVICE_FATAL
- *
- * Called with kdev->event_lock held while the ib_device is registered;
- * ib_dispatch_event() only queues work, so this is safe in interrupts.
- */
-void kite_ib_port_event(struct kite_dev *kdev, enum ib_event_type type)
+/* Under kib->port_lock, with the ib_device registered. */
+static void kite_ib_dispatch_port(struct kite_ib_dev *kib,
+				  enum ib_event_type type)
 {
 	struct ib_event ev = {
-		.device = &kdev->ibdev,
+		.device = &kib->ibdev,
 		.event = type,
 		.element.port_num = KITE_PORT_NUM,
 	};
 
+	lockdep_assert_held(&kib->port_lock);
 	ib_dispatch_event(&ev);
 }
 
 /**
+ * kite_ib_port_event() - dispatch a port or device event to ib_core
+ * @kib: RDMA device
+ * @type: IB_EVENT_PORT_ACTIVE, IB_EVENT_PORT_ERR or IB_EVENT_DEVICE_FATAL
+ *
+ * Dropped while the ib_device is not registered: kite_ib_register()
+ * reports the link state once it is. ib_dispatch_event() only queues
+ * work, so this is safe in interrupts.
+ */
+void kite_ib_port_event(struct kite_ib_dev *kib, enum ib_event_type type)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&kib->port_lock, flags);
+	if (kib->port_events)
+		kite_ib_dispatch_port(kib, type);
+	spin_unlock_irqrestore(&kib->port_lock, flags);
+}
+
+/**
  * kite_ib_register() - bind the ib_device to the netdev and register it
- * @kdev: device with a registered netdev
+ * @kib: RDMA device of a core device with a registered netdev, registered
+ *	 as the core's event client
  *
  * Return: 0 or a negative errno.
  */
-int kite_ib_register(struct kite_dev *kdev)
+int kite_ib_register(struct kite_ib_dev *kib)
 {
-	struct ib_device *ibdev = &kdev->ibdev;
+	struct kite_dev *kdev = kib->kdev;
+	struct ib_device *ibdev = &kib->ibdev;
 	unsigned long flags;
 	int err;
 
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->phys_port_cnt = KITE_PORT_NUM;	/* ports 1..KITE_PORT_NUM */
 	ibdev->num_comp_vectors = kdev->num_comp_eqs;
+	/*
+	 * The PCI function is the parent, as for other RDMA drivers over an
+	 * auxiliary device: sysfs and rdma-core find the device (and the
+	 * provider its PCI IDs) there.
+	 */
 	ibdev->dev.parent = &kdev->pdev->dev;
 	addrconf_addr_eui48((u8 *)&ibdev->node_guid, kdev->netdev->dev_addr);
 	strscpy(ibdev->node_desc, "Kite RoCEv2 NIC", sizeof(ibdev->node_desc));
@@ -351,34 +375,34 @@ int kite_ib_register(struct kite_dev *kdev)
 		return err;
 	}
 
-	if (!kite_has_gsi(kdev))
+	if (!kite_has_gsi(kib))
 		ibdev_info(ibdev,
 			   "device without UD: no GSI QP, MAD and CM services are off on port %u\n",
 			   KITE_PORT_NUM);
 
 	/*
-	 * Link events that came before ib_active was set were not dispatched:
-	 * report the state the link has now. A later event is dispatched by
-	 * the event handler after this, under the same lock.
+	 * Link events that came before were not dispatched: report the state
+	 * the link has now. A later event is dispatched after this, under
+	 * the same lock.
 	 */
-	spin_lock_irqsave(&kdev->event_lock, flags);
-	kdev->ib_active = true;
-	kite_ib_port_event(kdev, kite_link_up(kdev) ? IB_EVENT_PORT_ACTIVE :
-						      IB_EVENT_PORT_ERR);
-	spin_unlock_irqrestore(&kdev->event_lock, flags);
+	spin_lock_irqsave(&kib->port_lock, flags);
+	kib->port_events = true;
+	kite_ib_dispatch_port(kib, kite_link_up(kdev) ? IB_EVENT_PORT_ACTIVE :
+							IB_EVENT_PORT_ERR);
+	spin_unlock_irqrestore(&kib->port_lock, flags);
 	return 0;
 }
 
 /**
- * kite_ib_unregister() - stop events and unregister the ib_device
- * @kdev: device
+ * kite_ib_unregister() - stop port events and unregister the ib_device
+ * @kib: RDMA device
  */
-void kite_ib_unregister(struct kite_dev *kdev)
+void kite_ib_unregister(struct kite_ib_dev *kib)
 {
 	unsigned long flags;
 
-	spin_lock_irqsave(&kdev->event_lock, flags);
-	kdev->ib_active = false;
-	spin_unlock_irqrestore(&kdev->event_lock, flags);
-	ib_unregister_device(&kdev->ibdev);
+	spin_lock_irqsave(&kib->port_lock, flags);
+	kib->port_events = false;
+	spin_unlock_irqrestore(&kib->port_lock, flags);
+	ib_unregister_device(&kib->ibdev);
 }
