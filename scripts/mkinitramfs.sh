@@ -4,8 +4,10 @@
 # Build the guest image used by every VM test:
 #   out/guest/vmlinuz            Debian's kernel (/boot/vmlinuz-K, K from scripts/kver.sh)
 #   out/guest/initramfs.cpio.gz  busybox userland, iproute2 (ip, rdma, bridge),
-#                                ethtool, netcat, the RDMA core modules and
-#                                out/kite.ko, rdma-core from out/rdma-core
+#                                ethtool, netcat, the RDMA core modules,
+#                                out/kite.ko and out/kite_ib.ko (loaded on
+#                                the auxiliary device's uevent by mdev, as
+#                                udev would), rdma-core from out/rdma-core
 #                                (libibverbs with its providers, kite among
 #                                them, librdmacm, ibv_devices, ibv_devinfo,
 #                                ibv_rc_pingpong, ibv_ud_pingpong, and
@@ -27,8 +29,9 @@
 # archives in order). /init prints "KITE-TEST-EXIT <rc>" and powers off.
 #
 # Options:
-#   --no-kite   build without out/kite.ko (to try the image before the driver
-#               exists); by default a missing out/kite.ko is an error.
+#   --no-kite   build without out/kite.ko and out/kite_ib.ko (to try the
+#               image before the drivers exist); by default a missing one is
+#               an error.
 #   --no-rdma-core  build without out/rdma-core (scripts/build-rdma-core.sh)
 #               and out/perftest (scripts/build-perftest.sh); by default a
 #               missing out/rdma-core or out/perftest is an error.
@@ -38,7 +41,7 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=$top/out/guest
-kite_ko=$top/out/kite.ko
+kite_kos=("$top/out/kite.ko" "$top/out/kite_ib.ko")
 want_kite=1
 rc=$top/out/rdma-core
 pt=$top/out/perftest
@@ -65,11 +68,13 @@ kver=$(bash "$top/scripts/kver.sh") ||
 	{ echo "mkinitramfs: no 6.1.0-N-amd64 kernel with image, modules and headers (run scripts/install-deps.sh)" >&2; exit 1; }
 vmlinuz=/boot/vmlinuz-$kver
 [ -r "$vmlinuz" ] || { echo "mkinitramfs: $vmlinuz missing" >&2; exit 1; }
-if [ "$want_kite" = 1 ] && [ ! -f "$kite_ko" ]; then
-	echo "mkinitramfs: $kite_ko missing (run 'make module' first, or pass --no-kite)" >&2
-	exit 1
-fi
-[ "$want_kite" = 1 ] || kite_ko=
+for ko in "${kite_kos[@]}"; do
+	if [ "$want_kite" = 1 ] && [ ! -f "$ko" ]; then
+		echo "mkinitramfs: $ko missing (run 'make module' first, or pass --no-kite)" >&2
+		exit 1
+	fi
+done
+[ "$want_kite" = 1 ] || kite_kos=()
 if [ "$want_rc" = 1 ] && [ ! -f "$rc/.hash" ]; then
 	echo "mkinitramfs: $rc missing (run 'make rdma-core' first, or pass --no-rdma-core)" >&2
 	exit 1
@@ -110,7 +115,7 @@ inputs_hash() {
 	{
 		echo "kver=$kver"
 		sha256sum "$0" "$vmlinuz" /bin/busybox
-		[ -z "$kite_ko" ] || sha256sum "$kite_ko"
+		[ ${#kite_kos[@]} -eq 0 ] || sha256sum "${kite_kos[@]}"
 		for b in "${bins[@]}"; do readlink -f "$b"; done | xargs sha256sum
 		dpkg-query -W -f='${Package} ${Version}\n' libc6 iproute2 ethtool netcat-openbsd busybox-static \
 			"linux-image-$kver" 2>/dev/null
@@ -244,10 +249,14 @@ fi
 # --- kernel modules ---------------------------------------------------------
 mdir=/lib/modules/$kver
 need=("${mods[@]}")
-if [ -n "$kite_ko" ]; then
-	IFS=, read -ra deps <<<"$(/sbin/modinfo -F depends "$kite_ko")"
-	need+=("${deps[@]}")
-fi
+for ko in "${kite_kos[@]}"; do
+	IFS=, read -ra deps <<<"$(/sbin/modinfo -F depends "$ko")"
+	for d in "${deps[@]}"; do
+		# kite_ib depends on kite, which comes from out/, not the kernel.
+		case " ${kite_kos[*]##*/} " in *" $d.ko "*) continue ;; esac
+		need+=("$d")
+	done
+done
 # modprobe --show-depends resolves each module's full dependency closure.
 for m in "${need[@]}"; do
 	/sbin/modprobe -S "$kver" --show-depends "$m" | awk '$1 == "insmod" { print $2 }'
@@ -257,15 +266,33 @@ done
 for f in modules.order modules.builtin modules.builtin.modinfo; do
 	[ -f "$mdir/$f" ] && install -D -m 644 "$mdir/$f" "$stage$mdir/$f"
 done
-if [ -n "$kite_ko" ]; then
-	install -D -m 644 "$kite_ko" "$stage$mdir/extra/kite.ko"
-	strip --strip-debug "$stage$mdir/extra/kite.ko"	# as Debian ships modules
-fi
+for ko in "${kite_kos[@]}"; do
+	install -D -m 644 "$ko" "$stage$mdir/extra/${ko##*/}"
+	strip --strip-debug "$stage$mdir/extra/${ko##*/}"	# as Debian ships modules
+done
 /sbin/depmod -b "$stage" "$kver"
-if [ -n "$kite_ko" ] && ! grep -q '^extra/kite.ko:' "$stage$mdir/modules.dep"; then
-	echo "mkinitramfs: depmod did not register extra/kite.ko" >&2
+for ko in "${kite_kos[@]}"; do
+	if ! grep -q "^extra/${ko##*/}:" "$stage$mdir/modules.dep"; then
+		echo "mkinitramfs: depmod did not register extra/${ko##*/}" >&2
+		exit 1
+	fi
+done
+# The RDMA driver loads from the core's auxiliary device (kite.rdma.N).
+if [ ${#kite_kos[@]} -gt 0 ] &&
+   ! grep -q '^alias auxiliary:kite\.rdma kite_ib$' "$stage$mdir/modules.alias"; then
+	echo "mkinitramfs: depmod did not register the alias auxiliary:kite.rdma of kite_ib" >&2
 	exit 1
 fi
+
+# mdev -d (started by /init) does udev's job for auxiliary devices: it loads
+# the driver named by a new device's MODALIAS, so that "modprobe kite" brings
+# up kite_ib as it does on a system with udev. Device nodes come from
+# devtmpfs: "!" (and the catch-all last rule) keep mdev from making any.
+mkdir -p "$stage/etc"
+cat >"$stage/etc/mdev.conf" <<'EOF'
+$MODALIAS=auxiliary:.* 0:0 0600 ! @modprobe "$MODALIAS"
+.* 0:0 0600 !
+EOF
 
 # --- /init ------------------------------------------------------------------
 cat >"$stage/init" <<'EOF'
@@ -281,6 +308,8 @@ exec </dev/console >/dev/console 2>&1
 export PATH=/usr/sbin:/usr/bin HOME=/root
 hostname "${KITE_VM:-kite}"
 /usr/bin/ip link set lo up
+# Driver autoloading on uevents (see /etc/mdev.conf).
+mdev -d
 # Kernel messages on the console could split the test's result lines: keep
 # them off it (only emergencies, e.g. a panic, still print) while the test
 # runs, and show the kernel log afterwards, each line prefixed "dmesg: ".
@@ -312,4 +341,4 @@ mv "$tmp" "$out/initramfs.cpio.gz"
 cp "$vmlinuz" "$out/vmlinuz"
 echo "$kver" >"$out/kver"
 echo "$hash" >"$out/.hash"
-echo "mkinitramfs: $out/initramfs.cpio.gz ($(du -h "$out/initramfs.cpio.gz" | cut -f1), kernel $kver${kite_ko:+, with kite.ko}${rc:+, with rdma-core})"
+echo "mkinitramfs: $out/initramfs.cpio.gz ($(du -h "$out/initramfs.cpio.gz" | cut -f1), kernel $kver${kite_kos[0]:+, with kite.ko and kite_ib.ko}${rc:+, with rdma-core})"

@@ -1,36 +1,68 @@
 # SPDX-License-Identifier: GPL-2.0
-# Guest "a" (198.18.0.1) of the two-guest run. Runs the single-VM checks of
-# issue 2 (device, sysfs, GID table, load/unload cycles) and the network
-# checks against guest "b" (pair-b.sh): ping, an 8 MiB TCP transfer with
-# sha256 comparison, and link down/up driven by the host hook pair.hook
-# (carrier, port state, and the IB_EVENT_PORT_ERR/ACTIVE the driver raises,
-# seen by a kprobe on ib_core's ib_dispatch_event()). Issue 3: rdma-core
-# with the kite provider: ibv_devices, ibv_devinfo -v (limits compared with
+# Guest "a" (198.18.0.1) of the two-guest run. Runs the single-VM checks
+# (device, sysfs, GID table, load/unload cycles) and the network checks
+# against guest "b" (pair-b.sh): ping, an 8 MiB TCP transfer with sha256
+# comparison, and link down/up driven by the host hook pair.hook (carrier,
+# port state, and the IB_EVENT_PORT_ERR/ACTIVE the driver raises, seen by a
+# kprobe on ib_core's ib_dispatch_event()). rdma-core with the kite
+# provider: ibv_devices, ibv_devinfo -v (limits compared with
 # the model's qemu/kite_limits.h and kite_hw.h, port state, link layer, GID), the C test kite-verbs.c and the
-# raw uverbs bad-udata test kite-uverbs-fuzz.c.
+# raw uverbs bad-udata test kite-uverbs-fuzz.c. Module load order: kite
+# (core and Ethernet) alone with kite_ib's autoload off, then kite_ib;
+# rmmod kite_ib with the netdev up; rmmod kite refused while kite_ib is
+# loaded; PCI unbind and bind with both loaded.
 . /kite/lib.sh
-plan 98
+plan 114
 
 ME=198.18.0.1
 PEER=198.18.0.2
 GID_ME=0000:0000:0000:0000:0000:ffff:c612:0001	# ::ffff:198.18.0.1
 CYCLES=20
-# ---- load and device ------------------------------------------------------
-check modprobe modprobe kite
-# Watch ib_core's event dispatch (IB_EVENT_PORT_ERR/ACTIVE) from here on.
-ibev_trace_start || fail ibev-trace "cannot set a kprobe on ib_dispatch_event"
-if ! wait_until 10 test -d "$IBSYS"; then
-	fail ib-device "$IBSYS did not appear; infiniband: $(ls /sys/class/infiniband 2>&1)"
-	finish
-fi
-ok ib-device
+# How long the autoload of kite_ib (mdev, see mkinitramfs.sh) may take, and
+# how long a blacklisted kite_ib is given to show up wrongly.
+AUTOLOAD_SECS=30
+NOAUTO_SECS=3
+NOAUTO_CONF=/etc/modprobe.d/kite-test-noauto.conf
+
+# kite_ib is loaded and done with its init (rmmod refuses a module before).
+kite_ib_live() { [ "$(cat /sys/module/kite_ib/initstate 2>/dev/null)" = live ]; }
+# kite_0 exists and kite_ib finished loading.
+kite_ib_up() { kite_ib_live && test -d "$IBSYS"; }
+ib_devices() { ls /sys/class/infiniband 2>/dev/null; }
+
+# ---- load order: the core alone, then the RDMA driver ---------------------
+# With kite_ib blacklisted, the auxiliary device's uevent loads nothing:
+# kite alone must give a working netdev and no RDMA device.
+mkdir -p "${NOAUTO_CONF%/*}"
+echo "blacklist kite_ib" >"$NOAUTO_CONF"
+check modprobe-core-alone modprobe kite
 NETDEV=$(kite_netdev)
 if [ -z "$NETDEV" ]; then
 	fail netdev "no net_device bound to the kite driver: $(ls /sys/class/net)"
 	finish
 fi
 ok netdev
+aux=$(ls /sys/bus/auxiliary/devices 2>/dev/null)
+[ "$aux" = kite.rdma.0 ] && ok aux-device || fail aux-device "auxiliary devices: '$aux'"
+$IP addr add $ME/24 dev "$NETDEV"
 $IP link set "$NETDEV" up
+ping_check ping-core-alone $PEER
+if wait_until $NOAUTO_SECS test -e /sys/module/kite_ib; then
+	fail no-ib-core-alone "kite_ib loaded although blacklisted"
+elif [ -n "$(ib_devices)" ]; then
+	fail no-ib-core-alone "RDMA devices without kite_ib: $(ib_devices)"
+else
+	ok no-ib-core-alone
+fi
+rm -f "$NOAUTO_CONF"
+# Watch ib_core's event dispatch (IB_EVENT_PORT_ERR/ACTIVE) from here on.
+ibev_trace_start || fail ibev-trace "cannot set a kprobe on ib_dispatch_event"
+check modprobe-kite_ib modprobe kite_ib
+if ! wait_until 10 kite_ib_up; then
+	fail ib-device "$IBSYS did not appear; infiniband: $(ib_devices)"
+	finish
+fi
+ok ib-device
 wait_until 10 port_is ACTIVE
 out=$($RDMA link show "$IBDEV/1" 2>&1)
 case $out in
@@ -59,6 +91,15 @@ ndev=$(cat "$IBSYS/ports/1/gid_attrs/ndevs/0" 2>&1)
 [ "$ndev" = "$NETDEV" ] && ok sysfs-gid-ndev || fail sysfs-gid-ndev "gid 0 ndev=$ndev, want $NETDEV"
 
 # ---- GID table follows the netdev's IPv4 address ---------------------------
+# The address added before kite_ib loaded is in the table from the start;
+# one added later appears when it is added.
+if wait_until 10 gid_index $GID_ME; then ok gid-existing-addr; else
+	fail gid-existing-addr "$GID_ME (added before kite_ib loaded) not in the GID table"
+fi
+$IP addr del $ME/24 dev "$NETDEV"
+if wait_until 10 gid_absent $GID_ME; then ok gid-del-existing; else
+	fail gid-del-existing "$GID_ME still at index $(gid_index $GID_ME) after 'ip addr del'"
+fi
 $IP addr add $ME/24 dev "$NETDEV"
 if wait_until 10 gid_index $GID_ME; then
 	i=$(gid_index $GID_ME)
@@ -68,7 +109,7 @@ else
 	fail gid-add "$GID_ME not in the GID table: $(cat "$IBSYS"/ports/1/gids/* 2>/dev/null | sort -u | grep -v '^0000:0000:0000:0000:0000:0000:0000:0000$')"
 fi
 
-# ---- rdma-core: libibverbs with the kite provider (issue 3) -----------------
+# ---- rdma-core: libibverbs with the kite provider -----------------------------
 # Limits as the device model defines them (the test program prints them:
 # compiled against qemu/kite_limits.h when the image was built).
 limits=$(kite-verbs limits 2>&1)
@@ -190,6 +231,20 @@ if wait_until 5 ibev_seen $IB_EVENT_PORT_ACTIVE; then ok link-up-event; else
 fi
 ping_check ping-after-link-up $PEER
 
+# ---- rmmod kite_ib: the Ethernet port stays up ------------------------------
+check rmmod-kite_ib rmmod kite_ib
+bad=
+[ -e /sys/module/kite_ib ] && bad="$bad /sys/module/kite_ib"
+[ -n "$(ib_devices)" ] && bad="$bad ib devices: $(ib_devices)"
+[ "$(kite_netdev)" = "$NETDEV" ] || bad="$bad netdev '$(kite_netdev)', want $NETDEV"
+carrier_is "$NETDEV" 1 || bad="$bad no carrier"
+[ -z "$bad" ] && ok rmmod-kite_ib-netdev-stays || fail rmmod-kite_ib-netdev-stays "$bad"
+ping_check ping-without-kite_ib $PEER
+check modprobe-kite_ib-again modprobe kite_ib
+if wait_until 10 kite_ib_up && wait_until 10 gid_index $GID_ME; then ok ib-device-again; else
+	fail ib-device-again "infiniband: $(ib_devices); GID $GID_ME at '$(gid_index $GID_ME)'"
+fi
+
 # ---- TCP: 8 MiB to b, b sends back the sha256 of what it got ----------------
 dd if=/dev/urandom of=/tmp/data bs=1M count=8 2>/dev/null
 sum=$(sha256sum /tmp/data | cut -d' ' -f1)
@@ -237,20 +292,52 @@ if wait_until 10 gid_absent $GID_ME; then ok gid-del; else
 fi
 
 # ---- unload, then load/unload cycles leave nothing behind ------------------
-check rmmod rmmod kite
+# kite_ib uses kite's symbols: the module refcount refuses rmmod kite.
+if out=$(rmmod kite 2>&1); then
+	fail rmmod-kite-in-use "rmmod kite succeeded while kite_ib was loaded"
+elif kite_ib_up && [ "$(kite_netdev)" = "$NETDEV" ]; then
+	ok rmmod-kite-in-use
+	echo "info: rmmod kite with kite_ib loaded: $out"
+else
+	fail rmmod-kite-in-use "refused ($out), but infiniband: $(ib_devices), netdev '$(kite_netdev)'"
+fi
+check rmmod rmmod kite_ib kite
 bad=
 i=0
 while [ $i -lt $CYCLES ]; do
 	i=$((i + 1))
+	# modprobe kite loads kite_ib through the auxiliary device's uevent.
 	if ! out=$(modprobe kite 2>&1); then bad="cycle $i: modprobe: $out"; break; fi
-	if ! wait_until 10 test -d "$IBSYS"; then bad="cycle $i: no $IBSYS after modprobe"; break; fi
-	if ! out=$(rmmod kite 2>&1); then bad="cycle $i: rmmod: $out"; break; fi
+	if ! wait_until $AUTOLOAD_SECS kite_ib_up; then bad="cycle $i: no $IBSYS after modprobe"; break; fi
+	if ! out=$(rmmod kite_ib kite 2>&1); then bad="cycle $i: rmmod: $out"; break; fi
 done
 [ -z "$bad" ] && ok modprobe-rmmod-x$CYCLES || fail modprobe-rmmod-x$CYCLES "$bad"
+
+# ---- PCI unbind and bind with both drivers loaded ---------------------------
+pci=$(kite_pci)
+modprobe kite
+if wait_until $AUTOLOAD_SECS kite_ib_up; then ok autoload-kite_ib; else
+	fail autoload-kite_ib "modprobe kite: no $IBSYS within $AUTOLOAD_SECS s (modules: $(lsmod | grep kite))"
+fi
+echo "$pci" >/sys/bus/pci/drivers/kite/unbind
+bad=
+[ -n "$(ib_devices)" ] && bad="$bad ib devices: $(ib_devices)"
+kite_netdev >/dev/null && bad="$bad netdev $(kite_netdev)"
+[ -n "$(ls /sys/bus/auxiliary/devices 2>/dev/null)" ] && bad="$bad aux: $(ls /sys/bus/auxiliary/devices)"
+[ -n "$(kite_irqs)" ] && bad="$bad irqs: $(kite_irqs)"
+kite_ib_live || bad="$bad kite_ib unloaded"
+[ -z "$bad" ] && ok pci-unbind || fail pci-unbind "after unbind:$bad"
+echo "$pci" >/sys/bus/pci/drivers/kite/bind
+if wait_until 10 test -d "$IBSYS" && kite_netdev >/dev/null; then ok pci-bind; else
+	fail pci-bind "after bind: infiniband: $(ib_devices), netdev '$(kite_netdev)'"
+fi
+check rmmod-both rmmod kite_ib kite
+
 irqs=$(kite_irqs)
 [ -z "$irqs" ] && ok unload-no-irqs || fail unload-no-irqs "$irqs"
 stale=
-for p in "$IBSYS" /sys/bus/pci/drivers/kite /sys/module/kite; do
+for p in "$IBSYS" /sys/bus/pci/drivers/kite /sys/module/kite /sys/module/kite_ib \
+	/sys/bus/auxiliary/drivers/kite_ib.rdma /sys/bus/auxiliary/devices/kite.rdma.0; do
 	[ -e "$p" ] && stale="$stale $p"
 done
 kite_netdev >/dev/null && stale="$stale netdev:$(kite_netdev)"
