@@ -18,17 +18,23 @@ static struct kite_event_client *kite_client_locked(struct kite_dev *kdev)
 					 lockdep_is_held(&kdev->event_lock));
 }
 
-static void kite_port_change(struct kite_dev *kdev, bool up)
+/* The carrier follows the link; only a registered netdev is told. */
+static void kite_carrier(struct kite_dev *kdev, bool up)
 {
-	struct kite_event_client *client;
 	unsigned long flags;
 
-	dev_info(&kdev->pdev->dev, "link %s\n", up ? "up" : "down");
 	spin_lock_irqsave(&kdev->event_lock, flags);
 	if (kdev->netdev)
 		kite_eth_link_change(kdev, up);
 	spin_unlock_irqrestore(&kdev->event_lock, flags);
+}
 
+static void kite_port_change(struct kite_dev *kdev, bool up)
+{
+	struct kite_event_client *client;
+
+	dev_info(&kdev->pdev->dev, "link %s\n", up ? "up" : "down");
+	kite_carrier(kdev, up);
 	rcu_read_lock();
 	client = rcu_dereference(kdev->client);
 	if (client)
@@ -39,18 +45,13 @@ static void kite_port_change(struct kite_dev *kdev, bool up)
 static void kite_dev_fatal(struct kite_dev *kdev, u32 code)
 {
 	struct kite_event_client *client;
-	unsigned long flags;
 
 	dev_err(&kdev->pdev->dev,
 		"device reported a fatal error (code %u); device marked dead\n",
 		code);
 	kite_admin_mark_dead(&kdev->admin);
-	spin_lock_irqsave(&kdev->event_lock, flags);
-	if (kdev->netdev)
-		kite_eth_link_change(kdev, false);
-	spin_unlock_irqrestore(&kdev->event_lock, flags);
-
-	/* The client may call its consumers' handlers: not under our lock. */
+	kite_carrier(kdev, false);
+	/* The client calls its consumers' handlers: not under our lock. */
 	rcu_read_lock();
 	client = rcu_dereference(kdev->client);
 	if (client)
