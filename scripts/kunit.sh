@@ -138,7 +138,7 @@ sync_dir() {
 		 -o -name Makefile -o -name Kbuild \) ! -name '*.mod.c' -print0)
 }
 
-# hook_kconfig KCONFIG AFTER_REGEX LINE: add LINE to KCONFIG before the first
+# hook_kconfig KCONFIG BEFORE_REGEX LINE: add LINE to KCONFIG before the first
 # line matching AFTER_REGEX (idempotent).
 hook_kconfig() {
 	local kc=$1 before=$2 line=$3
