@@ -314,10 +314,12 @@ done
 [ -z "$bad" ] && ok modprobe-rmmod-x$CYCLES || fail modprobe-rmmod-x$CYCLES "$bad"
 
 # ---- PCI unbind and bind with both drivers loaded ---------------------------
+# Loaded by the PCI function's modalias, as udev does at boot.
 pci=$(kite_pci)
-modprobe kite
+modalias=$(cat "/sys/bus/pci/devices/$pci/modalias")
+modprobe "$modalias"
 if wait_until $AUTOLOAD_SECS kite_ib_up; then ok autoload-kite_ib; else
-	fail autoload-kite_ib "modprobe kite: no $IBSYS within $AUTOLOAD_SECS s (modules: $(lsmod | grep kite))"
+	fail autoload-kite_ib "modprobe $modalias: no $IBSYS within $AUTOLOAD_SECS s (modules: $(lsmod | grep kite))"
 fi
 echo "$pci" >/sys/bus/pci/drivers/kite/unbind
 bad=
