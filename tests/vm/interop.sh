@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# Interoperation with Soft-RoCE (issue 5), both guests: guest a has a Kite
+# Interoperation with Soft-RoCE, both guests: guest a has a Kite
 # NIC (kite_0), guest b a virtio-net NIC with rxe0 on it, on ONE socket link
 # (run.sh group interop: vm.py --nic-of b=virtio-net-pci).
 #

@@ -1383,7 +1383,7 @@ static void check_leaks(const char *dev, struct ibv_context *ctx,
 /*
  * The device's KITE_REG_CAP_FLAGS (BAR0, read-only) through the PCI
  * function's sysfs resource0; -1 when it cannot be read. The driver offers
- * a QP type only when the device has its cap bit (UD: issue 6).
+ * a QP type only when the device has its cap bit (KITE_DEV_CAP_UD for UD).
  */
 static long dev_cap_flags(const char *dev)
 {

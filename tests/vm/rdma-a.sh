@@ -6,7 +6,7 @@
 # with all sizes, kite-rc func (every opcode and error completion) and a
 # clean kite-rc bulk run (10,000 WRITE + SEND messages, every byte
 # verified), then a bulk run with 5% of RoCE frames dropped. Between the
-# two guests also rdma_cm (issue 6): rping -V, ucmatose, udaddy,
+# two guests also rdma_cm: rping -V, ucmatose, udaddy,
 # ib_send_bw -R, ib_write_bw -R and ib_read_lat -R over IPv4 and IPv6
 # addresses, with a as client and as server (cm_pair below),
 # ibv_ud_pingpong over IPv4 and IPv6 GIDs each way, and
@@ -116,7 +116,7 @@ lossy_bulk() {
 	fi
 }
 
-# ---- rdma_cm and UD between the two guests (issue 6) ---------------------------
+# ---- rdma_cm and UD between the two guests ---------------------------------
 # rdma_cm tools listen on no TCP port, so the agent's START (which waits
 # for one) does not fit: the peer's server is started in the background
 # with "SH -" (output and status in the files WAIT reads), and a client on

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Kite VM integration tests (issues 2-4). Boots guests with scripts/vm.sh in a
+# Kite VM integration tests. Boots guests with scripts/vm.sh in a
 # few groups, so that one boot runs many checks:
 #   pair   two guests a/b linked by a socket netdev: device and sysfs, GID
 #          table, ping, 8 MiB TCP + sha256, link down/up (host hook), 20
@@ -64,7 +64,7 @@ group_fault() {
 		"status=$t/fault-status.sh" "hang=$t/fault-hang.sh")
 }
 
-# RC data path (issue 4), guests a (client) and b (server agent), see
+# RC data path, guests a (client) and b (server agent), see
 # rdma-a.sh: two guests, then a alone (loopback), each with
 # ibv_rc_pingpong -c, perftest (-a), kite-rc func and bulk, and bulk with 5%
 # of RoCE frames dropped. rdma: over the Kite NICs (the hook sets
@@ -77,7 +77,7 @@ group_rdma() {
 		--hook "bash $top/$t/rdma.hook" "a=$t/rdma-a.sh" "b=$t/rdma-b.sh")
 }
 
-# Interoperation with Soft-RoCE (issue 5): guest a (Kite) and guest b (rxe on
+# Interoperation with Soft-RoCE: guest a (Kite) and guest b (rxe on
 # virtio-net) on one link, ibv_rc_pingpong -c both ways over IPv4 (path MTU
 # 1024 and 4096) and IPv6 GIDs (interop.sh).
 group_interop() {

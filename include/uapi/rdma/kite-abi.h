@@ -41,8 +41,8 @@ struct kite_alloc_pd_resp {
 };
 
 /*
- * CQ and QP rings (decision for issue 3). User CQ and QP rings live in user
- * memory that the provider allocates (zeroed, 4 KiB aligned) and names in
+ * CQ and QP rings. User CQ and QP rings live in user memory that the
+ * provider allocates (zeroed, 4 KiB aligned) and names in
  * the create request; the driver pins it with ib_umem_get() and describes
  * it to the device with the same page-list (PBL) path as MRs, so no
  * kernel memory is mmapped into the process and no mmap entry has to
