@@ -26,7 +26,7 @@ static_assert(KITE_CQE_RETRY_EXC_ERR == (int)IB_WC_RETRY_EXC_ERR);
 static_assert(KITE_CQE_RNR_RETRY_EXC_ERR == (int)IB_WC_RNR_RETRY_EXC_ERR);
 static_assert(KITE_CQE_GENERAL_ERR == (int)IB_WC_GENERAL_ERR);
 /* A UD receive buffer starts with the GRH area ib_core consumers expect. */
-static_assert(KITE_UD_GRH_LEN == sizeof(struct ib_grh));
+static_assert(sizeof(struct ib_grh) == KITE_UD_GRH_LEN);
 
 /* Give the device the consumer index (frees CQ space). Under cq->lock. */
 static void kite_cq_report_ci(struct kite_ib_dev *kib, struct kite_cq *cq)
