@@ -21,6 +21,8 @@
 #define KITE_CQ_MAX_LOG_DEPTH   16      /* log2(KITE_DEF_MAX_CQE) */
 
 QEMU_BUILD_BUG_ON((1u << KITE_CQ_MAX_LOG_DEPTH) != KITE_DEF_MAX_CQE);
+/* A CQE is written in two parts: all but its flags, then the flags byte. */
+QEMU_BUILD_BUG_ON(KITE_CQE_FLAGS_OFF != KITE_CQE_SIZE - 1);
 
 /* The CQ numbered @cqn, or NULL (no owner check). */
 static KiteCq *kite_cq_find(KiteState *s, uint32_t cqn)

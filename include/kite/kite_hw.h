@@ -460,6 +460,11 @@ struct kite_qp_attr {
 	struct kite_av av;
 };
 
+/* Largest values of the 5- and 3-bit fields of struct kite_qp_attr. */
+#define KITE_QP_MAX_TIMEOUT		31
+#define KITE_QP_MAX_RETRY		7	/* retry_cnt and rnr_retry */
+#define KITE_QP_MAX_RNR_TIMER		31
+
 struct kite_cmd_modify_qp {
 	__le32 qpn;
 	__le32 reserved;
@@ -778,8 +783,11 @@ struct kite_wqe_atomic {
 struct kite_wqe_ud {
 	struct kite_av av;
 	__le32 remote_qpn;
-	__le32 remote_qkey;
+	__le32 remote_qkey;	/* KITE_WQE_UD_QKEY_OWN: the QP's own Q_Key */
 };
+
+/* remote_qkey with this bit set: the device sends the QP's own Q_Key. */
+#define KITE_WQE_UD_QKEY_OWN		(1u << 31)
 
 struct kite_sge {
 	__le64 addr;
@@ -983,12 +991,15 @@ static inline bool kite_cqe_is_recv(__u8 opcode)
 				 sizeof(struct kite_wqe_ud))
 #define KITE_RQ_WQE_FIXED	sizeof(struct kite_rq_wqe_hdr)
 
+/* Where kite_log_stride() stops: 2^63 is the largest power of two in a u64. */
+#define KITE_LOG_STRIDE_LIMIT		63
+
 /* log2 of the smallest power of two that is >= @bytes and >= 2^@min_log. */
 static inline __u32 kite_log_stride(__u64 bytes, __u32 min_log)
 {
 	__u32 log = min_log;
 
-	while (log < 63 && (1ull << log) < bytes)
+	while (log < KITE_LOG_STRIDE_LIMIT && (1ull << log) < bytes)
 		log++;
 	return log;
 }

@@ -103,8 +103,6 @@ struct kite_wq {
 	uint64_t *wr_id;	/* depth entries */
 };
 
-/* IBTA: QP numbers and IPv6 flow labels on the wire. */
-
 /*
  * An address handle: the device address vector built at create time,
  * copied as is into each UD WQE that names the AH. Never changes.

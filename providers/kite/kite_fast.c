@@ -270,8 +270,8 @@ static int kite_build_send_wqe(struct kite_qp *qp, const struct ibv_send_wr *wr,
 
 	/*
 	 * UD (SEND and SEND_IMM only, by kite_wqe_opcode()): the AH's address
-	 * vector, the destination QP and its Q_Key. A Q_Key with bit 31 set
-	 * goes to the device as is: the device sends the QP's own Q_Key then
+	 * vector, the destination QP and its Q_Key. A Q_Key with
+	 * KITE_WQE_UD_QKEY_OWN set goes to the device as is: the device sends the QP's own Q_Key then
 	 * (hardware.rst, kite_wqe_ud), so the provider need not know it.
 	 */
 	if (qp_type == IBV_QPT_UD) {

@@ -24,7 +24,8 @@
 #define KR_MAX_PKT_PER_ACK      64      /* AckReq at least this often */
 #define KR_MAX_SGE              KITE_DEF_MAX_SGE
 #define KR_MAX_INLINE           KITE_DEF_MAX_INLINE
-#define KR_MAX_RD_ATOM          128     /* cap on both rd_atomic values */
+/* Cap on both rd_atomic values. */
+#define KR_MAX_RD_ATOM          KITE_DEF_MAX_RD_ATOM
 /*
  * A READ takes one PSN per response packet and PSNs compare within half
  * the 24-bit space, so a READ may take at most 2^23 - 1 of them: at path
@@ -35,7 +36,6 @@
 /* An atomic works on one little-endian 64-bit word of memory. */
 #define KR_ATOMIC_SIZE          sizeof(__le64)
 #define KR_TIMEOUT_BASE_NS      4096ull /* local ACK timeout unit */
-#define KR_MAX_TIMEOUT          31
 /* Buckets of the QP number index (a power of two). */
 #define KR_QP_HASH_SIZE         1024
 
@@ -208,7 +208,7 @@ struct KiteRoce {
     KiteRoceQp *qp_hash[KR_QP_HASH_SIZE];  /* by QP number */
     uint16_t ip_id;
     uint8_t frame[KITE_ROCE_MAX_FRAME];
-    uint8_t payload[4096];
+    uint8_t payload[KITE_ROCE_MAX_PAYLOAD];
 };
 
 /* kite_roce_qp.c */

@@ -17,7 +17,6 @@
 #define IP_PROTO_UDP            17
 #define BTH_TVER_MASK           0x0f
 #define BTH_PAD_SHIFT           4
-#define FLOW_LABEL_MASK         0xfffffu
 
 /* Ethernet CRC-32, reflected. */
 #define CRC32_POLY              0xedb88320u
@@ -412,7 +411,7 @@ size_t kite_roce_build(uint8_t *frame, size_t cap,
 
     ip = frame + KITE_ETH_HLEN;
     if (p->ipv6) {
-        uint32_t fl = p->flow_label & FLOW_LABEL_MASK;
+        uint32_t fl = p->flow_label & KITE_AV_FLOW_LABEL_MASK;
 
         st32(ip, 6u << 28 | (uint32_t)p->traffic_class << 20 | fl);
         st16(ip + 4, (uint16_t)udplen);
@@ -479,7 +478,7 @@ static void fill_l3(struct kite_roce_pkt *p, const uint8_t *frame,
 
         p->ipv6 = true;
         p->traffic_class = (uint8_t)(w >> 20);
-        p->flow_label = w & FLOW_LABEL_MASK;
+        p->flow_label = w & KITE_AV_FLOW_LABEL_MASK;
         p->hop_limit = ip[7];
         memcpy(p->sgid, ip + 8, 16);
         memcpy(p->dgid, ip + 24, 16);
@@ -644,14 +643,14 @@ enum kite_roce_parse_result kite_roce_parse(const uint8_t *frame, size_t len,
 uint16_t kite_roce_udp_sport(uint32_t lqpn, uint32_t rqpn,
                              uint32_t flow_label)
 {
-    uint32_t fl = flow_label & FLOW_LABEL_MASK;
+    uint32_t fl = flow_label & KITE_AV_FLOW_LABEL_MASK;
 
     if (!fl) {
         uint64_t v = (uint64_t)lqpn * rqpn;
 
         v ^= v >> 20;
         v ^= v >> 40;
-        fl = (uint32_t)v & FLOW_LABEL_MASK;
+        fl = (uint32_t)v & KITE_AV_FLOW_LABEL_MASK;
     }
     return (uint16_t)(((fl & 0x3fff) ^ ((fl & 0xfc000) >> 14)) | 0xc000);
 }

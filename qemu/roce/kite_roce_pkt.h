@@ -35,9 +35,11 @@
 #define KITE_ROCE_MAX_HDR_LEN   (KITE_ETH_HLEN + KITE_IPV6_HDR_LEN + \
                                  KITE_UDP_HDR_LEN + KITE_BTH_LEN + \
                                  KITE_ATOMIC_ETH_LEN + KITE_DETH_LEN)
-/* Largest frame the engine builds: 4096-byte payload, pad and ICRC. */
-#define KITE_ROCE_MAX_FRAME     (KITE_ROCE_MAX_HDR_LEN + 4096 + 3 + \
-                                 KITE_ICRC_LEN)
+/* Largest payload of one packet: the largest path MTU, KITE_MTU_4096. */
+#define KITE_ROCE_MAX_PAYLOAD   4096
+/* Largest frame the engine builds: the largest payload, pad and ICRC. */
+#define KITE_ROCE_MAX_FRAME     (KITE_ROCE_MAX_HDR_LEN + \
+                                 KITE_ROCE_MAX_PAYLOAD + 3 + KITE_ICRC_LEN)
 
 #define KITE_BTH_PKEY_DEFAULT   0xffff
 #define KITE_GSI_QKEY           0x80010000u

@@ -204,15 +204,15 @@ void kite_roce_qp_modify(KiteRoceQp *qp, const struct kite_roce_qp_attr *a,
         }
     }
     if (mask & KITE_QP_ATTR_TIMEOUT) {
-        qp->timeout = a->timeout > KR_MAX_TIMEOUT ? KR_MAX_TIMEOUT :
+        qp->timeout = a->timeout > KITE_QP_MAX_TIMEOUT ? KITE_QP_MAX_TIMEOUT :
                       a->timeout;
     }
     if (mask & KITE_QP_ATTR_RETRY_CNT) {
-        qp->retry_cnt = a->retry_cnt & 7;
+        qp->retry_cnt = a->retry_cnt & KITE_QP_MAX_RETRY;
         qp->retry_left = qp->retry_cnt;
     }
     if (mask & KITE_QP_ATTR_RNR_RETRY) {
-        qp->rnr_retry = a->rnr_retry & 7;
+        qp->rnr_retry = a->rnr_retry & KITE_QP_MAX_RETRY;
         qp->rnr_left = qp->rnr_retry;
     }
     if (mask & KITE_QP_ATTR_MIN_RNR_TIMER) {

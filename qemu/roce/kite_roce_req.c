@@ -422,7 +422,7 @@ static void kr_req_ud(KiteRoceQp *qp, const KrSendWqe *w, KrSqSlot *s)
         p.se = (w->flags & KITE_WQE_F_SOLICITED) != 0;
         if (qp->cfg.type == KITE_QPT_GSI) {
             p.deth_qkey = KITE_GSI_QKEY;
-        } else if (w->remote_qkey & 0x80000000u) {
+        } else if (w->remote_qkey & KITE_WQE_UD_QKEY_OWN) {
             p.deth_qkey = qp->qkey;
         } else {
             p.deth_qkey = w->remote_qkey;

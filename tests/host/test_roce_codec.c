@@ -256,9 +256,11 @@ static void test_build_rejects(void **state)
     assert_int_equal(kite_roce_build(f, sizeof(f), &p), 0);
     p.opcode = KITE_OP_READ_REQ;
     assert_int_equal(kite_roce_build(f, sizeof(f), &p), 0);
+    /* the largest payload is the largest path MTU's */
+    assert_int_equal(KITE_ROCE_MAX_PAYLOAD, kite_mtu_bytes(KITE_MTU_4096));
     /* the largest frame fits KITE_ROCE_MAX_FRAME */
     {
-        static uint8_t big[4096];
+        static uint8_t big[KITE_ROCE_MAX_PAYLOAD];
 
         pkt_base(&p, KITE_OP_UD_SEND_ONLY_IMM);
         p.ipv6 = true;

@@ -258,9 +258,9 @@ static void test_psn_wrap(void **st)
                         20000);
     /* 70000 / 256 = 274 packets + the READ's 79: well past the wrap. */
     assert_int_equal(kite_roce_qp_sq_psn(sim_qp(f->a, f->aqp)->qp),
-                     (0xfffff0 + 274 + 79) & 0xffffff);
+                     (0xfffff0 + 274 + 79) & KITE_PSN_MASK);
     assert_int_equal(kite_roce_qp_rq_psn(sim_qp(f->b, f->bqp)->qp),
-                     (0xfffff0 + 274 + 79) & 0xffffff);
+                     (0xfffff0 + 274 + 79) & KITE_PSN_MASK);
     fx_free(f);
 }
 
@@ -372,7 +372,7 @@ static void test_every_mtu(void **st)
         assert_memory_equal(sim_mem(f->b, 0x380000), sim_mem(f->a, 0), len);
         /* 4 packets per message each way: 12 requests + 4 responses... */
         assert_int_equal(kite_roce_qp_sq_psn(sim_qp(f->a, f->aqp)->qp),
-                         (0x100 + 12) & 0xffffff);
+                         (0x100 + 12) & KITE_PSN_MASK);
         fx_free(f);
     }
 }
@@ -499,7 +499,7 @@ static void test_ud_send(void **st)
     assert_int_equal(c.status, 0);
     assert_int_equal(c.opcode, KITE_CQE_RECV);
     assert_int_equal(kr_le16(&c.wqe_idx), 0);
-    assert_int_equal(kr_le32(&c.byte_len), 40 + 1000);
+    assert_int_equal(kr_le32(&c.byte_len), KITE_UD_GRH_LEN + 1000);
     assert_int_equal(kr_le32(&c.src_qp), aqp);
     assert_int_equal(c.net_hdr, KITE_CQE_NET_IPV4);
     assert_memory_equal(c.smac, a->mac, 6);
@@ -517,7 +517,7 @@ static void test_ud_send(void **st)
     assert_true(sim_poll_cq(b, bcq, &c));
     assert_int_equal(c.status, 0);
     assert_int_equal(kr_le16(&c.wqe_idx), 1);
-    assert_int_equal(kr_le32(&c.byte_len), 40 + 4096);
+    assert_int_equal(kr_le32(&c.byte_len), KITE_UD_GRH_LEN + 4096);
     assert_int_equal(c.flags & KITE_CQE_F_IMM, 0);
     assert_memory_equal(sim_mem(b, 0x110000 + 40), sim_mem(a, 0), 4096);
     assert_false(sim_poll_cq(b, bcq, &c));

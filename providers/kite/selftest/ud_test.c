@@ -207,10 +207,10 @@ int test_ud_post_send(void)
 	wr[1].imm_data = htobe32(0xcafe0001);
 	wr[1].wr.ud.ah = ah6;
 	wr[1].wr.ud.remote_qpn = 1;
-	wr[1].wr.ud.remote_qkey = 0x80000001;	/* "use the QP's Q_Key" */
+	wr[1].wr.ud.remote_qkey = KITE_WQE_UD_QKEY_OWN | 1;
 	wr[2] = send_wr(302, IBV_WR_SEND, sg, 0, 0);	/* zero bytes */
 	wr[2].wr.ud.ah = ah4;
-	wr[2].wr.ud.remote_qpn = 0xffffff;
+	wr[2].wr.ud.remote_qpn = KITE_QPN_MASK;
 	wr[2].wr.ud.remote_qkey = 0x80010000;
 	wr[0].next = &wr[1];
 	wr[1].next = &wr[2];
@@ -247,7 +247,7 @@ int test_ud_post_send(void)
 	h = (void *)sq_wqe(f, 2);
 	CHECK(h->opcode == KITE_WQE_SEND && h->num_sge == 0 && h->flags == 0);
 	ud = (void *)(h + 1);
-	CHECK(le32toh(ud->remote_qpn) == 0xffffff);
+	CHECK(le32toh(ud->remote_qpn) == KITE_QPN_MASK);
 	CHECK(le32toh(ud->remote_qkey) == 0x80010000);
 
 	/* The send completions: slot 2 retires 0..2 (0 signaled). */
@@ -356,7 +356,7 @@ static void dev_cqe_ud(struct fake *f, uint16_t wqe_idx, uint8_t status,
 int test_ud_poll(void)
 {
 	struct fake *f = fake_new(IBV_QPT_UD, 4, 8);
-	struct ibv_sge sg = { .addr = 0xa000, .length = 40 + 1024, .lkey = 7 };
+	struct ibv_sge sg = { .addr = 0xa000, .length = KITE_UD_GRH_LEN + 1024, .lkey = 7 };
 	struct ibv_recv_wr wr[3] = {}, *bad = NULL;
 	struct ibv_wc wc[4];
 	int ok = 1, i;
@@ -370,10 +370,10 @@ int test_ud_poll(void)
 	CHECK(kite_post_recv(&f->qp->vqp.qp, wr, &bad) == 0);
 	CHECK(db_read(f, KITE_DB_RQ) == kite_db_make(QPN, 0, 3));
 
-	dev_cqe_ud(f, 0, KITE_CQE_SUCCESS, 40 + 100,
+	dev_cqe_ud(f, 0, KITE_CQE_SUCCESS, KITE_UD_GRH_LEN + 100,
 		   KITE_CQE_F_GRH | KITE_CQE_F_IMM, htobe32(0x0a0b0c0d),
 		   0x345678, KITE_CQE_NET_IPV4);
-	dev_cqe_ud(f, 1, KITE_CQE_SUCCESS, 40 + 1024, KITE_CQE_F_GRH, 0, 0x11,
+	dev_cqe_ud(f, 1, KITE_CQE_SUCCESS, KITE_UD_GRH_LEN + 1024, KITE_CQE_F_GRH, 0, 0x11,
 		   KITE_CQE_NET_IPV6);
 	dev_cqe_ud(f, 2, KITE_CQE_WR_FLUSH_ERR, 0, 0, 0, 0, 0);
 	memset(wc, 0xa5, sizeof(wc));

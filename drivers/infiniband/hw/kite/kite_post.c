@@ -241,8 +241,8 @@ static int kite_build_ud_seg(struct kite_ib_dev *kib, const struct kite_qp *qp,
 	ud->av = to_kah(uwr->ah)->av;
 	ud->remote_qpn = cpu_to_le32(uwr->remote_qpn);
 	/*
-	 * Bit 31 set means "the QP's own Q_Key" (the device substitutes it);
-	 * the GSI QP always sends GSI_QKEY.
+	 * A Q_Key with KITE_WQE_UD_QKEY_OWN set means "the QP's own Q_Key"
+	 * (the device substitutes it); the GSI QP always sends GSI_QKEY.
 	 */
 	ud->remote_qkey = cpu_to_le32(uwr->remote_qkey);
 	return 0;

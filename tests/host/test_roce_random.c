@@ -195,7 +195,7 @@ static void test_fuzz_packets(void **st)
                          KITE_ROCE_OK);
         p.opcode = ops[(r >> 8) % sizeof(ops)];
         if (r & (1u << 20)) {
-            p.psn = (p.psn + ((r >> 21) & 7) - 2) & 0xffffff;
+            p.psn = (p.psn + ((r >> 21) & 7) - 2) & KITE_PSN_MASK;
         }
         if (r & (1u << 24)) {
             p.reth_len = (r & (1u << 25)) ? rng & 0xffff : (uint32_t)rng;
