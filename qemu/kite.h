@@ -26,6 +26,7 @@
 #include "net/net.h"
 #include "qemu/queue.h"
 #include "qemu/timer.h"
+#include "qemu/units.h"
 #include "qom/object.h"
 #include "kite/kite_hw.h"
 #include "kite_limits.h"
@@ -162,6 +163,11 @@ typedef struct KiteDmaRange {
 
 /* Most DMA ranges one x-mr-map lookup reports. */
 #define KITE_MR_PROBE_MAX_RANGES    16
+/*
+ * Longest x-mr-map lookup: 4096 pages of 4 KiB, so that one qom-get reads
+ * a bounded number of page-list entries whatever the MR looks like.
+ */
+#define KITE_MR_PROBE_MAX_LEN       (16 * MiB)
 
 /* A kite_mr_map() lookup as the test-only x-mr-map property holds it. */
 typedef struct KiteMrProbe {

@@ -9,13 +9,14 @@
  * page lists, CQE posting (kite_cq.c), QP events on the async EQ, frame
  * transmission (kite_wire.c), QEMU_CLOCK_VIRTUAL time, one QEMUTimer per
  * QP and a bottom half that runs the engine's send work. It is also the
- * only way the rest of the model calls the engine.
+ * only way the rest of the model makes the engine work (the others only
+ * read its state and counters, or peek at frames).
  *
- * The engine is never re-entered: every call into it is bracketed by
- * kite_engine_enter() and kite_engine_leave(). While a call is in
- * progress, frames for the port wait in the wire's receive queue and guest
- * register and doorbell writes, which only a DMA of the engine can cause
- * then, are refused (kite.c).
+ * The engine is never re-entered: every call that makes it work or can
+ * call back is bracketed by kite_engine_enter() and kite_engine_leave().
+ * While a call is in progress, frames for the port wait in the wire's
+ * receive queue and guest register and doorbell writes, which only a DMA
+ * of the engine can cause then, are refused (kite.c).
  *
  * Copyright (c) 2026 The Kite authors
  */
@@ -339,7 +340,10 @@ static void kite_engine_qp_drop(KiteQp *qp)
 {
     if (qp->eqp) {
         assert(!kite_engine_busy(qp->dev));
+        /* Destroying cancels the QP's timer through a callback. */
+        kite_engine_enter(qp->dev);
         kite_roce_qp_destroy(qp->eqp);
+        kite_engine_leave(qp->dev);
         qp->eqp = NULL;
     }
     if (qp->timer) {
@@ -422,7 +426,8 @@ void kite_engine_doorbell(KiteState *s, KiteQp *qp, bool rq, uint32_t pi)
 /* The port's MAC or MTU changed (SET_PORT, reset). */
 void kite_engine_set_port(KiteState *s)
 {
-    kite_roce_set_port(s->eng.roce, s->mac, s->eth_mtu);
+    kite_roce_set_port(kite_engine_enter(s), s->mac, s->eth_mtu);
+    kite_engine_leave(s);
 }
 
 /* ---- lifetime ---------------------------------------------------------- */

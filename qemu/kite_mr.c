@@ -481,6 +481,11 @@ static void kite_mr_probe_set(Object *obj, Visitor *v, const char *name,
                    KITE_MR_PROBE_MAX_RANGES);
         return;
     }
+    if (p.len > KITE_MR_PROBE_MAX_LEN) {
+        error_setg(errp, "%s: len must be at most %" PRIu64, name,
+                   (uint64_t)KITE_MR_PROBE_MAX_LEN);
+        return;
+    }
     s->mr_probe = p;
 }
 

@@ -732,6 +732,8 @@ def test_mr_map(env):
              "max-ranges must be 1 to 16"),
             ("too many ranges", dict(req, **{"max-ranges": 17}),
              "max-ranges must be 1 to 16"),
+            ("too long a lookup", dict(req, len=16 * 1024 * 1024 + 1),
+             "len must be at most 16777216"),
             ("a member missing", {"key": k1, "pdn": pd},
              "'x-mr-map.access' is missing"),
             ("an unknown member", dict(req, pd=pd),
