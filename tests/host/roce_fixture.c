@@ -137,3 +137,19 @@ void mem_st64(uint8_t *p, uint64_t v)
         p[i] = (uint8_t)(v >> (8 * i));
     }
 }
+
+void fx_pkt_a_to_b(const Fx *f, struct kite_roce_pkt *pk, uint8_t opcode,
+                   uint32_t psn)
+{
+    memset(pk, 0, sizeof(*pk));
+    memcpy(pk->dmac, f->b->mac, sizeof(pk->dmac));
+    memcpy(pk->smac, f->a->mac, sizeof(pk->smac));
+    memcpy(pk->sgid, f->a->gid, sizeof(pk->sgid));
+    memcpy(pk->dgid, f->b->gid, sizeof(pk->dgid));
+    pk->hop_limit = 64;
+    pk->opcode = opcode;
+    pk->pkey = KITE_BTH_PKEY_DEFAULT;
+    pk->dqpn = f->bqp;
+    pk->psn = psn & KITE_PSN_MASK;
+    pk->ackreq = true;
+}

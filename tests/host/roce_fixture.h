@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The fixture of the engine's focused host tests (test_roce_ops.c,
- * test_roce_errors.c, test_roce_wire.c, test_roce_robust.c): two nodes of
+ * test_roce_errors.c, test_roce_responder.c, test_roce_random.c): two nodes of
  * the simulation harness (roce_sim.[ch]), or one looped back, with one
  * connected QP each, and helpers to post work and check completions with
  * cmocka.
@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kite_roce_pkt.h"
 #include "roce_sim.h"
 
 #define MEM_SIZE        (4u << 20)
@@ -54,6 +55,9 @@ void fx_expect_cqe(SimNode *n, uint32_t cqn, uint32_t qpn, uint16_t idx,
                    uint8_t opcode, uint8_t status, uint32_t byte_len);
 void fx_expect_no_cqe(SimNode *n, uint32_t cqn);
 uint8_t fx_state(SimNode *n, uint32_t qpn);
+/* A request packet from A's QP to B's, for a frame the test injects. */
+void fx_pkt_a_to_b(const Fx *f, struct kite_roce_pkt *pk, uint8_t opcode,
+                   uint32_t psn);
 /* Little-endian 64-bit words in node memory (atomic operands). */
 uint64_t mem_ld64(const uint8_t *p);
 void mem_st64(uint8_t *p, uint64_t v);

@@ -478,9 +478,9 @@ static void test_cq_overflow_fatal(void **st)
 /*
  * At path MTU 256 a READ of 2 GiB needs 2^23 response PSNs, half the PSN
  * space, which PSN comparison cannot tell from "behind": the requester
- * completes it with a local length error instead of sending it (before,
- * hi_psn did not move, every response and NAK was dropped as ahead of it
- * and the WQE hung without even a timeout).
+ * completes it with a local length error instead of sending it: were it
+ * sent, hi_psn could not move past it, every response and NAK would be
+ * dropped as ahead of it and the WQE would hang without even a timeout.
  */
 static void test_read_psn_window_requester(void **st)
 {
@@ -520,17 +520,7 @@ static void test_read_psn_window_responder(void **st)
         sim_default_params(&p);
         p.path_mtu = KITE_MTU_256;
         f = fx_new(&p, KITE_QPT_RC, false);
-        memset(&pk, 0, sizeof(pk));
-        memcpy(pk.dmac, f->b->mac, 6);
-        memcpy(pk.smac, f->a->mac, 6);
-        memcpy(pk.sgid, f->a->gid, 16);
-        memcpy(pk.dgid, f->b->gid, 16);
-        pk.hop_limit = 64;
-        pk.opcode = KITE_OP_READ_REQ;
-        pk.pkey = KITE_BTH_PKEY_DEFAULT;
-        pk.dqpn = f->bqp;
-        pk.psn = p.psn_a;
-        pk.ackreq = true;
+        fx_pkt_a_to_b(f, &pk, KITE_OP_READ_REQ, p.psn_a);
         pk.reth_va = IOVA;
         pk.reth_rkey = f->bkey;
         pk.reth_len = lens[i];

@@ -202,17 +202,7 @@ static void inject_send(Fx *f, uint32_t psn)
     struct kite_roce_pkt pk;
     size_t len;
 
-    memset(&pk, 0, sizeof(pk));
-    memcpy(pk.dmac, f->b->mac, 6);
-    memcpy(pk.smac, f->a->mac, 6);
-    memcpy(pk.sgid, f->a->gid, 16);
-    memcpy(pk.dgid, f->b->gid, 16);
-    pk.hop_limit = 64;
-    pk.opcode = KITE_OP_SEND_ONLY;
-    pk.pkey = KITE_BTH_PKEY_DEFAULT;
-    pk.dqpn = f->bqp;
-    pk.psn = psn & KITE_PSN_MASK;
-    pk.ackreq = true;
+    fx_pkt_a_to_b(f, &pk, KITE_OP_SEND_ONLY, psn);
     pk.payload = data;
     pk.paylen = sizeof(data);
     len = kite_roce_build(frame, sizeof(frame), &pk);

@@ -3,7 +3,7 @@
  * KUnit suite kite_datapath: the fixture its cases share (two RC QPs in
  * loopback on a probed device, a registered buffer, event counters) and
  * the cases, by file: kite_datapath_rc_test.c (RC data path),
- * kite_datapath_drv_test.c (WQE and CQE handling against fake QPs and
+ * kite_datapath_fake_test.c (WQE and CQE handling against fake QPs and
  * CQs), kite_datapath_ud_test.c (UD, address handles, the GSI QP).
  *
  * Copyright (c) 2026 The Kite authors
@@ -123,7 +123,7 @@ void kite_test_dp_rem_access(struct kunit *test);
 void kite_test_dp_cq_resize(struct kunit *test);
 void kite_test_dp_post_errors(struct kunit *test);
 
-/* kite_datapath_drv_test.c */
+/* kite_datapath_fake_test.c */
 void kite_test_dp_wqe_layout(struct kunit *test);
 void kite_test_dp_poll_cqes(struct kunit *test);
 void kite_test_dp_reset_clean(struct kunit *test);
