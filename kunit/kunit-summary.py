@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 #
-# kunit-summary.py JSON LOG RC "SUITE..." ["DEVICE SUITE..." [SELECTION]]
+# kunit-summary.py JSON LOG RC "SUITE..." ["DEVICE SUITE..." [SELECTION
+#                  [EXTRA]]]
 # Called by scripts/kunit.sh (SELECTION: the filter glob kunit.py was given,
-# if any; a selection that runs nothing says so).
+# if any; a selection that runs nothing says so; EXTRA: a file of result
+# lines of kunit.sh's own checks, "ok NAME" or "FAIL NAME: DETAIL", which
+# count like test cases).
 # Counts the results kunit.py parsed (--json) and adds a failure for: a
 # kernel that did not configure/build/boot, a parse error, a timeout, a
 # non-zero kunit.py exit status with no failed test, each expected suite
@@ -25,6 +28,7 @@ expected = sys.argv[4].split() if len(sys.argv) > 4 else []
 # Suites that need the attached device: all-skipped means it never probed.
 need_device = sys.argv[5].split() if len(sys.argv) > 5 else []
 selection = sys.argv[6] if len(sys.argv) > 6 else ""
+extra_path = sys.argv[7] if len(sys.argv) > 7 else ""
 passed = failed = skipped = 0
 problems = []
 suites = []
@@ -61,6 +65,17 @@ for g in groups:
     passed += p
     failed += f
     skipped += s
+
+# kunit.sh's own checks (the sparse and W=1 build of the test sources).
+extra = []
+if extra_path and os.path.exists(extra_path):
+    with open(extra_path, errors="replace") as f:
+        extra = [line.rstrip("\n") for line in f]
+for line in extra:
+    if line.startswith("ok "):
+        passed += 1
+    elif line.startswith("FAIL "):
+        failed += 1
 
 log = open(log_path, errors="replace").read()
 m = re.findall(r"Testing complete\. Ran \d+ tests:([^\n]*)", log)
@@ -101,6 +116,8 @@ if rc != 0 and failed == 0:
 
 for name, p, f, s in suites:
     print("  " + summary_line(name, p, f, s))
+for line in extra:
+    print(line)
 for line in problems:
     print("  FAIL %s" % line)
 if failed:

@@ -303,7 +303,41 @@ if [ -n "$dirs" ]; then
 		}' | sort -u | tr '\n' ' ')
 fi
 
+# --- 6. sparse and W=1 on the drivers with their KUnit sources ----------------
+# The lint suite builds the modules against Debian's headers, whose
+# configuration has no KUnit: the *_test.c files are compiled only here.
+# Their objects are removed first so that every file is compiled (W=1
+# warns only when compiling) and checked by sparse; the next KUnit build
+# recompiles them without W=1.
+EXTRA=$LOGDIR/kunit-extra.txt
+SPARSE_LOG=$LOGDIR/kunit-sparse.log
+: > "$EXTRA"
+if [ $# -eq 0 ] && [ -n "$dirs" ] && [ -f "$BUILD/.config" ]; then
+	sdirs=""
+	for d in $dirs; do
+		rel=${d#"$REPO"/}
+		sdirs="$sdirs $rel/"
+		find "$BUILD/$rel" -name '*.o' -delete 2>/dev/null || true
+	done
+	set +e
+	# shellcheck disable=SC2086 # $sdirs splits into make targets
+	(cd "$SRC" && nice -n 10 make ARCH=x86_64 O="$BUILD" -j"$JOBS" C=2 W=1 \
+		$sdirs) > "$SPARSE_LOG" 2>&1 < /dev/null
+	src=$?
+	set -e
+	warn=$(grep -E ': (warning|error):' "$SPARSE_LOG" | grep -c -E 'drivers/(net/ethernet|infiniband/hw)/kite/' || true)
+	if [ "$src" -eq 0 ] && [ "$warn" -eq 0 ]; then
+		echo "ok kunit/sparse+W=1: both drivers with their KUnit sources" > "$EXTRA"
+	else
+		{
+			echo "FAIL kunit/sparse+W=1: $warn warning(s), exit $src (log: $SPARSE_LOG)"
+			grep -E ': (warning|error):' "$SPARSE_LOG" | head -n 20 | sed 's/^/    /'
+		} > "$EXTRA"
+	fi
+fi
+
 # The device is attached, so a device suite must not skip all its cases.
 # The arguments (a selection) are named when nothing ran.
 python3 "$REPO/kunit/kunit-summary.py" "$JSON" "$LOG" "$rc" "$expected" \
-	"${KITE_KUNIT_DEVICE_SUITES-kite_device kite_verbs kite_datapath}" "$*"
+	"${KITE_KUNIT_DEVICE_SUITES-kite_device kite_verbs kite_datapath}" "$*" \
+	"$EXTRA"

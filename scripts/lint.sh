@@ -9,9 +9,9 @@
 #                         include/)
 #   kbuild/sparse+W=1     the modules of the top-level Kbuild built with
 #                         sparse on every file (C=2) and W=1, in a scratch
-#                         copy of the tree (out/lint/kbuild), so the normal
-#                         `make module` objects are neither used nor
-#                         touched; any warning fails
+#                         copy of the tree (out/lint/kbuild, removed after
+#                         the build), so the normal `make module` objects
+#                         are neither used nor touched; any warning fails
 #   qemu-checkpatch/FILE  QEMU's own scripts/checkpatch.pl --strict on the
 #                         device model and engine (qemu/**.[ch])
 # Last line "lint: N passed, N failed"; exit 1 on any failure.
@@ -257,6 +257,9 @@ if results_match "$pattern" kbuild/sparse+W=1; then
 		else
 			result "ok $name: ${mods% }"
 		fi
+		# The log is all that is kept: a second copy of the tree under
+		# out/ would only confuse greps over the repository.
+		rm -rf "$SCRATCH"
 	fi
 fi
 
