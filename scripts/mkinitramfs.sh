@@ -18,9 +18,10 @@
 #                                built against that libibverbs and
 #                                librdmacm (its -R mode, IPv4 and IPv6),
 #                                tc (netem), the test programs
-#                                tests/vm/kite-verbs.c, kite-rc.c, kite-ud.c
-#                                (built against out/rdma-core) and
-#                                tests/vm/kite-uverbs-fuzz.c, an ldd script
+#                                kite-verbs (tests/vm/kite-verbs*.c),
+#                                kite-rc (kite-rc*.c), kite-ud (kite-ud.c),
+#                                built against out/rdma-core, and
+#                                kite-uverbs-fuzz (kite-uverbs-fuzz.c), an ldd script
 #                                (the loader's --list), and
 #                                an /init that runs /test.sh
 #
@@ -88,16 +89,17 @@ rclib=${rc:+$rc/usr/lib/x86_64-linux-gnu}
 # rdma-core tools for the guest, and the test program built against it.
 # rping, ucmatose and udaddy are librdmacm's examples (rdma_cm over RC/UD).
 rc_tools=(ibv_devices ibv_devinfo ibv_rc_pingpong ibv_ud_pingpong rping ucmatose udaddy)
-verbs_test=$top/tests/vm/kite-verbs.c
-rc_test=$top/tests/vm/kite-rc.c
-ud_test=$top/tests/vm/kite-ud.c
-# Helpers kite-rc.c and kite-ud.c include (from their own directory).
-test_hdr=$top/tests/vm/kite-test.h
+# The test programs' sources; their headers (kite-test.h, kite-rc.h,
+# kite-verbs.h) are included from the same directory.
+vm_src=$top/tests/vm
+verbs_test=("$vm_src"/kite-verbs*.c)
+rc_test=("$vm_src"/kite-rc*.c)
+ud_test=$vm_src/kite-ud.c
 # perftest 25.01 (scripts/build-perftest.sh), built against out/rdma-core;
 # installed as /usr/bin/ib_* (copy_host_deps resolves rdma-core's libraries
 # in out/rdma-core, the others, e.g. libpci, from the host).
 perftest=(ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw ib_send_lat ib_write_lat ib_read_lat)
-fuzz_test=$top/tests/vm/kite-uverbs-fuzz.c
+fuzz_test=$vm_src/kite-uverbs-fuzz.c
 
 # Host binaries copied into the guest with their libraries. iproute2's ip is
 # installed as /usr/bin/ip; scripts must call it by that path because busybox
@@ -125,7 +127,8 @@ inputs_hash() {
 			echo "perftest-build=$(cat "$pt/.hash")"
 			for t in "${perftest[@]}"; do echo "$pt/usr/bin/$t"; done | xargs sha256sum
 			dpkg-query -W -f='${Package} ${Version}\n' libpci3 2>/dev/null
-			sha256sum "$verbs_test" "$rc_test" "$ud_test" "$test_hdr" "$fuzz_test" "$top/include/kite/kite_hw.h" "$top/qemu/kite_limits.h" \
+			# Every source and header of the test programs.
+			sha256sum "$vm_src"/*.[ch] "$top/include/kite/kite_hw.h" "$top/qemu/kite_limits.h" \
 				"$top/include/uapi/rdma/kite-abi.h"
 			dpkg-query -W -f='${Package} ${Version}\n' gcc libnl-3-200 libnl-route-3-200 linux-libc-dev 2>/dev/null
 		fi
@@ -221,12 +224,12 @@ if [ -n "$rc" ]; then
 		copy_host_deps "$stage/usr/bin/$t"
 	done
 	cc -O2 -Wall -Wextra -Werror -I"$top/include" -I"$top/qemu" -I"$rc/usr/include" \
-		-o "$stage/usr/bin/kite-verbs" "$verbs_test" \
+		-o "$stage/usr/bin/kite-verbs" "${verbs_test[@]}" \
 		-L"$rclib" -Wl,-rpath-link,"$rclib" -libverbs
 	copy_host_deps "$stage/usr/bin/kite-verbs"
-	# RC data path test (tests/vm/kite-rc.c): plain libibverbs.
+	# RC data path test (tests/vm/kite-rc*.c): plain libibverbs.
 	cc -O2 -Wall -Wextra -Werror -I"$rc/usr/include" \
-		-o "$stage/usr/bin/kite-rc" "$rc_test" \
+		-o "$stage/usr/bin/kite-rc" "${rc_test[@]}" \
 		-L"$rclib" -Wl,-rpath-link,"$rclib" -libverbs
 	copy_host_deps "$stage/usr/bin/kite-rc"
 	# UD checks (tests/vm/kite-ud.c): plain libibverbs.

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Helpers shared by the two-guest libibverbs tests tests/vm/kite-rc.c and
- * tests/vm/kite-ud.c: result lines in the tests/vm format, the overall time
- * limit, the TCP side channel between the two sides and the seeded byte
- * pattern. Everything is static inline with explicit parameters (each
- * program keeps its own state); scripts/mkinitramfs.sh builds both
- * programs with this directory on the include path and hashes this file.
+ * Helpers shared by the libibverbs test programs of tests/vm: kite-rc
+ * (kite-rc*.c) and kite-ud (kite-ud.c), the two-guest tests, use all of it
+ * (result lines in the tests/vm format, the overall time limit, the TCP
+ * side channel between the two sides and the seeded byte pattern);
+ * kite-verbs (kite-verbs*.c) its clock. Everything is static inline with
+ * explicit parameters (each program keeps its own state);
+ * scripts/mkinitramfs.sh builds the programs with this directory on the
+ * include path and hashes every file in it.
  *
  * Copyright (c) 2026 The Kite authors
  */
