@@ -85,6 +85,32 @@ kite_netdev() {
 	return 1
 }
 
+# ibdev_of_netdev NETDEV: the RDMA device of NETDEV's PCI function (kite).
+ibdev_of_netdev() {
+	local i
+	for i in /sys/class/net/$1/device/infiniband/*; do
+		[ -d "$i" ] && { echo "${i##*/}"; return 0; }
+	done
+	return 1
+}
+
+# kite_ib, the RDMA driver, comes up after "modprobe kite" returns: mdev
+# loads it from the auxiliary device's uevent (see mkinitramfs.sh), then
+# its probe registers the RDMA device. Every test waits for that at most
+# KITE_IB_SECS seconds (kite_ib_wait).
+KITE_IB_SECS=30
+# kite_ib_live: kite_ib is loaded and done with its init (rmmod refuses a
+# module before).
+kite_ib_live() { [ "$(cat /sys/module/kite_ib/initstate 2>/dev/null)" = live ]; }
+# kite_ib_up [NETDEV]: kite_ib is live and the RDMA device exists: that of
+# NETDEV's PCI function, or kite_0.
+kite_ib_up() {
+	kite_ib_live || return 1
+	if [ -n "${1:-}" ]; then ibdev_of_netdev "$1" >/dev/null; else test -d "$IBSYS"; fi
+}
+# kite_ib_wait [NETDEV]: wait until kite_ib_up [NETDEV], KITE_IB_SECS at most.
+kite_ib_wait() { wait_until $KITE_IB_SECS kite_ib_up "$@"; }
+
 # The PCI address of the kite function (bound or not).
 kite_pci() {
 	local d

@@ -18,16 +18,10 @@ ME=198.18.0.1
 PEER=198.18.0.2
 GID_ME=0000:0000:0000:0000:0000:ffff:c612:0001	# ::ffff:198.18.0.1
 CYCLES=20
-# How long the autoload of kite_ib (mdev, see mkinitramfs.sh) may take, and
-# how long a blacklisted kite_ib is given to show up wrongly.
-AUTOLOAD_SECS=30
+# How long a blacklisted kite_ib is given to show up wrongly.
 NOAUTO_SECS=3
 NOAUTO_CONF=/etc/modprobe.d/kite-test-noauto.conf
 
-# kite_ib is loaded and done with its init (rmmod refuses a module before).
-kite_ib_live() { [ "$(cat /sys/module/kite_ib/initstate 2>/dev/null)" = live ]; }
-# kite_0 exists and kite_ib finished loading.
-kite_ib_up() { kite_ib_live && test -d "$IBSYS"; }
 ib_devices() { ls /sys/class/infiniband 2>/dev/null; }
 
 # ---- load order: the core alone, then the RDMA driver ---------------------
@@ -58,7 +52,7 @@ rm -f "$NOAUTO_CONF"
 # Watch ib_core's event dispatch (IB_EVENT_PORT_ERR/ACTIVE) from here on.
 ibev_trace_start || fail ibev-trace "cannot set a kprobe on ib_dispatch_event"
 check modprobe-kite_ib modprobe kite_ib
-if ! wait_until 10 kite_ib_up; then
+if ! kite_ib_wait; then
 	fail ib-device "$IBSYS did not appear; infiniband: $(ib_devices)"
 	finish
 fi
@@ -241,7 +235,7 @@ carrier_is "$NETDEV" 1 || bad="$bad no carrier"
 [ -z "$bad" ] && ok rmmod-kite_ib-netdev-stays || fail rmmod-kite_ib-netdev-stays "$bad"
 ping_check ping-without-kite_ib $PEER
 check modprobe-kite_ib-again modprobe kite_ib
-if wait_until 10 kite_ib_up && wait_until 10 gid_index $GID_ME; then ok ib-device-again; else
+if kite_ib_wait && wait_until 10 gid_index $GID_ME; then ok ib-device-again; else
 	fail ib-device-again "infiniband: $(ib_devices); GID $GID_ME at '$(gid_index $GID_ME)'"
 fi
 
@@ -308,7 +302,7 @@ while [ $i -lt $CYCLES ]; do
 	i=$((i + 1))
 	# modprobe kite loads kite_ib through the auxiliary device's uevent.
 	if ! out=$(modprobe kite 2>&1); then bad="cycle $i: modprobe: $out"; break; fi
-	if ! wait_until $AUTOLOAD_SECS kite_ib_up; then bad="cycle $i: no $IBSYS after modprobe"; break; fi
+	if ! kite_ib_wait; then bad="cycle $i: no $IBSYS within $KITE_IB_SECS s of modprobe"; break; fi
 	if ! out=$(rmmod kite_ib kite 2>&1); then bad="cycle $i: rmmod: $out"; break; fi
 done
 [ -z "$bad" ] && ok modprobe-rmmod-x$CYCLES || fail modprobe-rmmod-x$CYCLES "$bad"
@@ -318,8 +312,8 @@ done
 pci=$(kite_pci)
 modalias=$(cat "/sys/bus/pci/devices/$pci/modalias")
 modprobe "$modalias"
-if wait_until $AUTOLOAD_SECS kite_ib_up; then ok autoload-kite_ib; else
-	fail autoload-kite_ib "modprobe $modalias: no $IBSYS within $AUTOLOAD_SECS s (modules: $(lsmod | grep kite))"
+if kite_ib_wait; then ok autoload-kite_ib; else
+	fail autoload-kite_ib "modprobe $modalias: no $IBSYS within $KITE_IB_SECS s (modules: $(lsmod | grep kite))"
 fi
 echo "$pci" >/sys/bus/pci/drivers/kite/unbind
 bad=
@@ -330,7 +324,7 @@ kite_netdev >/dev/null && bad="$bad netdev $(kite_netdev)"
 kite_ib_live || bad="$bad kite_ib unloaded"
 [ -z "$bad" ] && ok pci-unbind || fail pci-unbind "after unbind:$bad"
 echo "$pci" >/sys/bus/pci/drivers/kite/bind
-if wait_until 10 test -d "$IBSYS" && kite_netdev >/dev/null; then ok pci-bind; else
+if kite_ib_wait && kite_netdev >/dev/null; then ok pci-bind; else
 	fail pci-bind "after bind: infiniband: $(ib_devices), netdev '$(kite_netdev)'"
 fi
 check rmmod-both rmmod kite_ib kite

@@ -159,8 +159,7 @@ rdma_up() {
 	case $kind in
 	kite)
 		modprobe kite || { echo "rdma_up: modprobe kite failed"; return 1; }
-		wait_until 10 test -d /sys/class/infiniband/kite_0 ||
-			{ echo "rdma_up: no kite_0"; return 1; }
+		kite_ib_wait || { echo "rdma_up: no $IBDEV within $KITE_IB_SECS s"; return 1; }
 		NETDEV=$(kite_netdev) || { echo "rdma_up: no kite netdev"; return 1; }
 		DEV=kite_0
 		;;
@@ -198,15 +197,6 @@ netdev_by_mac() {
 	return 1
 }
 
-# ibdev_of_netdev NETDEV: the RDMA device of NETDEV's PCI function (kite).
-ibdev_of_netdev() {
-	local i
-	for i in /sys/class/net/$1/device/infiniband/*; do
-		[ -d "$i" ] && { echo "${i##*/}"; return 0; }
-	done
-	return 1
-}
-
 # rdma_up_mac KIND ADDR MAC TAG [NAME]: like rdma_up, for guests with
 # several NICs of a kind (vm.sh --xlink; the launcher passes each NIC's MAC
 # as $KITE_MAC_<id>): bring up the RDMA device on the NIC with MAC, with
@@ -226,8 +216,8 @@ rdma_up_mac() {
 		modprobe kite || { echo "rdma_up_mac: modprobe kite failed"; return 1; }
 		wait_until 10 netdev_by_mac "$mac" || { echo "rdma_up_mac: no netdev with MAC $mac"; return 1; }
 		NETDEV=$(netdev_by_mac "$mac")
-		wait_until 10 ibdev_of_netdev "$NETDEV" ||
-			{ echo "rdma_up_mac: no RDMA device on $NETDEV ($mac)"; return 1; }
+		kite_ib_wait "$NETDEV" ||
+			{ echo "rdma_up_mac: no RDMA device on $NETDEV ($mac) within $KITE_IB_SECS s"; return 1; }
 		DEV=$(ibdev_of_netdev "$NETDEV")
 		;;
 	rxe)
