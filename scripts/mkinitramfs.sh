@@ -232,8 +232,8 @@ if [ -n "$rc" ]; then
 		-o "$stage/usr/bin/kite-rc" "${rc_test[@]}" \
 		-L"$rclib" -Wl,-rpath-link,"$rclib" -libverbs
 	copy_host_deps "$stage/usr/bin/kite-rc"
-	# UD checks (tests/vm/kite-ud.c): plain libibverbs.
-	cc -O2 -Wall -Wextra -Werror -I"$rc/usr/include" \
+	# UD checks (tests/vm/kite-ud.c): plain libibverbs (and kite_hw.h).
+	cc -O2 -Wall -Wextra -Werror -I"$top/include" -I"$rc/usr/include" \
 		-o "$stage/usr/bin/kite-ud" "$ud_test" \
 		-L"$rclib" -Wl,-rpath-link,"$rclib" -libverbs
 	copy_host_deps "$stage/usr/bin/kite-ud"

@@ -32,9 +32,9 @@ int open_device(void)
 	if (pa.state != IBV_PORT_ACTIVE)
 		bad("port 1 is not ACTIVE (state %d)", pa.state);
 	g.mtu = pa.active_mtu;
-	/* Soft-RoCE (vendor id 0xffffff) is the baseline these checks are
-	 * proven against; its one known deviation is allowed below. */
-	g.is_rxe = da.vendor_id == 0xffffff;
+	/* Soft-RoCE is the baseline these checks are proven against; its one
+	 * known deviation is allowed (kite-rc-func.c, err-bad-lkey). */
+	g.is_rxe = da.vendor_id == KT_RXE_VENDOR_ID;
 	g.rd_atom = da.max_qp_rd_atom < 16 ? da.max_qp_rd_atom : 16;
 	if (!g.rd_atom)
 		g.rd_atom = 1;

@@ -30,6 +30,9 @@
 
 #include <infiniband/verbs.h>
 
+/* Soft-RoCE's vendor_id (ibv_query_device): the baseline of the checks. */
+#define KT_RXE_VENDOR_ID	0xffffffu
+
 /* ---- reporting ------------------------------------------------------------ */
 
 /*

@@ -60,14 +60,18 @@
  *
  * Copyright (c) 2026 The Kite authors
  */
+#include <assert.h>
 #include <stdlib.h>
 
 #include <infiniband/verbs.h>
+#include <kite/kite_hw.h>
 
 #include "kite-test.h"
 
-#define GRH_LEN		40u		/* GRH area at the start of a UD receive */
-#define SLOT_SIZE	16384u		/* one receive buffer (> 40 + MTU + 1) */
+/* The GRH area at the start of a UD receive, the same on every device. */
+static_assert(KITE_UD_GRH_LEN == sizeof(struct ibv_grh), "GRH area");
+
+#define SLOT_SIZE	16384u		/* one receive buffer (> GRH area + MTU + 1) */
 #define NSLOTS		8u
 #define SRC_OFF		(NSLOTS * SLOT_SIZE)	/* send source area */
 #define BUF_SIZE	(SRC_OFF + SLOT_SIZE)
@@ -81,7 +85,6 @@
 #define TCP_TIMEOUT_S	60
 #define SMALL_LEN	32u
 #define QKEY_COUNTER	"rx_roce_dropped"
-#define RXE_VENDOR_ID	0xffffffu	/* rxe's vendor_id (ibv_query_device) */
 
 struct udinfo {
 	uint32_t qpn, qkey, mtu, have6, is_rxe, pad;
@@ -108,7 +111,7 @@ static struct {
 	int setup_ok;
 	uint32_t rq[NSLOTS], rq_head, rq_tail;	/* posted receive slots, in order */
 	uint32_t qk_slot, over_slot;	/* where the SEND after a drop must land */
-	uint8_t saved_grh[2][GRH_LEN];	/* GRH areas of v4-send-imm, v6-send */
+	uint8_t saved_grh[2][KITE_UD_GRH_LEN];	/* GRH areas of v4-send-imm, v6-send */
 	int saved_ok[2];
 	char detail[248];	/* this check's failure, "" = passed */
 	char skip[200];		/* this check's reason to skip, "" = ran */
@@ -219,7 +222,7 @@ static int open_device(void)
 	if (!g.ctx)
 		return -1;
 	if (!ibv_query_device(g.ctx, &da))
-		g.me.is_rxe = da.vendor_id == RXE_VENDOR_ID;
+		g.me.is_rxe = da.vendor_id == KT_RXE_VENDOR_ID;
 	if (ibv_query_port(g.ctx, 1, &pa)) {
 		bad("ibv_query_port: %s", strerror(errno));
 		return -1;
@@ -388,8 +391,9 @@ static uint8_t *expect_recv(uint32_t len, uint32_t seed, int imm)
 	}
 	if (wc.wr_id != slot)
 		bad("receive landed in slot %llu, not %u", (unsigned long long)wc.wr_id, slot);
-	if (wc.byte_len != GRH_LEN + len)
-		bad("byte_len %u, want %u (40 + %u)", wc.byte_len, GRH_LEN + len, len);
+	if (wc.byte_len != KITE_UD_GRH_LEN + len)
+		bad("byte_len %u, want %u (%u + %u)", wc.byte_len, KITE_UD_GRH_LEN + len,
+		    (unsigned int)KITE_UD_GRH_LEN, len);
 	if (wc.qp_num != g.qp->qp_num || wc.src_qp != g.peer.qpn)
 		bad("qp_num %u src_qp %u, want %u and %u", wc.qp_num, wc.src_qp,
 		    g.qp->qp_num, g.peer.qpn);
@@ -400,10 +404,10 @@ static uint8_t *expect_recv(uint32_t len, uint32_t seed, int imm)
 	if (wc.pkey_index != 0)
 		bad("pkey_index %u, want 0", wc.pkey_index);
 	if (wc.wr_id == slot) {
-		off = verify(p + GRH_LEN, len, seed);
+		off = verify(p + KITE_UD_GRH_LEN, len, seed);
 		if (off >= 0)
 			bad("payload differs at byte %ld", off);
-		if (GRH_LEN + len < SLOT_SIZE && p[GRH_LEN + len] != 0xee)
+		if (KITE_UD_GRH_LEN + len < SLOT_SIZE && p[KITE_UD_GRH_LEN + len] != 0xee)
 			bad("byte after the payload overwritten");
 	}
 	return wc.wr_id == slot ? p : NULL;
@@ -453,7 +457,7 @@ static void t_send(int v6)
 		return;
 	p = expect_recv(len, seed, !v6);
 	if (p) {
-		memcpy(g.saved_grh[v6], p, GRH_LEN);
+		memcpy(g.saved_grh[v6], p, KITE_UD_GRH_LEN);
 		g.saved_ok[v6] = 1;
 	}
 }
