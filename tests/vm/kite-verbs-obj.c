@@ -20,6 +20,7 @@
 #define MR_LARGE	(256ul << 20)
 #define MR_1G		(1ul << 30)
 #define HUGEPAGES	"/proc/sys/vm/nr_hugepages"
+#define MIN_DEPTH	(1 << KITE_MIN_LOG_DEPTH)	/* the smallest ring */
 
 static void check_cq(struct ibv_context *ctx)
 {
@@ -32,7 +33,7 @@ static void check_cq(struct ibv_context *ctx)
 		     CQ_SIZE - 3, strerror(errno));
 		return;
 	}
-	/* Depth: roundup_pow_of_two(max(cqe, 4)). */
+	/* Depth: roundup_pow_of_two(max(cqe, the smallest ring)). */
 	small = ibv_create_cq(ctx, 1, NULL, NULL, 0);
 	if (!small) {
 		fail("verbs-cq-create-destroy", "ibv_create_cq(1): %s",
@@ -40,9 +41,9 @@ static void check_cq(struct ibv_context *ctx)
 		ibv_destroy_cq(cq);
 		return;
 	}
-	if (cq->cqe != CQ_SIZE || small->cqe != 4)
-		fail("verbs-cq-create-destroy", "cqe %d for 13 (want %d), %d for 1 (want 4)",
-		     cq->cqe, CQ_SIZE, small->cqe);
+	if (cq->cqe != CQ_SIZE || small->cqe != MIN_DEPTH)
+		fail("verbs-cq-create-destroy", "cqe %d for 13 (want %d), %d for 1 (want %d)",
+		     cq->cqe, CQ_SIZE, small->cqe, MIN_DEPTH);
 	else if ((err = ibv_destroy_cq(small)) || (err = ibv_destroy_cq(cq)))
 		fail("verbs-cq-create-destroy", "ibv_destroy_cq: %s", strerror(err));
 	else
@@ -103,6 +104,8 @@ static void check_qp_create(struct ibv_pd *pd, struct ibv_cq *cq,
 	struct ibv_qp_init_attr init = {};
 	struct ibv_qp_attr attr = {};
 	struct ibv_qp_cap cap;
+	const uint32_t sq_room = kite_sq_room(kite_sq_log_stride(QP_ASK_SGE, QP_ASK_INLINE));
+	const uint32_t rq_room = kite_rq_room(kite_rq_log_stride(QP_ASK_SGE));
 	char bad[512] = "";
 	struct ibv_qp *qp;
 	int err;
@@ -113,15 +116,15 @@ static void check_qp_create(struct ibv_pd *pd, struct ibv_cq *cq,
 		return;
 	}
 	/*
-	 * Asked: 10 WRs, 2 SGEs, 64 bytes inline. Rings: depth 16; SQ stride
-	 * 128 (16 + 40 + 64 rounded up) leaves 72 bytes: 4 SGEs, 72 inline;
-	 * RQ stride 64 (16 + 2 * 16 rounded up) leaves 48 bytes: 3 SGEs.
+	 * Asked: 10 WRs, 2 SGEs, 64 bytes inline (make_qp). Rings: depth 16,
+	 * the WQE strides the ABI gives for those SGEs and inline bytes, and
+	 * their room after the fixed part filled with SGEs or inline data.
 	 */
 	EXPECT(bad, "max_send_wr", cap.max_send_wr, 16);
 	EXPECT(bad, "max_recv_wr", cap.max_recv_wr, 16);
-	EXPECT(bad, "max_send_sge", cap.max_send_sge, 4);
-	EXPECT(bad, "max_recv_sge", cap.max_recv_sge, 3);
-	EXPECT(bad, "max_inline_data", cap.max_inline_data, 72);
+	EXPECT(bad, "max_send_sge", cap.max_send_sge, sq_room / sizeof(struct kite_sge));
+	EXPECT(bad, "max_recv_sge", cap.max_recv_sge, rq_room / sizeof(struct kite_sge));
+	EXPECT(bad, "max_inline_data", cap.max_inline_data, sq_room);
 	if (!qp->qp_num)
 		snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad), " qp_num 0");
 	err = ibv_query_qp(qp, &attr, IBV_QP_STATE | IBV_QP_CAP, &init);
@@ -342,12 +345,12 @@ static long dev_cap_flags(const char *dev)
 	fd = open(path, O_RDONLY | O_SYNC);
 	if (fd < 0)
 		return -1;
-	bar = mmap(NULL, KITE_REG_CAP_FLAGS + 4, PROT_READ, MAP_SHARED, fd, 0);
+	bar = mmap(NULL, KITE_REG_CAP_FLAGS + sizeof(*bar), PROT_READ, MAP_SHARED, fd, 0);
 	close(fd);
 	if (bar == MAP_FAILED)
 		return -1;
-	caps = bar[KITE_REG_CAP_FLAGS / 4];
-	munmap((void *)bar, KITE_REG_CAP_FLAGS + 4);
+	caps = bar[KITE_REG_CAP_FLAGS / sizeof(*bar)];
+	munmap((void *)bar, KITE_REG_CAP_FLAGS + sizeof(*bar));
 	return caps;
 }
 

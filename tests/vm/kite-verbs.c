@@ -244,8 +244,8 @@ struct ibv_qp *make_qp(struct ibv_pd *pd, struct ibv_cq *cq,
 		.recv_cq = cq,
 		.qp_type = type,
 		.cap = { .max_send_wr = 10, .max_recv_wr = 10,
-			 .max_send_sge = 2, .max_recv_sge = 2,
-			 .max_inline_data = 64 },
+			 .max_send_sge = QP_ASK_SGE, .max_recv_sge = QP_ASK_SGE,
+			 .max_inline_data = QP_ASK_INLINE },
 	};
 	struct ibv_qp *qp;
 

@@ -22,6 +22,9 @@
 #include "kite-test.h"
 
 #define CQ_SIZE		16
+/* SGEs per queue and inline bytes make_qp() asks for (and 10 WRs). */
+#define QP_ASK_SGE	2
+#define QP_ASK_INLINE	64
 
 /* Append "name=got (want W)" to a mismatch list when got != want. */
 #define EXPECT(buf, name, got, want)					\
