@@ -45,7 +45,7 @@ static void bulk_server(struct pair *p)
 	uint64_t bytes = 0;
 	struct ibv_wc wc;
 
-	rng_state = g.seed ? g.seed : 1;
+	rnd_seed();
 	for (posted = 0; posted < BULK_RQ && posted < g.count; posted++)
 		post_recv(p, posted, BULK_RBUF_OFF + (posted % BULK_RQ) * BULK_RBUF_SIZE,
 			  BULK_RBUF_SIZE);
@@ -113,7 +113,7 @@ static void bulk_client(struct pair *p)
 	double t0, secs;
 	struct ibv_wc wc[16];
 
-	rng_state = g.seed ? g.seed : 1;
+	rnd_seed();
 	if (sync_peer(40))
 		return;
 	t0 = now_s();

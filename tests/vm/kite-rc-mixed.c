@@ -233,7 +233,7 @@ static void mix_server(struct pair *p)
 	int peer;
 	long at;
 
-	rng_state = g.seed ? g.seed : 1;
+	rnd_seed();
 	memset(&mix, 0, sizeof(mix));
 	if (mix_batch())
 		mix_prepare(p, 0, cur, &ncur);
@@ -343,7 +343,7 @@ static void mix_client(struct pair *p)
 	struct ibv_wc wc[16];
 	long at;
 
-	rng_state = g.seed ? g.seed : 1;
+	rnd_seed();
 	memset(&mix, 0, sizeof(mix));
 	mix.min_len = UINT32_MAX;
 	t0 = now_s();

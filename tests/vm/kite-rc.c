@@ -193,7 +193,13 @@ static int run_check(uint32_t idx, const char *name, void (*fn)(void), int skip_
 
 /* ---- seeded random numbers (bulk, mixed) ------------------------------------ */
 
-uint32_t rng_state;
+static uint32_t rng_state;
+
+/* Start the sequence the seed (-S) gives: both sides draw the same. */
+void rnd_seed(void)
+{
+	rng_state = g.seed ? g.seed : 1;
+}
 
 uint32_t rnd(void)
 {

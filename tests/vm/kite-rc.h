@@ -75,7 +75,6 @@ extern struct rc_state g;
 extern const struct conn_opts def_opts;
 extern struct pair main_pair;	/* the QP pair the checks share */
 extern int fatal;		/* TCP to the peer broke: stop */
-extern uint32_t rng_state;	/* of rnd(), seeded from -S by each mode */
 
 void bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int tcp_io(void *p, size_t len, int do_send);
@@ -83,6 +82,7 @@ int xchg(const void *mine, void *theirs, size_t len);
 int peer_moved_on(void);
 int sync_ok(uint32_t tag);
 int sync_peer(uint32_t tag);
+void rnd_seed(void);
 uint32_t rnd(void);
 
 /* ---- kite-rc-qp.c: device and QP pairs ------------------------------------- */
