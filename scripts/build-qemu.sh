@@ -11,7 +11,11 @@
 #                           (kept, so a changed device file rebuilds incrementally)
 #   qemu/bin/<hash>/        finished binaries keyed by a hash of every input
 #                           (this script, qemu/* including qemu/roce/*,
-#                           kite_hw.h, source version)
+#                           patches/qemu/*, kite_hw.h, source version)
+#
+# patches/qemu/*.patch (in name order) change QEMU itself where Kite's links
+# need it (the socket netdev both Kite and virtio-net guests use); every file
+# they touch is rebuilt from its pristine copy under <tree>/.kite-orig/.
 #
 # Quiet on success; on failure prints the path of the log.
 set -euo pipefail
@@ -61,6 +65,8 @@ input_hash() {
 		echo "version $version"
 		sha256sum "$REPO/scripts/build-qemu.sh" | cut -d' ' -f1
 		sha256sum "$REPO/include/kite/kite_hw.h" | cut -d' ' -f1
+		(cd "$REPO/patches/qemu" && find . -type f -name '*.patch' -print0 |
+			LC_ALL=C sort -z | xargs -0 -r sha256sum)
 		(cd "$REPO/qemu" && find . -type f -print0 | LC_ALL=C sort -z |
 			xargs -0 sha256sum)
 	} | sha256sum | cut -c1-16
@@ -146,6 +152,42 @@ copy_if_changed() {
 		cp "$1" "$2"
 	fi
 }
+
+# - patches/qemu/*.patch: each file they name is copied to .kite-orig/ the
+#   first time (the tree is pristine then), rebuilt from that copy with all
+#   patches applied in order, and installed only when it changed; a file no
+#   patch names any more gets its pristine copy back.
+orig=$tree/.kite-orig
+pwork=$QCACHE/patch.tmp
+rm -rf "$pwork"
+mkdir -p "$orig" "$pwork"
+patches=$(find "$REPO/patches/qemu" -maxdepth 1 -name '*.patch' | LC_ALL=C sort)
+pfiles=$(for p in $patches; do
+	sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$p"
+done | LC_ALL=C sort -u)
+for f in $pfiles; do
+	case $f in /* | *..*) fail "patch names $f outside the tree" ;; esac
+	if [ ! -f "$orig/$f" ]; then
+		mkdir -p "$(dirname "$orig/$f")"
+		cp "$tree/$f" "$orig/$f" || fail "no $f in the QEMU tree"
+	fi
+	mkdir -p "$(dirname "$pwork/$f")"
+	cp "$orig/$f" "$pwork/$f"
+done
+for p in $patches; do
+	patch -s -p1 -d "$pwork" --no-backup-if-mismatch -r - < "$p" >> "$LOG" 2>&1 ||
+		fail "$(basename "$p") does not apply"
+done
+for f in $pfiles; do
+	copy_if_changed "$pwork/$f" "$tree/$f"
+done
+(cd "$orig" && find . -type f) | while read -r f; do
+	f=${f#./}
+	printf '%s\n' $pfiles | grep -qxF "$f" && continue
+	copy_if_changed "$orig/$f" "$tree/$f"
+	rm -f "$orig/$f"
+done
+rm -rf "$pwork"
 
 # Device sources: qemu/ (and the engine, qemu/roce/) mirrored into
 # hw/net/kite/, plus the ABI header.

@@ -13,7 +13,8 @@
 #                         the build), so the normal `make module` objects
 #                         are neither used nor touched; any warning fails
 #   qemu-checkpatch/FILE  QEMU's own scripts/checkpatch.pl --strict on the
-#                         device model and engine (qemu/**.[ch])
+#                         device model and engine (qemu/**.[ch]) and on the
+#                         patches to QEMU (patches/qemu/*.patch)
 # Last line "lint: N passed, N failed"; exit 1 on any failure.
 #
 #   scripts/lint.sh [-t GLOB]   only the checks whose name matches GLOB
@@ -197,7 +198,10 @@ kernel_cp_one() {
 
 QEMU_CP=
 qemu_cp_one() {
-	perl "$QEMU_CP" --strict --no-tree --terse -q -f "$1"
+	case $1 in
+	*.patch) perl "$QEMU_CP" --strict --no-tree --terse -q "$1" ;;
+	*) perl "$QEMU_CP" --strict --no-tree --terse -q -f "$1" ;;
+	esac
 }
 
 # select_files PREFIX PATHSPEC...: the files whose result name matches T.
@@ -263,8 +267,8 @@ if results_match "$pattern" kbuild/sparse+W=1; then
 	fi
 fi
 
-# ---- 3. QEMU's checkpatch on the model -------------------------------------
-mapfile -t qfiles < <(select_files qemu-checkpatch 'qemu/*.[ch]')
+# ---- 3. QEMU's checkpatch on the model and the patches to QEMU -------------
+mapfile -t qfiles < <(select_files qemu-checkpatch 'qemu/*.[ch]' 'patches/qemu/*.patch')
 if [ ${#qfiles[@]} -gt 0 ]; then
 	if qemu_checkpatch 2>"$tmp/err"; then
 		run_parallel qemu_cp_one "${qfiles[@]}"
