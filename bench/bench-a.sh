@@ -9,10 +9,15 @@
 #   rxe       Soft-RoCE (rxe0 on virtio-net, 198.18.1.x) against rxe
 # BENCH_KINDS picks some (default all four, in that order). For each
 # transport and each case of BENCH_CASES it runs the server and the client
-# (one of them through b's agent) and prints one machine-readable line:
-#   BENCH KIND TOOL SIZE value VALUE [VALUE2] tries=N
+# (one of them through b's agent) at each RoCE path MTU of BENCH_MTUS
+# (default "1024 4096": netdevs at MTU 1500, then all of them at 9000,
+# both guests) and prints one machine-readable line:
+#   BENCH KIND TOOL SIZE MTU QPS value VALUE [VALUE2] tries=N
 # bw tools: MB/s (BW average) and Mpps; lat tools: t_typical and t_avg in
-# microseconds (the client's report). A run that prints 0.00 (perftest
+# microseconds (the client's report). A case is TOOL:SIZE:ITERS[:QPS]
+# (QPS > 1: perftest's -q, bw tools only). The bw tools run for BENCH_SECS
+# seconds each (default 3; BENCH_SECS= empty: ITERS iterations instead),
+# so that a fast transport is timed over as long a run as a slow one. A run that prints 0.00 (perftest
 # under TCG sometimes cannot sample the CPU clock) or fails is repeated up
 # to 3 times; after that the line says FAILED. BENCH_REPEAT runs each case
 # that many times (the host takes the median).
@@ -53,13 +58,16 @@ for k in ${BENCH_KINDS:-kite kite-rxe rxe-kite rxe}; do
 	esac
 	case " $have " in *" $t "*) kinds="$kinds $k" ;; *) echo "# $k: its device did not come up" ;; esac
 done
-# TOOL SIZE ITERS per case.
+# TOOL SIZE ITERS [QPS] per case.
 CASES=${BENCH_CASES:-"ib_write_bw:64:2000 ib_write_bw:4096:1000 ib_write_bw:65536:200
+ib_write_bw:65536:20:64
 ib_read_bw:64:2000 ib_read_bw:4096:1000 ib_read_bw:65536:200
 ib_send_bw:64:2000 ib_send_bw:4096:1000 ib_send_bw:65536:200
 ib_atomic_bw:8:1000
 ib_write_lat:2:200 ib_write_lat:4096:200 ib_send_lat:2:200 ib_send_lat:4096:200
 ib_read_lat:2:200 ib_read_lat:4096:200"}
+MTUS=${BENCH_MTUS:-"1024 4096"}
+SECS=${BENCH_SECS-3}
 port=19000
 
 # tag_of KIND: the rdma_up_mac tag of KIND's devices (the same on a and b).
@@ -108,16 +116,25 @@ pair() {
 	return "${rc:-125}"
 }
 
-# one KIND TOOL SIZE ITERS: one measurement (with retries); prints BENCH.
+# one KIND MTU TOOL SIZE ITERS [QPS]: one measurement (with retries);
+# prints BENCH.
 one() {
-	local kind=$1 tool=$2 size=$3 iters=$4 try=0 line v1 v2 args t
+	local kind=$1 mtu=$2 tool=$3 size=$4 iters=$5 qps=${6:-1} try=0 line v1 v2 args t
 	t=$(tag_of "$kind")
 	while [ $try -lt 3 ]; do
 		try=$((try + 1))
 		port=$((port + 1))
 		# The port literally: the agent's SH (rxe-kite) has no $PORT.
-		args="-d \$DEV_$t -x \$GIDX_$t -p $port -F --use_old_post_send -n $iters"
+		args="-d \$DEV_$t -x \$GIDX_$t -p $port -F --use_old_post_send -m $mtu"
+		# bw tools for SECS seconds (perftest -D) when BENCH_SECS says so,
+		# else ITERS iterations; lat tools always count iterations (their
+		# duration mode reports no typical latency).
+		case $tool,${SECS:-} in
+		*_bw,?*) args="$args -D $SECS" ;;
+		*) args="$args -n $iters" ;;
+		esac
 		[ "$tool" = ib_atomic_bw ] || args="$args -s $size"
+		[ "$qps" -gt 1 ] && args="$args -q $qps"
 		pair "$kind" $port "$tool $args"
 		rc=$?
 		line=$(awk -v s="$size" '$1 == s && $2 ~ /^[0-9]+$/ { print; exit }' /tmp/bench.out)
@@ -126,13 +143,34 @@ one() {
 		*) v1=$(echo "$line" | awk '{ print $4 }') v2=$(echo "$line" | awk '{ print $5 }') ;;
 		esac
 		if [ $rc -eq 0 ] && [ -n "$v1" ] && [ "$v1" != 0.00 ] && [ "$v1" != inf ]; then
-			echo "BENCH $kind $tool $size value $v1 $v2 tries=$try"
+			echo "BENCH $kind $tool $size $mtu $qps value $v1 $v2 tries=$try"
 			return 0
 		fi
-		echo "# $kind $tool $size: try $try: exit $rc, result '${line:-none}': $(tail -n 2 /tmp/bench.out | tr '\n' ' ')"
+		echo "# $kind $tool $size mtu $mtu q $qps: try $try: exit $rc, result '${line:-none}': $(tail -n 2 /tmp/bench.out | tr '\n' ' ')"
 	done
-	echo "BENCH $kind $tool $size FAILED"
+	echo "BENCH $kind $tool $size $mtu $qps FAILED"
 	return 1
+}
+
+# set_mtu MTU: every benchmarked netdev of both guests at the Ethernet MTU
+# that carries RoCE path MTU MTU (1500 for up to 1024, else 9000), then
+# waits until the local RDMA ports report it (the peer's are checked by
+# perftest itself, which refuses a path MTU above the port's).
+set_mtu() {
+	local mtu=$1 eth=1500 n t ans
+	[ "$mtu" -gt 1024 ] && eth=9000
+	for t in kite rxe mix; do
+		eval "n=\${NETDEV_$t:-}"
+		[ -n "$n" ] && $IP link set "$n" mtu $eth
+	done
+	ans=$(agent_call $B 30 "SH - for n in \$NETDEV_kite \$NETDEV_rxe \$NETDEV_mix; do $IP link set \$n mtu $eth || exit 1; done")
+	case $ans in "RC 0"*) ;; *) echo "# set_mtu $eth on b: ${ans:-no answer}" ;; esac
+	for t in kite rxe mix; do
+		eval "n=\${DEV_$t:-}"
+		[ -n "$n" ] || continue
+		wait_until 10 sh -c "ibv_devinfo -d $n | grep -q 'active_mtu:.*$mtu'" ||
+			echo "# $n: active_mtu is not $mtu: $(ibv_devinfo -d "$n" | grep active_mtu)"
+	done
 }
 
 # Before its cases, a quick ibv_rc_pingpong decides whether a transport's
@@ -145,18 +183,25 @@ for kind in $kinds; do
 	rc=$?
 	if [ $rc -ne 0 ]; then
 		echo "# $kind: ibv_rc_pingpong failed (exit $rc): $(tail -n 2 /tmp/bench.out | tr '\n' ' ')"
-		for c in $CASES; do
-			set -- $(echo "$c" | tr : ' ')
-			echo "BENCH $kind $1 $2 FAILED"
+		for m in $MTUS; do
+			for c in $CASES; do
+				set -- $(echo "$c" | tr : ' ')
+				echo "BENCH $kind $1 $2 $m ${4:-1} FAILED"
+			done
 		done
-		continue
+		kinds=$(echo " $kinds " | sed "s/ $kind / /")
 	fi
-	r=0
-	while [ $r -lt "$REPEAT" ]; do
-		r=$((r + 1))
-		for c in $CASES; do
-			set -- $(echo "$c" | tr : ' ')
-			one "$kind" "$1" "$2" "$3"
+done
+for m in $MTUS; do
+	set_mtu "$m"
+	for kind in $kinds; do
+		r=0
+		while [ $r -lt "$REPEAT" ]; do
+			r=$((r + 1))
+			for c in $CASES; do
+				set -- $(echo "$c" | tr : ' ')
+				one "$kind" "$m" "$1" "$2" "$3" "${4:-}"
+			done
 		done
 	done
 done

@@ -14,7 +14,12 @@
 # and out/bench/results.raw (the BENCH lines); guest logs: out/logs/bench/.
 #
 #   bench/run.sh                    BENCH_REPEAT=N (median of N runs, default 1)
-#   BENCH_CASES="ib_write_bw:4096:1000 ..." bench/run.sh   other cases (TOOL:SIZE:ITERS)
+#   BENCH_CASES="ib_write_bw:4096:1000 ..." bench/run.sh   other cases
+#                                   (TOOL:SIZE:ITERS[:QPS], QPS: perftest -q)
+#   BENCH_MTUS="1024" bench/run.sh  RoCE path MTUs (default "1024 4096":
+#                                   netdevs at 1500, then at 9000)
+#   BENCH_SECS=5 bench/run.sh       seconds per bw case (default 3; empty:
+#                                   the case's ITERS iterations)
 #   BENCH_KINDS="kite rxe" bench/run.sh   some transports (kite kite-rxe rxe-kite rxe)
 #
 # Exit status: 0 when every case has a figure for every transport run.
@@ -32,6 +37,8 @@ inc=()
 rm -f "$out/cases.sh"
 [ -n "${BENCH_CASES:-}" ] && echo "BENCH_CASES='$BENCH_CASES'" >>"$out/cases.sh"
 [ -n "${BENCH_KINDS:-}" ] && echo "BENCH_KINDS='$BENCH_KINDS'" >>"$out/cases.sh"
+[ -n "${BENCH_MTUS:-}" ] && echo "BENCH_MTUS='$BENCH_MTUS'" >>"$out/cases.sh"
+[ -n "${BENCH_SECS+set}" ] && echo "BENCH_SECS='$BENCH_SECS'" >>"$out/cases.sh"
 [ -f "$out/cases.sh" ] && inc=(--include "$out/cases.sh")
 timeout=${BENCH_TIMEOUT:-3600}
 echo "bench: booting two guests (2 kite + 1 virtio-net NIC on a, 1 kite + 2 virtio-net on b); log: out/logs/bench/a.log"
@@ -46,19 +53,22 @@ python3 - "$out/results.raw" "$(($(date +%s) - t0))" <<'PY' | tee "$out/results.
 import statistics, sys
 raw, secs = sys.argv[1], sys.argv[2]
 vals, order, failed = {}, [], set()
+# rate: cases shown as thousand messages per second (from Mpps) rather
+# than MB/s: atomics, and the 64-byte message-rate cases.
+def rate(tool, size):
+    return tool == "ib_atomic_bw" or (tool.endswith("_bw") and size <= 64)
 for line in open(raw):
     f = line.split()
-    if len(f) < 5:
+    if len(f) < 7:
         continue
-    kind, tool, size = f[1], f[2], int(f[3])
-    key = (tool, size)
+    kind, tool, size, mtu, qps = f[1], f[2], int(f[3]), int(f[4]), int(f[5])
+    key = (tool, size, mtu, qps)
     if key not in order:
         order.append(key)
-    if f[4] == "FAILED":
+    if f[6] == "FAILED":
         failed.add((kind,) + key)
         continue
-    # ib_atomic_bw: operations per second (from Mpps) say more than MB/s.
-    v = float(f[6]) * 1e3 if tool == "ib_atomic_bw" and len(f) > 6 else float(f[5])
+    v = float(f[8]) * 1e3 if rate(tool, size) and len(f) > 8 else float(f[7])
     vals.setdefault((kind,) + key, []).append(v)
 def cell(kind, key):
     v = vals.get((kind,) + key)
@@ -76,18 +86,19 @@ ratios = [(a, b, h) for a, b, h in (("kite", "rxe", "Kite/rxe"),
                                      ("rxe-kite", "rxe", "r->K/rxe"))
           if a in kinds and b in kinds]
 print("Kite vs Soft-RoCE (rxe over virtio-net): two TCG guests, same run (%ss)" % secs)
-print("%-13s %6s" % ("test", "size") + "".join(" %12s" % h for _, h in cols) +
-      "".join(" %9s" % h for _, _, h in ratios))
+print("%-13s %6s %5s %3s" % ("test", "size", "mtu", "qps") +
+      "".join(" %13s" % h for _, h in cols) + "".join(" %9s" % h for _, _, h in ratios))
 bad = 0
 for key in order:
-    tool, size = key
-    unit = "us" if tool.endswith("_lat") else "kop/s" if tool == "ib_atomic_bw" else "MB/s"
-    row = "%-13s %6d" % (tool, size)
+    tool, size, mtu, qps = key
+    unit = ("us" if tool.endswith("_lat") else "kop/s" if tool == "ib_atomic_bw"
+            else "kmsg/s" if rate(tool, size) else "MB/s")
+    row = "%-13s %6d %5d %3d" % (tool, size, mtu, qps)
     for kind in kinds:
         v = cell(kind, key)
         if v is None:
             bad += 1
-        row += " %12s" % ("%.2f %s" % (v, unit) if v is not None else "FAILED")
+        row += " %13s" % ("%.2f %s" % (v, unit) if v is not None else "FAILED")
     for a, b, _ in ratios:
         x, y = cell(a, key), cell(b, key)
         row += " %9s" % ("%.2f" % (x / y) if x is not None and y else "-")
@@ -95,8 +106,9 @@ for key in order:
 if "kite-rxe" in kinds or "rxe-kite" in kinds:
     print("Kite->rxe: client (perftest's active side) Kite on guest a, server rxe on b;"
           " rxe->Kite: client rxe on b, server Kite on a (same link).")
-print("bw: BW average (atomic: thousand operations per second), higher is better;"
-      " lat: t_typical, lower is better;"
+print("bw: BW average (atomic and 64-byte cases: thousand operations per second),"
+      " higher is better; lat: t_typical, lower is better; mtu: RoCE path MTU"
+      " (1024 over netdevs at MTU 1500, 4096 over MTU 9000); qps: perftest -q;"
       " a ratio above 1 means faster for bw and slower for lat than rxe<->rxe.")
 if not order:
     print("no results (see out/logs/bench/a.log)")
