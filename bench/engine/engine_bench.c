@@ -20,6 +20,9 @@
  * Any of these failing exits 1.
  *
  *   engine-bench [-s SIZE] [-n MESSAGES] [-r REPEATS] [-m 1024|4096]...
+ *                [-c table|clmul|vclmul]
+ *
+ * -c forces one ICRC implementation (default: the engine's own choice).
  *
  * Copyright (c) 2026 The Kite authors
  */
@@ -32,6 +35,7 @@
 
 #include "kite_roce.h"
 #include "kite_roce_abi.h"
+#include "kite_roce_crc.h"
 #include "kite_roce_pkt.h"
 
 #define NODES           2
@@ -524,7 +528,8 @@ static int bench_mtu(uint8_t mtu, uint32_t len, uint32_t msgs,
 static void usage(void)
 {
     fprintf(stderr, "usage: engine-bench [-s SIZE] [-n MESSAGES] "
-            "[-r REPEATS] [-m 256|512|1024|2048|4096]...\n");
+            "[-r REPEATS] [-m 256|512|1024|2048|4096]... "
+            "[-c table|clmul|vclmul]\n");
     exit(2);
 }
 
@@ -535,7 +540,14 @@ int main(int argc, char **argv)
     uint8_t mtus[MAX_MTUS];
     int c, rc = 0;
 
-    while ((c = getopt(argc, argv, "s:n:r:m:")) != -1) {
+    static const char *const crc_names[] = {
+        [KITE_ROCE_CRC_TABLE] = "table",
+        [KITE_ROCE_CRC_CLMUL] = "clmul",
+        [KITE_ROCE_CRC_VCLMUL] = "vclmul",
+    };
+    enum kite_roce_crc_impl crc;
+
+    while ((c = getopt(argc, argv, "s:n:r:m:c:")) != -1) {
         unsigned long v = strtoul(optarg, NULL, 0);
         uint8_t m;
 
@@ -569,10 +581,28 @@ int main(int argc, char **argv)
             }
             mtus[nmtu++] = m;
             break;
+        case 'c':
+            for (crc = KITE_ROCE_CRC_TABLE; crc <= KITE_ROCE_CRC_VCLMUL;
+                 crc++) {
+                if (!strcmp(optarg, crc_names[crc])) {
+                    break;
+                }
+            }
+            if (crc > KITE_ROCE_CRC_VCLMUL) {
+                usage();
+            }
+            if (!kite_roce_crc_select(crc)) {
+                fprintf(stderr, "engine-bench: no %s CRC on this CPU\n",
+                        optarg);
+                return 2;
+            }
+            break;
         default:
             usage();
         }
     }
+    crc = kite_roce_crc_current();
+    printf("engine-bench: ICRC by %s\n", crc_names[crc]);
     if (!nmtu) {
         mtus[nmtu++] = KITE_MTU_1024;
         mtus[nmtu++] = KITE_MTU_4096;

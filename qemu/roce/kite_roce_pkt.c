@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "kite_roce.h"
+#include "kite_roce_crc.h"
 #include "kite_roce_pkt.h"
 
 #define IPV4_FLAG_DF            0x4000
@@ -18,11 +19,9 @@
 #define BTH_TVER_MASK           0x0f
 #define BTH_PAD_SHIFT           4
 
-/* Ethernet CRC-32, reflected. */
-#define CRC32_POLY              0xedb88320u
 /*
  * CRC state (before the final inversion) after the 8 bytes of 0xFF that
- * stand in for the LRH, starting from all ones: saves 8 table steps per
+ * stand in for the LRH, starting from all ones: saves 8 CRC steps per
  * packet and is what the ICRC always starts with.
  */
 #define ICRC_SEED               0xdebb20e3u
@@ -91,89 +90,25 @@ static inline void st32le(uint8_t *p, uint32_t v)
     p[3] = (uint8_t)(v >> 24);
 }
 
-/* ---- CRC-32, slicing by 16 ---- */
-
-/*
- * crc_tab[k][b]: the CRC contribution of byte b followed by k zero bytes,
- * so 16 input bytes take 16 independent lookups (about 1.5x slicing-by-8
- * on x86; 16 KiB of tables).
- */
-#define CRC_SLICES              16
-
-static uint32_t crc_tab[CRC_SLICES][256];
-static bool crc_tab_ready;
-
-/*
- * Built on first use. The engine is single-threaded (kite_roce.h), and a
- * racing second builder would only store the same values again.
- */
-static void crc_init(void)
-{
-    uint32_t i, k, c;
-
-    for (i = 0; i < 256; i++) {
-        c = i;
-        for (k = 0; k < 8; k++) {
-            c = (c >> 1) ^ (CRC32_POLY & (0u - (c & 1)));
-        }
-        crc_tab[0][i] = c;
-    }
-    for (i = 0; i < 256; i++) {
-        c = crc_tab[0][i];
-        for (k = 1; k < CRC_SLICES; k++) {
-            c = (c >> 8) ^ crc_tab[0][c & 0xff];
-            crc_tab[k][i] = c;
-        }
-    }
-    crc_tab_ready = true;
-}
-
-/* Four bytes of a little-endian word w, the first one meeting table k. */
-#define CRC_WORD(w, k) \
-    (crc_tab[(k)][(w) & 0xff] ^ crc_tab[(k) - 1][((w) >> 8) & 0xff] ^ \
-     crc_tab[(k) - 2][((w) >> 16) & 0xff] ^ crc_tab[(k) - 3][(w) >> 24])
-
-/* Raw CRC update: no pre/post inversion (the callers hold the state). */
-static uint32_t crc_update(uint32_t crc, const uint8_t *p, size_t len)
-{
-    while (len >= 16) {
-        uint32_t w0 = ld32le(p) ^ crc;
-        uint32_t w1 = ld32le(p + 4);
-        uint32_t w2 = ld32le(p + 8);
-        uint32_t w3 = ld32le(p + 12);
-
-        crc = CRC_WORD(w0, 15) ^ CRC_WORD(w1, 11) ^ CRC_WORD(w2, 7) ^
-              CRC_WORD(w3, 3);
-        p += 16;
-        len -= 16;
-    }
-    while (len--) {
-        crc = (crc >> 8) ^ crc_tab[0][(crc ^ *p++) & 0xff];
-    }
-    return crc;
-}
+/* The masked header must lie within what kite_roce_crc32_first() swaps. */
+static_assert(KITE_IPV6_HDR_LEN + KITE_UDP_HDR_LEN + KITE_BTH_LEN <=
+              KITE_ROCE_CRC_FIRST_LEN, "ICRC masked header too long");
 
 uint32_t kite_roce_icrc(const uint8_t *ip, size_t len)
 {
-    /* IP + UDP + BTH, the part with masked fields. */
-    uint8_t hdr[KITE_IPV6_HDR_LEN + KITE_UDP_HDR_LEN + KITE_BTH_LEN];
+    /* The start of the packet with the masked fields (IP + UDP + BTH). */
+    uint8_t hdr[KITE_ROCE_CRC_FIRST_LEN];
     size_t iplen, n;
-    uint32_t crc;
 
-    if (!crc_tab_ready) {
-        crc_init();
-    }
     if (!len) {
         return ~ICRC_SEED;
     }
     iplen = (ip[0] >> 4) == 6 ? KITE_IPV6_HDR_LEN : KITE_IPV4_HDR_LEN;
-    n = iplen + KITE_UDP_HDR_LEN + KITE_BTH_LEN;
-    if (n > len) {
-        n = len;
-    }
+    n = len < sizeof(hdr) ? len : sizeof(hdr);
     /*
-     * Mask the whole header area, then CRC only the @n bytes present: a
-     * short @len needs no special case.
+     * Mask a copy of the first bytes, zero-filled, then CRC only the @n
+     * bytes present: a short @len needs no special case, and a long one
+     * takes the copy in place of its start in one CRC pass.
      */
     memset(hdr, 0, sizeof(hdr));
     memcpy(hdr, ip, n);
@@ -190,9 +125,10 @@ uint32_t kite_roce_icrc(const uint8_t *ip, size_t len)
     /* UDP checksum, and BTH byte 4 (FECN, BECN, resv6). */
     hdr[iplen + 6] = hdr[iplen + 7] = 0xff;
     hdr[iplen + KITE_UDP_HDR_LEN + 4] = 0xff;
-    crc = crc_update(ICRC_SEED, hdr, n);
-    crc = crc_update(crc, ip + n, len - n);
-    return ~crc;
+    if (len < sizeof(hdr)) {
+        return ~kite_roce_crc32(ICRC_SEED, hdr, n);
+    }
+    return ~kite_roce_crc32_first(ICRC_SEED, hdr, ip, len);
 }
 
 /* ---- opcode table ---- */

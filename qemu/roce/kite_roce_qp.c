@@ -8,6 +8,7 @@
  */
 #include <stdlib.h>
 
+#include "kite_roce_crc.h"
 #include "kite_roce_int.h"
 
 uint32_t kr_next_pow2(uint32_t v)
@@ -30,6 +31,8 @@ KiteRoce *kite_roce_new(const struct kite_roce_ops *ops, void *opaque)
     e->ops = ops;
     e->opaque = opaque;
     e->eth_mtu = 1500;
+    /* The CRC implementation is chosen now, not in the data path. */
+    kite_roce_crc_current();
     return e;
 }
 
