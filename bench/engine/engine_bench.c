@@ -90,12 +90,28 @@ typedef struct Node {
 static Node nodes[NODES];
 static Wire wires[NODES];
 
-static uint64_t now_ns(void)
+static uint64_t clock_ns(clockid_t id)
 {
     struct timespec ts;
 
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(id, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The engines' clock (retransmission timers). */
+static uint64_t now_ns(void)
+{
+    return clock_ns(CLOCK_MONOTONIC);
+}
+
+/*
+ * What the figures are timed with: this thread's CPU time, so that other
+ * work on a shared machine does not count (the benchmark does no I/O and
+ * never sleeps, so on an idle machine this is the elapsed time).
+ */
+static uint64_t cpu_ns(void)
+{
+    return clock_ns(CLOCK_THREAD_CPUTIME_ID);
 }
 
 static void *xalloc(size_t n)
@@ -357,6 +373,8 @@ static void wire_deliver(Node *n, Node *peer)
         }
         w->head++;
     }
+    /* Start over at the first slot: the wire's buffer stays in cache. */
+    w->head = w->tail = 0;
 }
 
 static void node_run(Node *n)
@@ -468,14 +486,14 @@ static double memcpy_mbs(uint8_t *dst, const uint8_t *src, uint32_t len,
     uint32_t i;
 
     for (r = 0; r < repeats; r++) {
-        uint64_t t0 = now_ns(), t;
+        uint64_t t0 = cpu_ns(), t;
 
         for (i = 0; i < msgs; i++) {
             memcpy(dst, src, len);
             /* Keep the copies: the compiler may not fold them. */
             __asm__ volatile("" : : "r"(dst) : "memory");
         }
-        t = now_ns() - t0;
+        t = cpu_ns() - t0;
         if (t && (double)len * msgs / (t / NS_PER_S) / BYTES_PER_MB > best) {
             best = (double)len * msgs / (t / NS_PER_S) / BYTES_PER_MB;
         }
@@ -500,11 +518,11 @@ static int bench_mtu(uint8_t mtu, uint32_t len, uint32_t msgs,
         /* A new pattern each pass: stale bytes cannot pass the check. */
         fill(a->mem, len, r + 1);
         memset(b->mem, 0, len);
-        t0 = now_ns();
+        t0 = cpu_ns();
         if (!run_writes(a, b, len, msgs)) {
             return 1;
         }
-        t = now_ns() - t0;
+        t = cpu_ns() - t0;
         if (memcmp(a->mem, b->mem, len)) {
             fprintf(stderr, "engine-bench: data differs after pass %u\n", r);
             return 1;
