@@ -494,6 +494,15 @@ void kr_pkt_init(KiteRoceQp *qp, struct kite_roce_pkt *p, uint8_t opcode,
     p->psn = psn & KITE_PSN_MASK;
 }
 
+/*
+ * Where the payload of @p (opcode and IP version set) goes in the frame
+ * kr_transmit() builds: data read there is not copied again.
+ */
+uint8_t *kr_frame_payload(KiteRoceQp *qp, const struct kite_roce_pkt *p)
+{
+    return qp->e->frame + kite_roce_payload_offset(p);
+}
+
 void kr_transmit(KiteRoceQp *qp, struct kite_roce_pkt *p, bool retransmit)
 {
     KiteRoce *e = qp->e;

@@ -108,6 +108,7 @@ bool kr_resp_step(KiteRoceQp *qp)
     struct kite_roce_pkt p;
     KrRespItem *it;
     uint32_t k, plen;
+    uint8_t *data;
     uint8_t st;
 
     if (!kr_respq_len(qp)) {
@@ -133,12 +134,15 @@ bool kr_resp_step(KiteRoceQp *qp)
     default:
         break;
     }
-    /* READ response stream. */
+    /* READ response stream: the data goes straight into the frame. */
     k = (it->psn - it->res_first_psn) & KITE_PSN_MASK;
     plen = it->left < qp->mtu ? it->left : qp->mtu;
+    kr_pkt_init(qp, &p, kite_roce_seg_opcode(KITE_OP_READ_RESP_FIRST, false,
+                                             k, it->res_npsn), it->psn);
+    data = kr_frame_payload(qp, &p);
     if (plen) {
         st = e->ops->mem_rw(e->opaque, qp->cfg.pdn, it->rkey,
-                            KITE_ACCESS_REMOTE_READ, it->va, e->payload,
+                            KITE_ACCESS_REMOTE_READ, it->va, data,
                             plen, false);
         if (st != KITE_CQE_SUCCESS) {
             uint32_t psn = it->psn;
@@ -151,11 +155,9 @@ bool kr_resp_step(KiteRoceQp *qp)
             return true;
         }
     }
-    kr_pkt_init(qp, &p, kite_roce_seg_opcode(KITE_OP_READ_RESP_FIRST, false,
-                                             k, it->res_npsn), it->psn);
     p.aeth_syndrome = KITE_AETH_ACK_UNLIMITED;
     p.aeth_msn = it->msn & KITE_PSN_MASK;
-    p.payload = e->payload;
+    p.payload = data;
     p.paylen = plen;
     kr_transmit(qp, &p, false);
     it->psn = (it->psn + 1) & KITE_PSN_MASK;
