@@ -40,8 +40,8 @@
 #define CRC32_POLY_NORMAL       0x04c11db7u
 #define CRC_SLICES              16
 /*
- * The carry-less paths start on 64 bytes (which may come from a separate
- * copy, kite_roce_crc32_first()); below that the table is as fast.
+ * The carry-less paths start on 64 bytes (OR'ed with a mask for
+ * kite_roce_crc32_or()); below that the table is as fast.
  */
 #define CRC_FIRST_LEN           KITE_ROCE_CRC_FIRST_LEN
 
@@ -116,8 +116,17 @@ static uint32_t crc_table_update(uint32_t crc, const uint8_t *p, size_t len)
 #define FOLD_1X                 128
 #define FOLD_DISTANCES          5
 
+/*
+ * The 128-bit helpers are inlined into both carry-less paths: a call from
+ * the AVX2 one into legacy-SSE code would pay for the switch.
+ */
+#define CRC_CLMUL_INLINE \
+    __attribute__((target("pclmul,sse2"), always_inline))
+
 /* Per distance D: { K(D + 64), K(D) } for the low and the high half. */
 static uint64_t crc_k[FOLD_DISTANCES][2];
+/* The final reduction's: K(96), K(64), floor(x^64 / P), P (see there). */
+static uint64_t crc_k96, crc_k64, crc_mu, crc_p;
 
 /* x^n mod P, normal bit order. */
 static uint32_t crc_xpow_mod(unsigned n)
@@ -147,6 +156,27 @@ static uint64_t crc_fold_const(unsigned d)
     return (uint64_t)crc_reflect32(crc_xpow_mod(d - 1)) << 32;
 }
 
+/*
+ * floor(x^64 / P) with bit j the coefficient of x^(32 - j) (33 bits), by
+ * long division.
+ */
+static uint64_t crc_barrett_mu(void)
+{
+    unsigned __int128 rem = (unsigned __int128)1 << 64;
+    unsigned __int128 poly = (unsigned __int128)1 << 32 | CRC32_POLY_NORMAL;
+    uint64_t q = 0;
+    int d;
+
+    for (d = 64; d >= 32; d--) {
+        if ((rem >> d) & 1) {
+            q |= 1ull << (d - 32);
+            rem ^= poly << (d - 32);
+        }
+    }
+    /* q has degree 32: reflect its 33 coefficients. */
+    return crc_reflect32((uint32_t)(q >> 1)) | (q & 1) << 32;
+}
+
 static void crc_clmul_init(void)
 {
     static const unsigned dist[FOLD_DISTANCES] = {
@@ -158,6 +188,11 @@ static void crc_clmul_init(void)
         crc_k[i][0] = crc_fold_const(dist[i] + 64);
         crc_k[i][1] = crc_fold_const(dist[i]);
     }
+    crc_k96 = crc_fold_const(96);
+    crc_k64 = crc_fold_const(64);
+    crc_mu = crc_barrett_mu();
+    /* P with bit j the coefficient of x^(32 - j). */
+    crc_p = (uint64_t)CRC32_POLY_REFLECTED << 1 | 1;
 }
 
 static bool crc_clmul_supported(bool wide)
@@ -171,31 +206,101 @@ static bool crc_clmul_supported(bool wide)
     return __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse2");
 }
 
-__attribute__((target("pclmul,sse2")))
+CRC_CLMUL_INLINE
 static inline __m128i crc_fold(__m128i x, __m128i k)
 {
     return _mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00),
                          _mm_clmulepi64_si128(x, k, 0x11));
 }
 
-__attribute__((target("pclmul,sse2")))
-static __m128i crc_kvec(unsigned i)
+CRC_CLMUL_INLINE
+static inline __m128i crc_kvec(unsigned i)
 {
     return _mm_set_epi64x((long long)crc_k[i][1], (long long)crc_k[i][0]);
 }
 
 /*
+ * The last @len (1..15) bytes at @p after the lane @x: the 16-byte window
+ * that ends with them is @x's last 16 - @len bytes and those bytes, and
+ * @x's first @len bytes, which fall out of it, are the end of the block
+ * before it: folded on by 128 bits. No byte-at-a-time steps.
+ */
+CRC_CLMUL_INLINE
+static inline __m128i crc_clmul_last(__m128i x, const uint8_t *p, size_t len)
+{
+    /* loadu(tail_mask + len): 16 - len zero bytes, then len of ones. */
+    static const uint8_t tail_mask[32] = {
+        [16] = 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    };
+    uint8_t win[32], out[32];
+    __m128i zero = _mm_setzero_si128(), w, t;
+
+    /* x shifted by len bytes either way, through memory (plain SSE2). */
+    _mm_storeu_si128((__m128i *)win, x);
+    _mm_storeu_si128((__m128i *)(win + 16), zero);
+    _mm_storeu_si128((__m128i *)out, zero);
+    _mm_storeu_si128((__m128i *)(out + 16), x);
+    /* The data ends at p + len and at least 64 bytes precede p. */
+    t = _mm_and_si128(_mm_loadu_si128((const __m128i *)(p + len - 16)),
+                      _mm_loadu_si128((const __m128i *)(tail_mask + len)));
+    w = _mm_or_si128(_mm_loadu_si128((const __m128i *)(win + len)), t);
+    return _mm_xor_si128(w, crc_fold(_mm_loadu_si128((const __m128i *)
+                                                     (out + len)),
+                                     crc_kvec(0)));
+}
+
+CRC_CLMUL_INLINE
+static inline __m128i crc_mul64(uint64_t a, uint64_t b)
+{
+    return _mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)a),
+                                _mm_cvtsi64_si128((long long)b), 0x00);
+}
+
+CRC_CLMUL_INLINE
+static inline uint64_t crc_hi64(__m128i x)
+{
+    return (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(x, x));
+}
+
+/*
+ * The CRC state of the 128-bit lane @x (what the table would give for its
+ * 16 bytes from state 0): (X x^32) mod P, with X = A x^64 + B as at the
+ * top. A x^96 + B x^32 folds A by K(96) into S of degree below 96 (B
+ * x^32 is B four bytes on); S = H x^64 + L folds H by K(64) into U of
+ * degree below 64; U = Uh x^32 + Ul leaves Barrett's remainder
+ * Ul + (q p mod x^32), q = floor(Uh floor(x^64 / P) / x^32), p = P - x^32
+ * (taking all of P only changes the half that is dropped).
+ */
+CRC_CLMUL_INLINE
+static inline uint32_t crc_clmul_reduce(__m128i x)
+{
+    uint64_t u, q;
+    __m128i s;
+
+    s = _mm_xor_si128(crc_mul64((uint64_t)_mm_cvtsi128_si64(x), crc_k96),
+                      _mm_slli_si128(_mm_unpackhi_epi64(x,
+                                                        _mm_setzero_si128()),
+                                     4));
+    u = crc_hi64(crc_mul64((uint64_t)_mm_cvtsi128_si64(s), crc_k64)) ^
+        crc_hi64(s);
+    q = (uint64_t)_mm_cvtsi128_si64(crc_mul64(u & 0xffffffffu, crc_mu)) &
+        0xffffffffu;
+    return (uint32_t)((u ^ (uint64_t)_mm_cvtsi128_si64(crc_mul64(q, crc_p)))
+                      >> 32);
+}
+
+/*
  * Four lanes x[0..3] hold the stream up to @p (exclusive) folded: fold on
  * 64 bytes per step, then to one lane, then 16 bytes per step, then
- * the table for the value and the tail.
+ * the last bytes, then the reduction to the 32-bit state.
  */
-__attribute__((target("pclmul,sse2")))
+CRC_CLMUL_INLINE
 static inline uint32_t crc_clmul_tail(__m128i x0, __m128i x1, __m128i x2,
                                       __m128i x3, const uint8_t *p,
                                       size_t len)
 {
     __m128i k = crc_kvec(3);
-    uint8_t rest[16];
 
     while (len >= 64) {
         x0 = _mm_xor_si128(crc_fold(x0, k),
@@ -219,24 +324,41 @@ static inline uint32_t crc_clmul_tail(__m128i x0, __m128i x1, __m128i x2,
         p += 16;
         len -= 16;
     }
-    _mm_storeu_si128((__m128i *)rest, x3);
-    return crc_table_update(crc_table_update(0, rest, sizeof(rest)), p, len);
+    if (len) {
+        x3 = crc_clmul_last(x3, p, len);
+    }
+    return crc_clmul_reduce(x3);
+}
+
+/* 16 bytes at @p OR'ed with 16 bytes at @or (NULL: none). */
+CRC_CLMUL_INLINE
+static inline __m128i crc_load_or(const uint8_t *p, const uint8_t *or)
+{
+    __m128i v = _mm_loadu_si128((const __m128i *)p);
+
+    return or ? _mm_or_si128(v, _mm_loadu_si128((const __m128i *)or)) : v;
 }
 
 /* PCLMULQDQ on 128-bit registers; @len >= CRC_FIRST_LEN. */
-__attribute__((target("pclmul,sse2")))
-static uint32_t crc_clmul_update(uint32_t crc, const uint8_t *first,
-                                 const uint8_t *p, size_t len)
+CRC_CLMUL_INLINE
+static inline uint32_t crc_clmul_body(uint32_t crc, const uint8_t *p, size_t len,
+                                 const uint8_t *or)
 {
     __m128i x0, x1, x2, x3;
 
     /* The state meets the first four bytes, as in the table's loop. */
-    x0 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)first),
-                       _mm_cvtsi32_si128((int)crc));
-    x1 = _mm_loadu_si128((const __m128i *)(first + 16));
-    x2 = _mm_loadu_si128((const __m128i *)(first + 32));
-    x3 = _mm_loadu_si128((const __m128i *)(first + 48));
+    x0 = _mm_xor_si128(crc_load_or(p, or), _mm_cvtsi32_si128((int)crc));
+    x1 = crc_load_or(p + 16, or ? or + 16 : NULL);
+    x2 = crc_load_or(p + 32, or ? or + 32 : NULL);
+    x3 = crc_load_or(p + 48, or ? or + 48 : NULL);
     return crc_clmul_tail(x0, x1, x2, x3, p + 64, len - 64);
+}
+
+__attribute__((target("pclmul,sse2")))
+static uint32_t crc_clmul_update(uint32_t crc, const uint8_t *p, size_t len,
+                                 const uint8_t *or)
+{
+    return crc_clmul_body(crc, p, len, or);
 }
 
 /*
@@ -245,8 +367,8 @@ static uint32_t crc_clmul_update(uint32_t crc, const uint8_t *first,
  * into the four lanes of crc_clmul_tail(). @len >= CRC_FIRST_LEN.
  */
 __attribute__((target("vpclmulqdq,pclmul,avx2")))
-static uint32_t crc_vclmul_update(uint32_t crc, const uint8_t *first,
-                                  const uint8_t *p, size_t len)
+static uint32_t crc_vclmul_update(uint32_t crc, const uint8_t *p,
+                                  size_t len, const uint8_t *or)
 {
     __m256i y0, y1, y2, y3, k;
     __m128i k4, b[8];
@@ -254,12 +376,17 @@ static uint32_t crc_vclmul_update(uint32_t crc, const uint8_t *first,
     int i;
 
     if (len < 2 * CRC_FIRST_LEN) {
-        return crc_clmul_update(crc, first, p, len);
+        return crc_clmul_body(crc, p, len, or);
     }
-    y0 = _mm256_loadu_si256((const __m256i *)first);
+    y0 = _mm256_loadu_si256((const __m256i *)p);
+    y1 = _mm256_loadu_si256((const __m256i *)(p + 32));
+    if (or) {
+        y0 = _mm256_or_si256(y0, _mm256_loadu_si256((const __m256i *)or));
+        y1 = _mm256_or_si256(y1, _mm256_loadu_si256((const __m256i *)
+                                                     (or + 32)));
+    }
     y0 = _mm256_xor_si256(y0, _mm256_zextsi128_si256(
                               _mm_cvtsi32_si128((int)crc)));
-    y1 = _mm256_loadu_si256((const __m256i *)(first + 32));
     y2 = _mm256_loadu_si256((const __m256i *)(p + 64));
     y3 = _mm256_loadu_si256((const __m256i *)(p + 96));
     off = 128;
@@ -340,22 +467,28 @@ enum kite_roce_crc_impl kite_roce_crc_current(void)
     return crc_impl;
 }
 
-uint32_t kite_roce_crc32_first(uint32_t crc, const uint8_t *first,
-                               const uint8_t *p, size_t len)
+uint32_t kite_roce_crc32_or(uint32_t crc, const uint8_t *p, size_t len,
+                            const uint8_t *or)
 {
+    uint8_t first[CRC_FIRST_LEN];
+    size_t i;
+
     switch (crc_impl) {
 #if KITE_CRC_HAVE_CLMUL
     case KITE_ROCE_CRC_VCLMUL:
-        return crc_vclmul_update(crc, first, p, len);
+        return crc_vclmul_update(crc, p, len, or);
     case KITE_ROCE_CRC_CLMUL:
-        return crc_clmul_update(crc, first, p, len);
+        return crc_clmul_update(crc, p, len, or);
 #endif
     case KITE_ROCE_CRC_TABLE:
-        crc = crc_table_update(crc, first, CRC_FIRST_LEN);
-        return crc_table_update(crc, p + CRC_FIRST_LEN, len - CRC_FIRST_LEN);
+        for (i = 0; i < sizeof(first); i++) {
+            first[i] = p[i] | or[i];
+        }
+        crc = crc_table_update(crc, first, sizeof(first));
+        return crc_table_update(crc, p + sizeof(first), len - sizeof(first));
     default:
         crc_use(KITE_ROCE_CRC_AUTO);
-        return kite_roce_crc32_first(crc, first, p, len);
+        return kite_roce_crc32_or(crc, p, len, or);
     }
 }
 
@@ -367,5 +500,15 @@ uint32_t kite_roce_crc32(uint32_t crc, const uint8_t *p, size_t len)
         }
         return crc_table_update(crc, p, len);
     }
-    return kite_roce_crc32_first(crc, p, p, len);
+    switch (crc_impl) {
+#if KITE_CRC_HAVE_CLMUL
+    case KITE_ROCE_CRC_VCLMUL:
+        return crc_vclmul_update(crc, p, len, NULL);
+    case KITE_ROCE_CRC_CLMUL:
+        return crc_clmul_update(crc, p, len, NULL);
+#endif
+    default:
+        crc_use(KITE_ROCE_CRC_AUTO);
+        return kite_roce_crc32(crc, p, len);
+    }
 }

@@ -21,7 +21,7 @@ enum kite_roce_crc_impl {
     KITE_ROCE_CRC_VCLMUL,       /* x86-64 VPCLMULQDQ (AVX2) folding */
 };
 
-/* What kite_roce_crc32_first() replaces at the start of the data. */
+/* The bytes at the start of the data kite_roce_crc32_or() masks. */
 #define KITE_ROCE_CRC_FIRST_LEN 64
 
 /*
@@ -31,12 +31,13 @@ enum kite_roce_crc_impl {
 uint32_t kite_roce_crc32(uint32_t crc, const uint8_t *p, size_t len);
 
 /*
- * The same over @len >= KITE_ROCE_CRC_FIRST_LEN bytes at @p whose first
- * KITE_ROCE_CRC_FIRST_LEN bytes are taken from @first instead (a copy
- * with some fields changed, as the ICRC's masked header).
+ * The same over @len >= KITE_ROCE_CRC_FIRST_LEN bytes at @p as if each of
+ * the first KITE_ROCE_CRC_FIRST_LEN bytes were OR'ed with the byte of
+ * @or at the same offset (the ICRC's fields masked to ones), without
+ * changing or copying the data.
  */
-uint32_t kite_roce_crc32_first(uint32_t crc, const uint8_t *first,
-                               const uint8_t *p, size_t len);
+uint32_t kite_roce_crc32_or(uint32_t crc, const uint8_t *p, size_t len,
+                            const uint8_t *or);
 
 /*
  * Use @impl from now on. false (and no change) when this CPU or build

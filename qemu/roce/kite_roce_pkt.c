@@ -90,45 +90,51 @@ static inline void st32le(uint8_t *p, uint32_t v)
     p[3] = (uint8_t)(v >> 24);
 }
 
-/* The masked header must lie within what kite_roce_crc32_first() swaps. */
+/*
+ * The invariant-field masks of Annex A17 over the start of the packet, as
+ * bits forced to one: the fields a router may rewrite (IPv4 TOS, TTL and
+ * header checksum; IPv6 traffic class, flow label and hop limit), the UDP
+ * checksum and BTH byte 4 (FECN, BECN, resv6).
+ */
+#define ICRC_V4_UDP             KITE_IPV4_HDR_LEN
+#define ICRC_V6_UDP             KITE_IPV6_HDR_LEN
+static const uint8_t icrc_mask_v4[KITE_ROCE_CRC_FIRST_LEN] = {
+    [1] = 0xff,                             /* TOS */
+    [8] = 0xff,                             /* TTL */
+    [10] = 0xff, [11] = 0xff,               /* header checksum */
+    [ICRC_V4_UDP + 6] = 0xff, [ICRC_V4_UDP + 7] = 0xff,
+    [ICRC_V4_UDP + KITE_UDP_HDR_LEN + 4] = 0xff,
+};
+static const uint8_t icrc_mask_v6[KITE_ROCE_CRC_FIRST_LEN] = {
+    [0] = 0x0f,                             /* traffic class, flow label */
+    [1] = 0xff, [2] = 0xff, [3] = 0xff,
+    [7] = 0xff,                             /* hop limit */
+    [ICRC_V6_UDP + 6] = 0xff, [ICRC_V6_UDP + 7] = 0xff,
+    [ICRC_V6_UDP + KITE_UDP_HDR_LEN + 4] = 0xff,
+};
+
+/* The masked fields must lie within what kite_roce_crc32_or() masks. */
 static_assert(KITE_IPV6_HDR_LEN + KITE_UDP_HDR_LEN + KITE_BTH_LEN <=
               KITE_ROCE_CRC_FIRST_LEN, "ICRC masked header too long");
 
 uint32_t kite_roce_icrc(const uint8_t *ip, size_t len)
 {
-    /* The start of the packet with the masked fields (IP + UDP + BTH). */
+    const uint8_t *mask;
     uint8_t hdr[KITE_ROCE_CRC_FIRST_LEN];
-    size_t iplen, n;
+    size_t i;
 
     if (!len) {
         return ~ICRC_SEED;
     }
-    iplen = (ip[0] >> 4) == 6 ? KITE_IPV6_HDR_LEN : KITE_IPV4_HDR_LEN;
-    n = len < sizeof(hdr) ? len : sizeof(hdr);
-    /*
-     * Mask a copy of the first bytes, zero-filled, then CRC only the @n
-     * bytes present: a short @len needs no special case, and a long one
-     * takes the copy in place of its start in one CRC pass.
-     */
-    memset(hdr, 0, sizeof(hdr));
-    memcpy(hdr, ip, n);
-    /* Fields a router may rewrite are forced to ones (Annex A17). */
-    if (iplen == KITE_IPV6_HDR_LEN) {
-        hdr[0] |= 0x0f;                 /* traffic class, flow label */
-        hdr[1] = hdr[2] = hdr[3] = 0xff;
-        hdr[7] = 0xff;                  /* hop limit */
-    } else {
-        hdr[1] = 0xff;                  /* TOS */
-        hdr[8] = 0xff;                  /* TTL */
-        hdr[10] = hdr[11] = 0xff;       /* header checksum */
+    mask = (ip[0] >> 4) == 6 ? icrc_mask_v6 : icrc_mask_v4;
+    if (len >= KITE_ROCE_CRC_FIRST_LEN) {
+        return ~kite_roce_crc32_or(ICRC_SEED, ip, len, mask);
     }
-    /* UDP checksum, and BTH byte 4 (FECN, BECN, resv6). */
-    hdr[iplen + 6] = hdr[iplen + 7] = 0xff;
-    hdr[iplen + KITE_UDP_HDR_LEN + 4] = 0xff;
-    if (len < sizeof(hdr)) {
-        return ~kite_roce_crc32(ICRC_SEED, hdr, n);
+    /* A short packet: mask a copy (and CRC only the bytes present). */
+    for (i = 0; i < len; i++) {
+        hdr[i] = ip[i] | mask[i];
     }
-    return ~kite_roce_crc32_first(ICRC_SEED, hdr, ip, len);
+    return ~kite_roce_crc32(ICRC_SEED, hdr, len);
 }
 
 /* ---- opcode table ---- */
