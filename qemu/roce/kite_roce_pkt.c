@@ -213,18 +213,25 @@ uint32_t kite_roce_op_ext_len(uint8_t op)
 
 /* ---- build ---- */
 
-static uint16_t ipv4_csum(const uint8_t *h)
+/* The IPv4 checksum of a one's complement sum of 16-bit words. */
+static uint16_t csum_fold(uint64_t sum)
 {
-    uint32_t sum = 0;
-    int i;
-
-    for (i = 0; i < KITE_IPV4_HDR_LEN; i += 2) {
-        sum += ld16(h + i);
-    }
     while (sum >> 16) {
         sum = (sum & 0xffff) + (sum >> 16);
     }
     return (uint16_t)~sum;
+}
+
+/* Checksum of a received header: 32 bits at a time, then folded. */
+static uint16_t ipv4_csum(const uint8_t *h)
+{
+    uint64_t sum = 0;
+    int i;
+
+    for (i = 0; i < KITE_IPV4_HDR_LEN; i += 4) {
+        sum += ld32(h + i);
+    }
+    return csum_fold(sum);
 }
 
 /* Extended headers in the order the opcode table gives (spec order). */
@@ -369,10 +376,18 @@ size_t kite_roce_build(uint8_t *frame, size_t cap,
         st16(ip + 6, IPV4_FLAG_DF);
         ip[8] = p->hop_limit;
         ip[9] = IP_PROTO_UDP;
-        st16(ip + 10, 0);
         memcpy(ip + 12, p->sgid + 12, 4);
         memcpy(ip + 16, p->dgid + 12, 4);
-        st16(ip + 10, ipv4_csum(ip));
+        /*
+         * The checksum from the values, not from the bytes just stored
+         * (reading those back stalls on store forwarding).
+         */
+        st16(ip + 10, csum_fold((uint32_t)(IPV4_DEFAULT_HDR << 8 |
+                                           p->traffic_class) +
+                                (iplen + udplen) + p->ip_id + IPV4_FLAG_DF +
+                                (uint32_t)(p->hop_limit << 8 | IP_PROTO_UDP) +
+                                ld16(p->sgid + 12) + ld16(p->sgid + 14) +
+                                ld16(p->dgid + 12) + ld16(p->dgid + 14)));
     }
 
     q = ip + iplen;
@@ -406,6 +421,8 @@ size_t kite_roce_build(uint8_t *frame, size_t cap,
 }
 
 /* ---- parse ---- */
+
+const struct kite_roce_pkt kite_roce_pkt_zero;
 
 /* Ethernet, IP and UDP fields of @p from a frame whose IP header is sane. */
 static void fill_l3(struct kite_roce_pkt *p, const uint8_t *frame,
@@ -518,7 +535,7 @@ enum kite_roce_parse_result kite_roce_parse(const uint8_t *frame, size_t len,
     const uint8_t *ip, *udp, *bth, *q;
     uint32_t iplen, l3total, udplen, h, ext, body, pad;
 
-    memset(p, 0, sizeof(*p));
+    *p = kite_roce_pkt_zero;
     if (!roce_locate(frame, len, &iplen, &l3total)) {
         return KITE_ROCE_NOT_ROCE;
     }

@@ -474,7 +474,7 @@ void kr_pkt_init(KiteRoceQp *qp, struct kite_roce_pkt *p, uint8_t opcode,
 {
     static const uint8_t zero_mac[6];
 
-    memset(p, 0, sizeof(*p));
+    *p = kite_roce_pkt_zero;
     memcpy(p->dmac, qp->path.dmac, 6);
     if (memcmp(qp->path.smac, zero_mac, 6)) {
         memcpy(p->smac, qp->path.smac, 6);

@@ -396,7 +396,7 @@ static void kr_req_ud(KiteRoceQp *qp, const KrSendWqe *w, KrSqSlot *s)
     bool imm = w->opcode == KITE_WQE_SEND_IMM;
     uint8_t st;
 
-    memset(&p, 0, sizeof(p));
+    p = kite_roce_pkt_zero;
     if (!e->ops->gid_get ||
         !e->ops->gid_get(e->opaque, av->sgid_index, p.sgid) ||
         !kr_ud_av_ok(av, p.sgid)) {
