@@ -187,6 +187,7 @@ struct KiteRoceQp {
     /* Ordered output queue. */
     KrRespItem respq[KR_RESPQ_DEPTH];
     uint32_t respq_head, respq_tail;   /* free-running */
+    bool resp_urgent;           /* a NAK or atomic ACK is queued */
 
     bool flush_pending;         /* ERR: flush newly posted WQEs */
 
