@@ -29,7 +29,12 @@
 
 #include "kite_roce_crc.h"
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+/*
+ * KITE_ROCE_CLMUL: the build says the host is x86-64 and the compiler
+ * takes GCC's target attributes and intrinsics (qemu/meson.build, the
+ * host Makefiles); without it only the table is built.
+ */
+#ifdef KITE_ROCE_CLMUL
 #define KITE_CRC_HAVE_CLMUL     1
 #include <immintrin.h>
 #else
@@ -341,8 +346,8 @@ static inline __m128i crc_load_or(const uint8_t *p, const uint8_t *or)
 
 /* PCLMULQDQ on 128-bit registers; @len >= CRC_FIRST_LEN. */
 CRC_CLMUL_INLINE
-static inline uint32_t crc_clmul_body(uint32_t crc, const uint8_t *p, size_t len,
-                                 const uint8_t *or)
+static inline uint32_t crc_clmul_body(uint32_t crc, const uint8_t *p,
+                                      size_t len, const uint8_t *or)
 {
     __m128i x0, x1, x2, x3;
 

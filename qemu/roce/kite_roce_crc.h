@@ -2,8 +2,8 @@
 /*
  * Kite RoCEv2 engine: CRC-32 with the reflected Ethernet polynomial (the
  * ICRC's), by slicing tables on any CPU or by carry-less multiplication
- * (PCLMULQDQ, or VPCLMULQDQ with AVX2) on x86-64. The implementation is chosen once, on first use,
- * from the CPU's features; tests may force one.
+ * (PCLMULQDQ, or VPCLMULQDQ with AVX2) on x86-64. The implementation is
+ * chosen once, on first use, from the CPU's features; tests may force one.
  *
  * Copyright (c) 2026 The Kite authors
  */
