@@ -472,8 +472,9 @@ enum kite_roce_crc_impl kite_roce_crc_current(void)
     return crc_impl;
 }
 
-uint32_t kite_roce_crc32_or(uint32_t crc, const uint8_t *p, size_t len,
-                            const uint8_t *or)
+/* @len >= CRC_FIRST_LEN; @or may be NULL. */
+static uint32_t crc_update(uint32_t crc, const uint8_t *p, size_t len,
+                           const uint8_t *or)
 {
     uint8_t first[CRC_FIRST_LEN];
     size_t i;
@@ -486,6 +487,9 @@ uint32_t kite_roce_crc32_or(uint32_t crc, const uint8_t *p, size_t len,
         return crc_clmul_update(crc, p, len, or);
 #endif
     case KITE_ROCE_CRC_TABLE:
+        if (!or) {
+            return crc_table_update(crc, p, len);
+        }
         for (i = 0; i < sizeof(first); i++) {
             first[i] = p[i] | or[i];
         }
@@ -493,27 +497,23 @@ uint32_t kite_roce_crc32_or(uint32_t crc, const uint8_t *p, size_t len,
         return crc_table_update(crc, p + sizeof(first), len - sizeof(first));
     default:
         crc_use(KITE_ROCE_CRC_AUTO);
-        return kite_roce_crc32_or(crc, p, len, or);
+        return crc_update(crc, p, len, or);
     }
+}
+
+uint32_t kite_roce_crc32_or(uint32_t crc, const uint8_t *p, size_t len,
+                            const uint8_t *or)
+{
+    return crc_update(crc, p, len, or);
 }
 
 uint32_t kite_roce_crc32(uint32_t crc, const uint8_t *p, size_t len)
 {
-    if (len < CRC_FIRST_LEN || crc_impl == KITE_ROCE_CRC_TABLE) {
-        if (!crc_tab_ready) {
-            crc_use(KITE_ROCE_CRC_AUTO);
-        }
-        return crc_table_update(crc, p, len);
+    if (len >= CRC_FIRST_LEN) {
+        return crc_update(crc, p, len, NULL);
     }
-    switch (crc_impl) {
-#if KITE_CRC_HAVE_CLMUL
-    case KITE_ROCE_CRC_VCLMUL:
-        return crc_vclmul_update(crc, p, len, NULL);
-    case KITE_ROCE_CRC_CLMUL:
-        return crc_clmul_update(crc, p, len, NULL);
-#endif
-    default:
+    if (!crc_tab_ready) {
         crc_use(KITE_ROCE_CRC_AUTO);
-        return kite_roce_crc32(crc, p, len);
     }
+    return crc_table_update(crc, p, len);
 }
