@@ -15,6 +15,8 @@
 #   make bench        perftest over Kite and over Soft-RoCE (rxe on virtio-net)
 #                     in the same two guests, one table with ratios (bench/run.sh;
 #                     not part of make check)
+#   make bench-engine the RoCEv2 engine alone on the host against memcpy
+#                     (bench/engine; ARGS="-m 1024 -n 2000" passes options)
 #   make clean        remove build outputs (out/, module objects)
 #
 # Kbuild reads the top-level Kbuild file (not this Makefile) for the modules.
@@ -29,7 +31,7 @@ SUITES ?=
 # T: a test selection handed to each suite (scripts/check.sh --test).
 T ?=
 
-.PHONY: all deps module qemu rdma-core perftest initramfs capture check demo bench clean
+.PHONY: all deps module qemu rdma-core perftest initramfs capture check demo bench bench-engine clean
 
 all: deps module qemu rdma-core perftest initramfs capture
 
@@ -78,6 +80,10 @@ demo: all
 
 bench: all
 	@bash bench/run.sh
+
+# Host only: needs no guest, QEMU or VM lock.
+bench-engine:
+	@$(MAKE) --no-print-directory -C bench/engine run
 
 clean:
 	@kdir="$(KDIR)"; [ -n "$$kdir" ] || kdir=/lib/modules/$$(bash scripts/kver.sh 2>/dev/null)/build; \

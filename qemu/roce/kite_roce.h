@@ -202,6 +202,10 @@ void kite_roce_rq_doorbell(KiteRoceQp *qp, uint32_t pi);
 /*
  * Do pending send work (new WQEs, retransmissions, responses) for at most
  * @budget packets. Returns true when work remains (call again later).
+ * The plain ACKs that frames received since the last run made due are
+ * sent here (a QP's responses go before its requests), one per QP for
+ * all of them: a host that runs the engine after handing it a batch of
+ * frames coalesces their ACKs.
  */
 bool kite_roce_run(KiteRoce *e, unsigned budget);
 
@@ -211,7 +215,9 @@ bool kite_roce_run(KiteRoce *e, unsigned budget);
  * that gid_is_local() rejects): the host gives it to the Ethernet RX ring.
  * Returns true when the engine consumed it (including dropping it as
  * malformed, with a bad ICRC or for an unknown QP; counted). The frame is
- * parsed once, here.
+ * parsed once, here. NAKs and atomic responses it causes are sent before
+ * this returns; ACKs wait for the next kite_roce_run() (ops->kick asks for
+ * it).
  */
 bool kite_roce_rx(KiteRoce *e, const uint8_t *frame, size_t len);
 

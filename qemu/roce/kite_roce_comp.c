@@ -345,7 +345,7 @@ static void kr_comp_read_resp(KiteRoceQp *qp, const struct kite_roce_pkt *p,
     uint8_t op = p->opcode & 0x1f;
     uint32_t psn = p->psn, exp, rem, want;
     bool first, last, drop;
-    KrSendWqe w;
+    const KrSendWqe *w;
     KrSqSlot *s;
     uint8_t st;
 
@@ -374,17 +374,19 @@ static void kr_comp_read_resp(KiteRoceQp *qp, const struct kite_roce_pkt *p,
         goto drop;
     }
     if (want) {
-        if (!kr_sq_load(qp, qp->sq_ci, &w, &st)) {
+        w = kr_sq_load(qp, qp->sq_ci, &st);
+        if (!w) {
             kr_qp_error(qp, KITE_EVT_QP_FATAL);
             kr_flush(qp);
             return;
         }
-        if (st || w.opcode != KITE_WQE_READ || w.len != s->len) {
+        if (st || w->opcode != KITE_WQE_READ || w->len != s->len) {
             kr_comp_fail(qp, st ? st : KITE_CQE_LOC_QP_OP_ERR);
             return;
         }
-        memcpy(e->payload, p->payload, want);
-        st = kr_sge_copy(qp, &w, s->rd_off, e->payload, want, true);
+        /* Written from the frame in place (kr_sge_copy only reads it). */
+        st = kr_sge_copy(qp, w, s->rd_off, (uint8_t *)p->payload, want,
+                         true);
         if (st) {
             kr_comp_fail(qp, st);
             return;
@@ -407,7 +409,7 @@ static void kr_comp_atomic_ack(KiteRoceQp *qp, const struct kite_roce_pkt *p,
     KiteRoce *e = qp->e;
     uint32_t psn = p->psn;
     __le64 orig;
-    KrSendWqe w;
+    const KrSendWqe *w;
     KrSqSlot *s;
     uint8_t st;
     bool drop;
@@ -426,17 +428,18 @@ static void kr_comp_atomic_ack(KiteRoceQp *qp, const struct kite_roce_pkt *p,
         }
         goto drop;
     }
-    if (!kr_sq_load(qp, qp->sq_ci, &w, &st)) {
+    w = kr_sq_load(qp, qp->sq_ci, &st);
+    if (!w) {
         kr_qp_error(qp, KITE_EVT_QP_FATAL);
         kr_flush(qp);
         return;
     }
-    if (st || w.opcode != s->opcode) {
+    if (st || w->opcode != s->opcode) {
         kr_comp_fail(qp, st ? st : KITE_CQE_LOC_QP_OP_ERR);
         return;
     }
     kr_set_le64(&orig, p->atomic_orig);
-    st = kr_sge_copy(qp, &w, 0, (uint8_t *)&orig, sizeof(orig), true);
+    st = kr_sge_copy(qp, w, 0, (uint8_t *)&orig, sizeof(orig), true);
     if (st) {
         kr_comp_fail(qp, st);
         return;

@@ -187,6 +187,7 @@ struct KiteRoceQp {
     /* Ordered output queue. */
     KrRespItem respq[KR_RESPQ_DEPTH];
     uint32_t respq_head, respq_tail;   /* free-running */
+    bool resp_urgent;           /* a NAK or atomic ACK is queued */
 
     bool flush_pending;         /* ERR: flush newly posted WQEs */
 
@@ -207,12 +208,13 @@ struct KiteRoce {
     KiteRoceQp *rr;             /* round-robin cursor */
     KiteRoceQp *qp_hash[KR_QP_HASH_SIZE];  /* by QP number */
     uint16_t ip_id;
+    /* The frame being built: payloads are read straight into it. */
     uint8_t frame[KITE_ROCE_MAX_FRAME];
-    uint8_t payload[KITE_ROCE_MAX_PAYLOAD];
 };
 
 /* kite_roce_qp.c */
 void kr_transmit(KiteRoceQp *qp, struct kite_roce_pkt *p, bool retransmit);
+uint8_t *kr_frame_payload(KiteRoceQp *qp, const struct kite_roce_pkt *p);
 void kr_pkt_init(KiteRoceQp *qp, struct kite_roce_pkt *p, uint8_t opcode,
                  uint32_t psn);
 bool kr_post_cqe(KiteRoceQp *qp, bool rq, uint32_t idx, uint8_t opcode,
@@ -228,7 +230,7 @@ bool kr_qp_has_work(KiteRoceQp *qp);
 uint32_t kr_next_pow2(uint32_t v);
 
 /* kite_roce_req.c */
-bool kr_sq_load(KiteRoceQp *qp, uint32_t idx, KrSendWqe *w, uint8_t *status);
+const KrSendWqe *kr_sq_load(KiteRoceQp *qp, uint32_t idx, uint8_t *status);
 void kr_sq_uncache(KiteRoceQp *qp, uint32_t idx, bool all);
 uint8_t kr_cqe_opcode(uint8_t wqe_opcode);
 uint8_t kr_sge_copy(KiteRoceQp *qp, const KrSendWqe *w, uint32_t off,

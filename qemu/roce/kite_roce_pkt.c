@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "kite_roce.h"
+#include "kite_roce_crc.h"
 #include "kite_roce_pkt.h"
 
 #define IPV4_FLAG_DF            0x4000
@@ -18,11 +19,9 @@
 #define BTH_TVER_MASK           0x0f
 #define BTH_PAD_SHIFT           4
 
-/* Ethernet CRC-32, reflected. */
-#define CRC32_POLY              0xedb88320u
 /*
  * CRC state (before the final inversion) after the 8 bytes of 0xFF that
- * stand in for the LRH, starting from all ones: saves 8 table steps per
+ * stand in for the LRH, starting from all ones: saves 8 CRC steps per
  * packet and is what the ICRC always starts with.
  */
 #define ICRC_SEED               0xdebb20e3u
@@ -91,108 +90,51 @@ static inline void st32le(uint8_t *p, uint32_t v)
     p[3] = (uint8_t)(v >> 24);
 }
 
-/* ---- CRC-32, slicing by 16 ---- */
-
 /*
- * crc_tab[k][b]: the CRC contribution of byte b followed by k zero bytes,
- * so 16 input bytes take 16 independent lookups (about 1.5x slicing-by-8
- * on x86; 16 KiB of tables).
+ * The invariant-field masks of Annex A17 over the start of the packet, as
+ * bits forced to one: the fields a router may rewrite (IPv4 TOS, TTL and
+ * header checksum; IPv6 traffic class, flow label and hop limit), the UDP
+ * checksum and BTH byte 4 (FECN, BECN, resv6).
  */
-#define CRC_SLICES              16
+#define ICRC_V4_UDP             KITE_IPV4_HDR_LEN
+#define ICRC_V6_UDP             KITE_IPV6_HDR_LEN
+static const uint8_t icrc_mask_v4[KITE_ROCE_CRC_FIRST_LEN] = {
+    [1] = 0xff,                             /* TOS */
+    [8] = 0xff,                             /* TTL */
+    [10] = 0xff, [11] = 0xff,               /* header checksum */
+    [ICRC_V4_UDP + 6] = 0xff, [ICRC_V4_UDP + 7] = 0xff,
+    [ICRC_V4_UDP + KITE_UDP_HDR_LEN + 4] = 0xff,
+};
+static const uint8_t icrc_mask_v6[KITE_ROCE_CRC_FIRST_LEN] = {
+    [0] = 0x0f,                             /* traffic class, flow label */
+    [1] = 0xff, [2] = 0xff, [3] = 0xff,
+    [7] = 0xff,                             /* hop limit */
+    [ICRC_V6_UDP + 6] = 0xff, [ICRC_V6_UDP + 7] = 0xff,
+    [ICRC_V6_UDP + KITE_UDP_HDR_LEN + 4] = 0xff,
+};
 
-static uint32_t crc_tab[CRC_SLICES][256];
-static bool crc_tab_ready;
-
-/*
- * Built on first use. The engine is single-threaded (kite_roce.h), and a
- * racing second builder would only store the same values again.
- */
-static void crc_init(void)
-{
-    uint32_t i, k, c;
-
-    for (i = 0; i < 256; i++) {
-        c = i;
-        for (k = 0; k < 8; k++) {
-            c = (c >> 1) ^ (CRC32_POLY & (0u - (c & 1)));
-        }
-        crc_tab[0][i] = c;
-    }
-    for (i = 0; i < 256; i++) {
-        c = crc_tab[0][i];
-        for (k = 1; k < CRC_SLICES; k++) {
-            c = (c >> 8) ^ crc_tab[0][c & 0xff];
-            crc_tab[k][i] = c;
-        }
-    }
-    crc_tab_ready = true;
-}
-
-/* Four bytes of a little-endian word w, the first one meeting table k. */
-#define CRC_WORD(w, k) \
-    (crc_tab[(k)][(w) & 0xff] ^ crc_tab[(k) - 1][((w) >> 8) & 0xff] ^ \
-     crc_tab[(k) - 2][((w) >> 16) & 0xff] ^ crc_tab[(k) - 3][(w) >> 24])
-
-/* Raw CRC update: no pre/post inversion (the callers hold the state). */
-static uint32_t crc_update(uint32_t crc, const uint8_t *p, size_t len)
-{
-    while (len >= 16) {
-        uint32_t w0 = ld32le(p) ^ crc;
-        uint32_t w1 = ld32le(p + 4);
-        uint32_t w2 = ld32le(p + 8);
-        uint32_t w3 = ld32le(p + 12);
-
-        crc = CRC_WORD(w0, 15) ^ CRC_WORD(w1, 11) ^ CRC_WORD(w2, 7) ^
-              CRC_WORD(w3, 3);
-        p += 16;
-        len -= 16;
-    }
-    while (len--) {
-        crc = (crc >> 8) ^ crc_tab[0][(crc ^ *p++) & 0xff];
-    }
-    return crc;
-}
+/* The masked fields must lie within what kite_roce_crc32_or() masks. */
+static_assert(KITE_IPV6_HDR_LEN + KITE_UDP_HDR_LEN + KITE_BTH_LEN <=
+              KITE_ROCE_CRC_FIRST_LEN, "ICRC masked header too long");
 
 uint32_t kite_roce_icrc(const uint8_t *ip, size_t len)
 {
-    /* IP + UDP + BTH, the part with masked fields. */
-    uint8_t hdr[KITE_IPV6_HDR_LEN + KITE_UDP_HDR_LEN + KITE_BTH_LEN];
-    size_t iplen, n;
-    uint32_t crc;
+    const uint8_t *mask;
+    uint8_t hdr[KITE_ROCE_CRC_FIRST_LEN];
+    size_t i;
 
-    if (!crc_tab_ready) {
-        crc_init();
-    }
     if (!len) {
         return ~ICRC_SEED;
     }
-    iplen = (ip[0] >> 4) == 6 ? KITE_IPV6_HDR_LEN : KITE_IPV4_HDR_LEN;
-    n = iplen + KITE_UDP_HDR_LEN + KITE_BTH_LEN;
-    if (n > len) {
-        n = len;
+    mask = (ip[0] >> 4) == 6 ? icrc_mask_v6 : icrc_mask_v4;
+    if (len >= KITE_ROCE_CRC_FIRST_LEN) {
+        return ~kite_roce_crc32_or(ICRC_SEED, ip, len, mask);
     }
-    /*
-     * Mask the whole header area, then CRC only the @n bytes present: a
-     * short @len needs no special case.
-     */
-    memset(hdr, 0, sizeof(hdr));
-    memcpy(hdr, ip, n);
-    /* Fields a router may rewrite are forced to ones (Annex A17). */
-    if (iplen == KITE_IPV6_HDR_LEN) {
-        hdr[0] |= 0x0f;                 /* traffic class, flow label */
-        hdr[1] = hdr[2] = hdr[3] = 0xff;
-        hdr[7] = 0xff;                  /* hop limit */
-    } else {
-        hdr[1] = 0xff;                  /* TOS */
-        hdr[8] = 0xff;                  /* TTL */
-        hdr[10] = hdr[11] = 0xff;       /* header checksum */
+    /* A short packet: mask a copy (and CRC only the bytes present). */
+    for (i = 0; i < len; i++) {
+        hdr[i] = ip[i] | mask[i];
     }
-    /* UDP checksum, and BTH byte 4 (FECN, BECN, resv6). */
-    hdr[iplen + 6] = hdr[iplen + 7] = 0xff;
-    hdr[iplen + KITE_UDP_HDR_LEN + 4] = 0xff;
-    crc = crc_update(ICRC_SEED, hdr, n);
-    crc = crc_update(crc, ip + n, len - n);
-    return ~crc;
+    return ~kite_roce_crc32(ICRC_SEED, hdr, len);
 }
 
 /* ---- opcode table ---- */
@@ -271,18 +213,25 @@ uint32_t kite_roce_op_ext_len(uint8_t op)
 
 /* ---- build ---- */
 
-static uint16_t ipv4_csum(const uint8_t *h)
+/* The IPv4 checksum of a one's complement sum of 16-bit words. */
+static uint16_t csum_fold(uint64_t sum)
 {
-    uint32_t sum = 0;
-    int i;
-
-    for (i = 0; i < KITE_IPV4_HDR_LEN; i += 2) {
-        sum += ld16(h + i);
-    }
     while (sum >> 16) {
         sum = (sum & 0xffff) + (sum >> 16);
     }
     return (uint16_t)~sum;
+}
+
+/* Checksum of a received header: 32 bits at a time, then folded. */
+static uint16_t ipv4_csum(const uint8_t *h)
+{
+    uint64_t sum = 0;
+    int i;
+
+    for (i = 0; i < KITE_IPV4_HDR_LEN; i += 4) {
+        sum += ld32(h + i);
+    }
+    return csum_fold(sum);
 }
 
 /* Extended headers in the order the opcode table gives (spec order). */
@@ -427,10 +376,18 @@ size_t kite_roce_build(uint8_t *frame, size_t cap,
         st16(ip + 6, IPV4_FLAG_DF);
         ip[8] = p->hop_limit;
         ip[9] = IP_PROTO_UDP;
-        st16(ip + 10, 0);
         memcpy(ip + 12, p->sgid + 12, 4);
         memcpy(ip + 16, p->dgid + 12, 4);
-        st16(ip + 10, ipv4_csum(ip));
+        /*
+         * The checksum from the values, not from the bytes just stored
+         * (reading those back stalls on store forwarding).
+         */
+        st16(ip + 10, csum_fold((uint32_t)(IPV4_DEFAULT_HDR << 8 |
+                                           p->traffic_class) +
+                                (iplen + udplen) + p->ip_id + IPV4_FLAG_DF +
+                                (uint32_t)(p->hop_limit << 8 | IP_PROTO_UDP) +
+                                ld16(p->sgid + 12) + ld16(p->sgid + 14) +
+                                ld16(p->dgid + 12) + ld16(p->dgid + 14)));
     }
 
     q = ip + iplen;
@@ -464,6 +421,8 @@ size_t kite_roce_build(uint8_t *frame, size_t cap,
 }
 
 /* ---- parse ---- */
+
+const struct kite_roce_pkt kite_roce_pkt_zero;
 
 /* Ethernet, IP and UDP fields of @p from a frame whose IP header is sane. */
 static void fill_l3(struct kite_roce_pkt *p, const uint8_t *frame,
@@ -576,7 +535,7 @@ enum kite_roce_parse_result kite_roce_parse(const uint8_t *frame, size_t len,
     const uint8_t *ip, *udp, *bth, *q;
     uint32_t iplen, l3total, udplen, h, ext, body, pad;
 
-    memset(p, 0, sizeof(*p));
+    *p = kite_roce_pkt_zero;
     if (!roce_locate(frame, len, &iplen, &l3total)) {
         return KITE_ROCE_NOT_ROCE;
     }

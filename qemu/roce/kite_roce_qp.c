@@ -8,6 +8,7 @@
  */
 #include <stdlib.h>
 
+#include "kite_roce_crc.h"
 #include "kite_roce_int.h"
 
 uint32_t kr_next_pow2(uint32_t v)
@@ -30,6 +31,8 @@ KiteRoce *kite_roce_new(const struct kite_roce_ops *ops, void *opaque)
     e->ops = ops;
     e->opaque = opaque;
     e->eth_mtu = 1500;
+    /* The CRC implementation is chosen now, not in the data path. */
+    kite_roce_crc_current();
     return e;
 }
 
@@ -471,7 +474,7 @@ void kr_pkt_init(KiteRoceQp *qp, struct kite_roce_pkt *p, uint8_t opcode,
 {
     static const uint8_t zero_mac[6];
 
-    memset(p, 0, sizeof(*p));
+    *p = kite_roce_pkt_zero;
     memcpy(p->dmac, qp->path.dmac, 6);
     if (memcmp(qp->path.smac, zero_mac, 6)) {
         memcpy(p->smac, qp->path.smac, 6);
@@ -489,6 +492,15 @@ void kr_pkt_init(KiteRoceQp *qp, struct kite_roce_pkt *p, uint8_t opcode,
     p->pkey = KITE_BTH_PKEY_DEFAULT;
     p->dqpn = qp->dest_qpn;
     p->psn = psn & KITE_PSN_MASK;
+}
+
+/*
+ * Where the payload of @p (opcode and IP version set) goes in the frame
+ * kr_transmit() builds: data read there is not copied again.
+ */
+uint8_t *kr_frame_payload(KiteRoceQp *qp, const struct kite_roce_pkt *p)
+{
+    return qp->e->frame + kite_roce_payload_offset(p);
 }
 
 void kr_transmit(KiteRoceQp *qp, struct kite_roce_pkt *p, bool retransmit)

@@ -182,30 +182,32 @@ static bool kr_sq_parse(KiteRoceQp *qp, uint32_t idx, KrSendWqe *w,
 /*
  * A WQE may not change from its doorbell until its slot is free again, so
  * the parsed form of the WQEs the requester and the completer work on is
- * kept (two entries) instead of reading the ring for every packet.
+ * kept (two entries) instead of reading the ring for every packet. The
+ * result points into that cache: it stays valid until the next
+ * kr_sq_load() (callers hold one at a time). NULL: the ring could not be
+ * read. A WQE that fails to parse (*@status not success) is not kept.
  */
-bool kr_sq_load(KiteRoceQp *qp, uint32_t idx, KrSendWqe *w, uint8_t *status)
+const KrSendWqe *kr_sq_load(KiteRoceQp *qp, uint32_t idx, uint8_t *status)
 {
     unsigned i;
 
     for (i = 0; i < 2; i++) {
         if (qp->wcache_valid[i] && qp->wcache_idx[i] == idx) {
-            *w = qp->wcache[i];
             *status = KITE_CQE_SUCCESS;
-            return true;
+            return &qp->wcache[i];
         }
     }
-    if (!kr_sq_parse(qp, idx, w, status)) {
-        return false;
+    i = qp->wcache_next;
+    qp->wcache_valid[i] = false;
+    if (!kr_sq_parse(qp, idx, &qp->wcache[i], status)) {
+        return NULL;
     }
     if (*status == KITE_CQE_SUCCESS) {
-        i = qp->wcache_next;
         qp->wcache_next ^= 1;
-        qp->wcache[i] = *w;
         qp->wcache_idx[i] = idx;
         qp->wcache_valid[i] = true;
     }
-    return true;
+    return &qp->wcache[i];
 }
 
 /* Forget the parsed WQE @idx (or all of them): its slot is free. */
@@ -288,16 +290,17 @@ static int kr_req_state(KiteRoceQp *qp)
     }
     s = &qp->sq[qp->req_idx & (qp->sq_depth - 1)];
     if (!s->parsed) {
-        KrSendWqe w;
+        const KrSendWqe *w;
         uint8_t st;
 
-        if (!kr_sq_load(qp, qp->req_idx, &w, &st)) {
+        w = kr_sq_load(qp, qp->req_idx, &st);
+        if (!w) {
             return KR_REQ_FATAL;
         }
         s->parsed = true;
-        s->opcode = w.opcode;
-        s->flags = w.flags;
-        s->len = w.len;
+        s->opcode = w->opcode;
+        s->flags = w->flags;
+        s->len = w->len;
         s->status = st;
     }
     if (s->status) {
@@ -393,7 +396,7 @@ static void kr_req_ud(KiteRoceQp *qp, const KrSendWqe *w, KrSqSlot *s)
     bool imm = w->opcode == KITE_WQE_SEND_IMM;
     uint8_t st;
 
-    memset(&p, 0, sizeof(p));
+    p = kite_roce_pkt_zero;
     if (!e->ops->gid_get ||
         !e->ops->gid_get(e->opaque, av->sgid_index, p.sgid) ||
         !kr_ud_av_ok(av, p.sgid)) {
@@ -401,11 +404,8 @@ static void kr_req_ud(KiteRoceQp *qp, const KrSendWqe *w, KrSqSlot *s)
         return;
     }
     if (w->len <= mtu) {
-        st = kr_sge_copy(qp, w, 0, e->payload, w->len, false);
-        if (st) {
-            s->status = st;
-            return;
-        }
+        uint8_t *data;
+
         memcpy(p.dmac, av->dmac, sizeof(p.dmac));
         memcpy(p.smac, e->mac, sizeof(p.smac));
         memcpy(p.dgid, av->dgid, sizeof(p.dgid));
@@ -431,7 +431,13 @@ static void kr_req_ud(KiteRoceQp *qp, const KrSendWqe *w, KrSqSlot *s)
         if (imm) {
             memcpy(p.imm, w->imm, 4);
         }
-        p.payload = e->payload;
+        data = kr_frame_payload(qp, &p);
+        st = kr_sge_copy(qp, w, 0, data, w->len, false);
+        if (st) {
+            s->status = st;
+            return;
+        }
+        p.payload = data;
         p.paylen = w->len;
         kr_transmit(qp, &p, false);
     }
@@ -443,10 +449,10 @@ static void kr_req_ud(KiteRoceQp *qp, const KrSendWqe *w, KrSqSlot *s)
 /* Send one request packet of the WQE at req_idx. */
 bool kr_req_step(KiteRoceQp *qp)
 {
-    KiteRoce *e = qp->e;
     struct kite_roce_pkt p;
     KrSqSlot *s;
-    KrSendWqe w;
+    const KrSendWqe *w;
+    uint8_t *data;
     uint8_t st, tr = qp->cfg.type == KITE_QPT_RC ? KITE_BTH_RC : KITE_BTH_UC;
     uint32_t k, n, off, plen;
     bool retx, last;
@@ -465,19 +471,20 @@ bool kr_req_step(KiteRoceQp *qp)
         break;
     }
     s = &qp->sq[qp->req_idx & (qp->sq_depth - 1)];
-    if (!kr_sq_load(qp, qp->req_idx, &w, &st)) {
+    w = kr_sq_load(qp, qp->req_idx, &st);
+    if (!w) {
         kr_qp_error(qp, KITE_EVT_QP_FATAL);
         kr_flush(qp);
         return true;
     }
-    if (st || w.opcode != s->opcode || w.len != s->len) {
+    if (st || w->opcode != s->opcode || w->len != s->len) {
         /* The WQE changed under us: a malformed post. */
         s->status = st ? st : KITE_CQE_LOC_QP_OP_ERR;
         return true;
     }
-    if (!s->started && w.opcode == KITE_WQE_READ &&
-        kite_roce_npkts(w.len, qp->mtu) > KR_MAX_READ_PSNS) {
-        /* Its responses would not fit in the PSN window. */
+    if (!s->started && w->opcode == KITE_WQE_READ &&
+        kite_roce_npkts(w->len, qp->mtu) > KR_MAX_READ_PSNS) {
+        /* Its responses would not fit in the PSN window-> */
         s->status = KITE_CQE_LOC_LEN_ERR;
         return true;
     }
@@ -485,16 +492,16 @@ bool kr_req_step(KiteRoceQp *qp)
         s->started = true;
         s->first_psn = qp->sq_psn;
         s->rd_off = 0;
-        switch (w.opcode) {
+        switch (w->opcode) {
         case KITE_WQE_CMP_SWP:
         case KITE_WQE_FETCH_ADD:
             s->npsn = 1;
             break;
         default:
-            s->npsn = kite_roce_npkts(w.len, qp->mtu);
+            s->npsn = kite_roce_npkts(w->len, qp->mtu);
             break;
         }
-        if (kr_is_rd_atomic(w.opcode)) {
+        if (kr_is_rd_atomic(w->opcode)) {
             qp->rd_inflight++;
         }
     }
@@ -506,44 +513,46 @@ bool kr_req_step(KiteRoceQp *qp)
         return true;
     }
     if (kr_is_ud(qp)) {
-        kr_req_ud(qp, &w, s);
+        kr_req_ud(qp, w, s);
         return true;
     }
     retx = kite_psn_cmp(qp->sq_psn, qp->hi_psn) < 0;
-    switch (w.opcode) {
+    switch (w->opcode) {
     case KITE_WQE_SEND:
     case KITE_WQE_SEND_IMM:
     case KITE_WQE_WRITE:
     case KITE_WQE_WRITE_IMM: {
-        bool send = w.opcode == KITE_WQE_SEND ||
-                    w.opcode == KITE_WQE_SEND_IMM;
-        bool imm = w.opcode == KITE_WQE_SEND_IMM ||
-                   w.opcode == KITE_WQE_WRITE_IMM;
+        bool send = w->opcode == KITE_WQE_SEND ||
+                    w->opcode == KITE_WQE_SEND_IMM;
+        bool imm = w->opcode == KITE_WQE_SEND_IMM ||
+                   w->opcode == KITE_WQE_WRITE_IMM;
 
         off = k * qp->mtu;
-        plen = w.len - off < qp->mtu ? w.len - off : qp->mtu;
-        st = kr_sge_copy(qp, &w, off, e->payload, plen, false);
-        if (st) {
-            s->status = st;
-            return true;
-        }
+        plen = w->len - off < qp->mtu ? w->len - off : qp->mtu;
         last = k + 1 == n;
         kr_pkt_init(qp, &p, kite_roce_seg_opcode(
                         tr | (send ? KITE_OP_SEND_FIRST : KITE_OP_WRITE_FIRST),
                         imm, k, n), qp->sq_psn);
+        /* The payload goes straight into the frame being built. */
+        data = kr_frame_payload(qp, &p);
+        st = kr_sge_copy(qp, w, off, data, plen, false);
+        if (st) {
+            s->status = st;
+            return true;
+        }
         if (!send && k == 0) {
-            p.reth_va = w.raddr;
-            p.reth_rkey = w.rkey;
-            p.reth_len = w.len;
+            p.reth_va = w->raddr;
+            p.reth_rkey = w->rkey;
+            p.reth_len = w->len;
         }
         if (imm && last) {
-            memcpy(p.imm, w.imm, 4);
+            memcpy(p.imm, w->imm, 4);
         }
-        p.se = last && (w.flags & KITE_WQE_F_SOLICITED) &&
-               w.opcode != KITE_WQE_WRITE;
+        p.se = last && (w->flags & KITE_WQE_F_SOLICITED) &&
+               w->opcode != KITE_WQE_WRITE;
         p.ackreq = tr == KITE_BTH_RC &&
                    (last || (k % KR_MAX_PKT_PER_ACK) == KR_MAX_PKT_PER_ACK - 1);
-        p.payload = e->payload;
+        p.payload = data;
         p.paylen = plen;
         kr_transmit(qp, &p, retx);
         kr_req_sent(qp, qp->sq_psn + 1);
@@ -558,21 +567,21 @@ bool kr_req_step(KiteRoceQp *qp)
     case KITE_WQE_READ:
         off = k * qp->mtu;
         kr_pkt_init(qp, &p, KITE_OP_READ_REQ, qp->sq_psn);
-        p.reth_va = w.raddr + off;
-        p.reth_rkey = w.rkey;
-        p.reth_len = w.len - off;
+        p.reth_va = w->raddr + off;
+        p.reth_rkey = w->rkey;
+        p.reth_len = w->len - off;
         p.ackreq = true;
         kr_transmit(qp, &p, retx);
         kr_req_sent(qp, s->first_psn + n);
         qp->req_idx++;
         return true;
     default:
-        kr_pkt_init(qp, &p, w.opcode == KITE_WQE_CMP_SWP ?
+        kr_pkt_init(qp, &p, w->opcode == KITE_WQE_CMP_SWP ?
                     KITE_OP_CMP_SWP : KITE_OP_FETCH_ADD, qp->sq_psn);
-        p.atomic_va = w.raddr;
-        p.atomic_rkey = w.rkey;
-        p.atomic_swap_add = w.swap_add;
-        p.atomic_compare = w.compare;
+        p.atomic_va = w->raddr;
+        p.atomic_rkey = w->rkey;
+        p.atomic_swap_add = w->swap_add;
+        p.atomic_compare = w->compare;
         p.ackreq = true;
         kr_transmit(qp, &p, retx);
         kr_req_sent(qp, qp->sq_psn + 1);

@@ -33,11 +33,17 @@ static KrRespItem *kr_respq_push(KiteRoceQp *qp)
     return it;
 }
 
-/* Queue an ACK (coalesced with a queued one) or a NAK. */
+/*
+ * Queue an ACK (coalesced with a queued one) or a NAK. A NAK is urgent:
+ * kr_resp_rx() sends it (and what is queued before it) at once.
+ */
 static void kr_resp_queue_ack(KiteRoceQp *qp, uint8_t syndrome, uint32_t psn)
 {
     KrRespItem *it;
 
+    if (syndrome != KITE_AETH_ACK_UNLIMITED) {
+        qp->resp_urgent = true;
+    }
     if (syndrome == KITE_AETH_ACK_UNLIMITED && kr_respq_len(qp)) {
         it = &qp->respq[(qp->respq_tail - 1) % KR_RESPQ_DEPTH];
         if (it->kind == KR_RI_ACK && it->syndrome == syndrome) {
@@ -61,6 +67,7 @@ static void kr_resp_queue_ack(KiteRoceQp *qp, uint8_t syndrome, uint32_t psn)
 void kr_resp_reset(KiteRoceQp *qp)
 {
     qp->respq_head = qp->respq_tail = 0;
+    qp->resp_urgent = false;
     if (qp->state == KITE_QPS_RESET) {
         qp->epsn = 0;
         qp->ack_psn = KITE_PSN_MASK;
@@ -108,6 +115,7 @@ bool kr_resp_step(KiteRoceQp *qp)
     struct kite_roce_pkt p;
     KrRespItem *it;
     uint32_t k, plen;
+    uint8_t *data;
     uint8_t st;
 
     if (!kr_respq_len(qp)) {
@@ -133,12 +141,15 @@ bool kr_resp_step(KiteRoceQp *qp)
     default:
         break;
     }
-    /* READ response stream. */
+    /* READ response stream: the data goes straight into the frame. */
     k = (it->psn - it->res_first_psn) & KITE_PSN_MASK;
     plen = it->left < qp->mtu ? it->left : qp->mtu;
+    kr_pkt_init(qp, &p, kite_roce_seg_opcode(KITE_OP_READ_RESP_FIRST, false,
+                                             k, it->res_npsn), it->psn);
+    data = kr_frame_payload(qp, &p);
     if (plen) {
         st = e->ops->mem_rw(e->opaque, qp->cfg.pdn, it->rkey,
-                            KITE_ACCESS_REMOTE_READ, it->va, e->payload,
+                            KITE_ACCESS_REMOTE_READ, it->va, data,
                             plen, false);
         if (st != KITE_CQE_SUCCESS) {
             uint32_t psn = it->psn;
@@ -151,11 +162,9 @@ bool kr_resp_step(KiteRoceQp *qp)
             return true;
         }
     }
-    kr_pkt_init(qp, &p, kite_roce_seg_opcode(KITE_OP_READ_RESP_FIRST, false,
-                                             k, it->res_npsn), it->psn);
     p.aeth_syndrome = KITE_AETH_ACK_UNLIMITED;
     p.aeth_msn = it->msn & KITE_PSN_MASK;
-    p.payload = e->payload;
+    p.payload = data;
     p.paylen = plen;
     kr_transmit(qp, &p, false);
     it->psn = (it->psn + 1) & KITE_PSN_MASK;
@@ -610,6 +619,7 @@ static void kr_resp_atomic(KiteRoceQp *qp, const struct kite_roce_pkt *p,
         it->psn = p->psn;
         it->msn = qp->msn;
         it->orig = orig;
+        qp->resp_urgent = true;
     }
     return;
 access:
@@ -655,6 +665,7 @@ static void kr_resp_dup(KiteRoceQp *qp, const struct kite_roce_pkt *p,
                     it->psn = p->psn;
                     it->msn = qp->msn;
                     it->orig = r->orig;
+                    qp->resp_urgent = true;
                 }
                 return;
             }
@@ -808,7 +819,13 @@ void kr_resp_rx(KiteRoceQp *qp, const struct kite_roce_pkt *p)
         break;
     }
 out:
-    if (qp->state != KITE_QPS_ERR) {
+    /*
+     * Plain ACKs wait for the next kite_roce_run(): those of every packet
+     * received before it merge into one (an ACK covers all earlier PSNs).
+     * NAKs and atomic responses go now.
+     */
+    if (qp->state != KITE_QPS_ERR && qp->resp_urgent) {
+        qp->resp_urgent = false;
         kr_resp_flush_acks(qp);
     }
 }

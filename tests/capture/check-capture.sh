@@ -78,7 +78,8 @@ all_fail() {
 [ -r "$pcap" ] || all_fail "no capture file $pcap"
 if [ ! -x "$tool" ] || [ "$top/tests/host/roce_pcap.c" -nt "$tool" ] ||
 	[ "$top/tests/host/roce_pcap_seq.c" -nt "$tool" ] ||
-	[ "$top/qemu/roce/kite_roce_pkt.c" -nt "$tool" ] || [ "$top/tests/capture/kite-pcap.c" -nt "$tool" ]; then
+	[ "$top/qemu/roce/kite_roce_pkt.c" -nt "$tool" ] ||
+	[ "$top/qemu/roce/kite_roce_crc.c" -nt "$tool" ] || [ "$top/tests/capture/kite-pcap.c" -nt "$tool" ]; then
 	make -s -C "$top/tests/capture" >/dev/null 2>&1 || all_fail "cannot build $tool (make -C tests/capture)"
 fi
 command -v tshark >/dev/null || all_fail "tshark is not installed (scripts/install-deps.sh)"

@@ -3,8 +3,9 @@
  * The RoCEv2 ICRC of qemu/roce/kite_roce_pkt.c: the vectors of roce-facts
  * §4.4 (captured and computed frames, parsed and rebuilt), a byte-wise
  * reference at every length and offset, the invariant-field masking and
- * the throughput. Expected bytes come from the vectors or were computed
- * independently (Python zlib), never by calling the codec a second time.
+ * the throughput, with each CRC implementation (table, PCLMULQDQ,
+ * VPCLMULQDQ), and the raw CRC-32 against a bit-at-a-time one. Expected
+ * bytes come from the vectors or were computed independently (Python zlib), never by calling the codec a second time.
  *
  * Copyright (c) 2026 The Kite authors
  */
@@ -18,6 +19,7 @@
 #include <time.h>
 #include <cmocka.h>
 
+#include "kite_roce_crc.h"
 #include "kite_roce_pkt.h"
 #include "roce_frames.h"
 
@@ -257,6 +259,96 @@ static void test_icrc_masking(void **state)
     }
 }
 
+/* ---- the raw CRC-32 against a bit-at-a-time one ---- */
+
+/* One bit per step, straight from the reflected polynomial. */
+static uint32_t bitwise_crc32(uint32_t crc, const uint8_t *p, size_t len)
+{
+    int k;
+
+    while (len--) {
+        crc ^= *p++;
+        for (k = 0; k < 8; k++) {
+            crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1)));
+        }
+    }
+    return crc;
+}
+
+/*
+ * Every length up to 300 at every alignment of a 16-byte block, then
+ * lengths to past 4 KiB at a few alignments, from changing start states:
+ * covers the carry-less path's 64-byte loop, 16-byte loop and tail.
+ */
+static void test_crc32_matches_bitwise(void **state)
+{
+    enum { MAX = 4200 + 16 };
+    uint8_t *buf = malloc(MAX);
+    static const size_t offs[] = { 0, 1, 7, 15 };
+    size_t off, len, i;
+    uint32_t seed;
+
+    (void)state;
+    assert_non_null(buf);
+    for (i = 0; i < MAX; i++) {
+        buf[i] = (uint8_t)pkt_rnd();
+    }
+    for (off = 0; off < 16; off++) {
+        for (len = 0; len <= 300; len++) {
+            seed = (uint32_t)pkt_rnd();
+            assert_int_equal(kite_roce_crc32(seed, buf + off, len),
+                             bitwise_crc32(seed, buf + off, len));
+        }
+    }
+    for (i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
+        for (len = 301; len <= 4200; len += 13) {
+            seed = (uint32_t)pkt_rnd();
+            assert_int_equal(kite_roce_crc32(seed, buf + offs[i], len),
+                             bitwise_crc32(seed, buf + offs[i], len));
+        }
+    }
+    /* All ones and all zeros, where a wrong fold constant shows too. */
+    memset(buf, 0xff, MAX);
+    assert_int_equal(kite_roce_crc32(~0u, buf, 4096),
+                     bitwise_crc32(~0u, buf, 4096));
+    memset(buf, 0, MAX);
+    assert_int_equal(kite_roce_crc32(~0u, buf, 4096),
+                     bitwise_crc32(~0u, buf, 4096));
+    free(buf);
+}
+
+/* The masked header fields of a frame with a long payload. */
+static void test_icrc_masking_long(void **state)
+{
+    enum { PAY = 2048 };
+    uint8_t ip[sizeof(vec_c) + PAY];
+    size_t n = sizeof(ip) - 4, i;
+    uint32_t c0;
+
+    (void)state;
+    memcpy(ip, vec_c, 40);
+    for (i = 40; i < sizeof(ip); i++) {
+        ip[i] = (uint8_t)pkt_rnd();
+    }
+    c0 = kite_roce_icrc(ip, n);
+    assert_int_equal(c0, pkt_ref_icrc(ip, n));
+    for (i = 0; i < 40; i++) {
+        bool masked = i == 1 || i == 8 || i == 10 || i == 11 ||
+                      i == 26 || i == 27 || i == 32;
+
+        ip[i] ^= 0x24;
+        if (masked) {
+            assert_int_equal(kite_roce_icrc(ip, n), c0);
+        } else {
+            assert_int_not_equal(kite_roce_icrc(ip, n), c0);
+        }
+        ip[i] ^= 0x24;
+    }
+    /* And a payload byte near the end. */
+    ip[n - 5] ^= 1;
+    assert_int_not_equal(kite_roce_icrc(ip, n), c0);
+}
+
 /* ---- throughput ---- */
 
 static void test_icrc_throughput(void **state)
@@ -286,6 +378,37 @@ static void test_icrc_throughput(void **state)
     free(buf);
 }
 
+/*
+ * Every test runs once per CRC implementation, after the table with
+ * "clmul_" and "vclmul_" before its name. An implementation this CPU
+ * lacks is one skipped case named after it.
+ */
+static int use_table(void **state)
+{
+    (void)state;
+    return kite_roce_crc_select(KITE_ROCE_CRC_TABLE) ? 0 : -1;
+}
+
+static int use_clmul(void **state)
+{
+    (void)state;
+    return kite_roce_crc_select(KITE_ROCE_CRC_CLMUL) ? 0 : -1;
+}
+
+static int use_vclmul(void **state)
+{
+    (void)state;
+    return kite_roce_crc_select(KITE_ROCE_CRC_VCLMUL) ? 0 : -1;
+}
+
+static void test_impl_unavailable(void **state)
+{
+    (void)state;
+    skip();
+}
+
+#define NAME_MAX_LEN    64
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -298,8 +421,42 @@ int main(void)
         cmocka_unit_test(test_vector_d_tclass_flow_label),
         cmocka_unit_test(test_icrc_matches_reference),
         cmocka_unit_test(test_icrc_masking),
+        cmocka_unit_test(test_crc32_matches_bitwise),
+        cmocka_unit_test(test_icrc_masking_long),
         cmocka_unit_test(test_icrc_throughput),
     };
+    struct CMUnitTest none[] = {
+        cmocka_unit_test(test_impl_unavailable),
+    };
+    enum { N = sizeof(tests) / sizeof(tests[0]) };
+    static const struct {
+        enum kite_roce_crc_impl impl;
+        const char *prefix;
+        CMFixtureFunction setup;
+    } impls[] = {
+        { KITE_ROCE_CRC_CLMUL, "clmul", use_clmul },
+        { KITE_ROCE_CRC_VCLMUL, "vclmul", use_vclmul },
+    };
+    static struct CMUnitTest again[N];
+    static char names[N][NAME_MAX_LEN];
+    int rc, i, j;
 
-    return cmocka_run_group_tests_name("roce_icrc", tests, NULL, NULL);
+    rc = cmocka_run_group_tests_name("roce_icrc", tests, use_table, NULL);
+    for (j = 0; j < (int)(sizeof(impls) / sizeof(impls[0])); j++) {
+        if (!kite_roce_crc_select(impls[j].impl)) {
+            none[0].name = impls[j].prefix;
+            rc |= cmocka_run_group_tests_name("roce_icrc_unavailable", none,
+                                              NULL, NULL);
+            continue;
+        }
+        for (i = 0; i < N; i++) {
+            again[i] = tests[i];
+            snprintf(names[i], sizeof(names[i]), "%s_%s", impls[j].prefix,
+                     tests[i].name);
+            again[i].name = names[i];
+        }
+        rc |= cmocka_run_group_tests_name("roce_icrc_carryless", again,
+                                          impls[j].setup, NULL);
+    }
+    return rc;
 }
