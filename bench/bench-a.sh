@@ -53,7 +53,8 @@ for k in ${BENCH_KINDS:-kite kite-rxe rxe-kite rxe}; do
 	esac
 	case " $have " in *" $t "*) kinds="$kinds $k" ;; *) echo "# $k: its device did not come up" ;; esac
 done
-# TOOL SIZE ITERS per case.
+# TOOL:SIZE:ITERS per case, or TOOL:SIZE:ITERS:QPS to run perftest with
+# -q QPS (reported as tool TOOL-qQPS, a row of its own).
 CASES=${BENCH_CASES:-"ib_write_bw:64:2000 ib_write_bw:4096:1000 ib_write_bw:65536:200
 ib_read_bw:64:2000 ib_read_bw:4096:1000 ib_read_bw:65536:200
 ib_send_bw:64:2000 ib_send_bw:4096:1000 ib_send_bw:65536:200
@@ -108,9 +109,11 @@ pair() {
 	return "${rc:-125}"
 }
 
-# one KIND TOOL SIZE ITERS: one measurement (with retries); prints BENCH.
+# one KIND TOOL SIZE ITERS [QPS]: one measurement (with retries); prints
+# BENCH.
 one() {
-	local kind=$1 tool=$2 size=$3 iters=$4 try=0 line v1 v2 args t
+	local kind=$1 tool=$2 size=$3 iters=$4 qps=${5:-} try=0 line v1 v2 args t
+	local name=$tool${qps:+-q$qps}
 	t=$(tag_of "$kind")
 	while [ $try -lt 3 ]; do
 		try=$((try + 1))
@@ -118,6 +121,7 @@ one() {
 		# The port literally: the agent's SH (rxe-kite) has no $PORT.
 		args="-d \$DEV_$t -x \$GIDX_$t -p $port -F --use_old_post_send -n $iters"
 		[ "$tool" = ib_atomic_bw ] || args="$args -s $size"
+		[ -z "$qps" ] || args="$args -q $qps"
 		pair "$kind" $port "$tool $args"
 		rc=$?
 		line=$(awk -v s="$size" '$1 == s && $2 ~ /^[0-9]+$/ { print; exit }' /tmp/bench.out)
@@ -126,12 +130,12 @@ one() {
 		*) v1=$(echo "$line" | awk '{ print $4 }') v2=$(echo "$line" | awk '{ print $5 }') ;;
 		esac
 		if [ $rc -eq 0 ] && [ -n "$v1" ] && [ "$v1" != 0.00 ] && [ "$v1" != inf ]; then
-			echo "BENCH $kind $tool $size value $v1 $v2 tries=$try"
+			echo "BENCH $kind $name $size value $v1 $v2 tries=$try"
 			return 0
 		fi
-		echo "# $kind $tool $size: try $try: exit $rc, result '${line:-none}': $(tail -n 2 /tmp/bench.out | tr '\n' ' ')"
+		echo "# $kind $name $size: try $try: exit $rc, result '${line:-none}': $(tail -n 2 /tmp/bench.out | tr '\n' ' ')"
 	done
-	echo "BENCH $kind $tool $size FAILED"
+	echo "BENCH $kind $name $size FAILED"
 	return 1
 }
 
@@ -147,7 +151,7 @@ for kind in $kinds; do
 		echo "# $kind: ibv_rc_pingpong failed (exit $rc): $(tail -n 2 /tmp/bench.out | tr '\n' ' ')"
 		for c in $CASES; do
 			set -- $(echo "$c" | tr : ' ')
-			echo "BENCH $kind $1 $2 FAILED"
+			echo "BENCH $kind $1${4:+-q$4} $2 FAILED"
 		done
 		continue
 	fi
@@ -156,7 +160,7 @@ for kind in $kinds; do
 		r=$((r + 1))
 		for c in $CASES; do
 			set -- $(echo "$c" | tr : ' ')
-			one "$kind" "$1" "$2" "$3"
+			one "$kind" "$1" "$2" "$3" "${4:-}"
 		done
 	done
 done
