@@ -451,6 +451,10 @@ static Property kite_properties[] = {
                       KITE_STS_INTERNAL),
     DEFINE_PROP_UINT8("x-fault-hang-opcode", KiteState, fault_hang_opcode,
                       0),
+    /* Test only: fewer objects than advertised, the MR page-copy budget. */
+    DEFINE_PROP_UINT32("x-max-objects", KiteState, max_objects, 0),
+    DEFINE_PROP_UINT64("x-mr-cache-bytes", KiteState, mr_cache_budget,
+                       KITE_MR_CACHE_BUDGET),
     DEFINE_PROP_END_OF_LIST(),
 };
 
@@ -485,6 +489,7 @@ static void kite_class_init(ObjectClass *klass, void *data)
     /* Test only: wire fault injection and the MR lookup probe. */
     kite_wire_class_init(klass);
     kite_mr_class_init(klass);
+    kite_admin_class_init(klass);
 }
 
 static void kite_instance_init(Object *obj)

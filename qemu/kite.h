@@ -30,6 +30,7 @@
 #include "qom/object.h"
 #include "kite/kite_hw.h"
 #include "kite_limits.h"
+#include "kite_table.h"
 #include "kite_engine.h"
 #include "kite_wire.h"
 
@@ -88,9 +89,10 @@ typedef struct KiteUctx {
 } KiteUctx;
 
 /*
- * A validated page buffer list (struct kite_pbl_desc in host order). Only
- * the descriptor is kept: level 1/2 entries are read from guest memory with
- * pci_dma_read() whenever an address is translated.
+ * A validated page buffer list (struct kite_pbl_desc in host order). For
+ * rings only the descriptor is kept: level 1/2 entries are read from guest
+ * memory with pci_dma_read() whenever an address is translated. MRs keep a
+ * copy of their entries (KiteMr.pages) when it fits the cache budget.
  */
 typedef struct KitePbl {
     uint64_t addr;
@@ -101,17 +103,23 @@ typedef struct KitePbl {
 
 /*
  * PDs are numbered 1..KITE_DEF_MAX_PD, CQs 1..KITE_DEF_MAX_CQ and MR key
- * indexes 1..KITE_DEF_MAX_MR: 0 is never a valid handle or key.
+ * indexes 1..KITE_DEF_MAX_MR, the lowest free first: 0 is never a valid
+ * handle or key. The number is the index in the object's table.
  */
 #define KITE_PD_FIRST   1
 #define KITE_CQ_FIRST   1
 #define KITE_MR_FIRST   1
 /*
- * QP numbers: 0 unused, KITE_GSI_QPN the GSI QP, others 2..KITE_QPN_MAX
- * cyclically.
+ * QP numbers: 0 unused, KITE_GSI_QPN the GSI QP, others a slot of the QP
+ * table (the lowest free from KITE_QPN_FIRST) in the low KITE_QP_SLOT_BITS
+ * and, above it, how many QPs used the slot before (modulo 2^5): a
+ * destroyed QP's number comes back only after its slot was used 32 more
+ * times. The slots hold KITE_DEF_MAX_QP QPs besides the GSI QP.
  */
-#define KITE_QPN_FIRST  2
-#define KITE_QPN_MAX    KITE_DB_NUM_MASK
+#define KITE_QPN_FIRST      2
+#define KITE_QPN_MAX        KITE_DB_NUM_MASK
+#define KITE_QP_SLOT_BITS   KITE_DEF_QPN_SLOT_BITS
+#define KITE_QP_SLOTS       (1u << KITE_QP_SLOT_BITS)
 
 typedef struct KiteCq {
     bool valid;
@@ -153,7 +161,20 @@ typedef struct KiteMr {
     uint64_t iova;
     uint64_t length;
     KitePbl pbl;
+    /*
+     * The page addresses of a level 1 or 2 list as validated at REG_MR,
+     * pbl.npages of them, or NULL: the list is read at each translation.
+     */
+    uint64_t *pages;
 } KiteMr;
+
+/*
+ * Host memory all MRs' page copies may take at once (8 bytes per page:
+ * 32 GiB of registrations in 4 KiB pages, 16 TiB in 2 MiB pages): the
+ * same guest pages can be registered again and again, so the copies need
+ * a bound of their own; MRs beyond it translate from guest memory.
+ */
+#define KITE_MR_CACHE_BUDGET    (64 * MiB)
 
 /* One physically contiguous piece of an MR access. */
 typedef struct KiteDmaRange {
@@ -224,6 +245,9 @@ struct KiteState {
     uint8_t fault_hang_opcode;
     /* The lookup the test-only x-mr-map property asks for (kite_mr.c). */
     KiteMrProbe mr_probe;
+    /* MR page copies: budget (x-mr-cache-bytes, test only) and use. */
+    uint64_t mr_cache_budget;
+    uint64_t mr_cache_bytes;
 
     /* Device control. */
     uint32_t ctrl;
@@ -245,14 +269,16 @@ struct KiteState {
     /* Event queues, KITE_DEF_MAX_EQ of them. */
     KiteEq eq[KITE_DEF_MAX_EQ];
 
-    /* Object tables, sized by the capability registers. */
+    /*
+     * Object tables: up to the capability registers' counts, memory for
+     * what is in use (kite_table.h). Indexed by PD number, CQ number, QP
+     * slot and MR key index.
+     */
     KiteUctx uctx[KITE_MAX_UCTX + 1];   /* index 0 unused (kernel) */
-    KitePd *pd;                         /* KITE_DEF_MAX_PD entries */
-    KiteCq *cq;                         /* KITE_DEF_MAX_CQ entries */
-    KiteQp *qp;                         /* KITE_DEF_MAX_QP entries */
-    KiteMr *mr;                         /* KITE_DEF_MAX_MR entries */
+    KiteTable pd_tab, cq_tab, qp_tab, mr_tab;
     uint32_t num_uctx, num_pd, num_cq, num_qp, num_mr;
-    uint32_t next_qpn;                  /* cyclic QPN allocation cursor */
+    /* Test only (x-max-objects): fewer PDs, CQs, QPs and MRs each; 0: all */
+    uint32_t max_objects;
     KiteGid gid[KITE_DEF_MAX_GID];
 
     /* Port. */
@@ -298,7 +324,9 @@ uint8_t kite_out_write(KiteState *s, const struct kite_aq_out_buf *ob,
 KitePd *kite_pd_get(KiteState *s, uint32_t pdn, uint32_t actor,
                     uint8_t *status);
 uint8_t kite_bad_param(const char *what, uint64_t val);
+bool kite_obj_room(KiteState *s, uint32_t num, uint32_t max);
 void kite_admin_init(KiteState *s);
+void kite_admin_class_init(ObjectClass *klass);
 void kite_admin_cleanup(KiteState *s);
 void kite_admin_reset(KiteState *s);
 bool kite_admin_enable(KiteState *s);
@@ -327,10 +355,18 @@ uint8_t kite_cmd_reg_mr(KiteState *s, const struct kite_aq_cmd *cmd,
                         KiteCmdResult *res);
 uint8_t kite_cmd_dereg_mr(KiteState *s, const struct kite_aq_cmd *cmd,
                           KiteCmdResult *res);
+void kite_mr_drop_all(KiteState *s);
 void kite_mr_instance_init(KiteState *s);
 void kite_mr_class_init(ObjectClass *klass);
 
+/* The PD @pdn, or NULL (no owner check). */
+static inline KitePd *kite_pd_find(KiteState *s, uint32_t pdn)
+{
+    return kite_table_get(&s->pd_tab, pdn);
+}
+
 /* kite_cq.c */
+KiteCq *kite_cq_find(KiteState *s, uint32_t cqn);
 KiteCq *kite_cq_get(KiteState *s, uint32_t cqn, uint32_t actor,
                     uint8_t *status);
 void kite_cq_doorbell(KiteState *s, uint32_t page, uint64_t val);

@@ -14,6 +14,7 @@
 #include "qemu/log.h"
 #include "qemu/main-loop.h"
 #include "hw/pci/pci.h"
+#include "qapi/visitor.h"
 #include "kite.h"
 #include "trace.h"
 
@@ -24,22 +25,23 @@ typedef struct KiteCmdDesc {
 
 void kite_admin_init(KiteState *s)
 {
-    s->pd = g_new0(KitePd, KITE_DEF_MAX_PD);
-    s->cq = g_new0(KiteCq, KITE_DEF_MAX_CQ);
-    s->qp = g_new0(KiteQp, KITE_DEF_MAX_QP);
-    s->mr = g_new0(KiteMr, KITE_DEF_MAX_MR);
+    /* The directories only (a few pages): entries come with use. */
+    g_assert(kite_table_init(&s->pd_tab, sizeof(KitePd),
+                             KITE_PD_FIRST + KITE_DEF_MAX_PD) &&
+             kite_table_init(&s->cq_tab, sizeof(KiteCq),
+                             KITE_CQ_FIRST + KITE_DEF_MAX_CQ) &&
+             kite_table_init(&s->qp_tab, sizeof(KiteQp), KITE_QP_SLOTS) &&
+             kite_table_init(&s->mr_tab, sizeof(KiteMr),
+                             KITE_MR_FIRST + KITE_DEF_MAX_MR));
 }
 
 void kite_admin_cleanup(KiteState *s)
 {
-    g_free(s->pd);
-    s->pd = NULL;
-    g_free(s->cq);
-    s->cq = NULL;
-    g_free(s->qp);
-    s->qp = NULL;
-    g_free(s->mr);
-    s->mr = NULL;
+    kite_mr_drop_all(s);
+    kite_table_destroy(&s->pd_tab);
+    kite_table_destroy(&s->cq_tab);
+    kite_table_destroy(&s->qp_tab);
+    kite_table_destroy(&s->mr_tab);
 }
 
 void kite_admin_reset(KiteState *s)
@@ -49,14 +51,14 @@ void kite_admin_reset(KiteState *s)
     s->aq_pi = s->aq_ci = s->acq_pi = 0;
     s->aq_hung = false;
     memset(s->uctx, 0, sizeof(s->uctx));
-    memset(s->pd, 0, sizeof(*s->pd) * KITE_DEF_MAX_PD);
-    memset(s->cq, 0, sizeof(*s->cq) * KITE_DEF_MAX_CQ);
-    memset(s->qp, 0, sizeof(*s->qp) * KITE_DEF_MAX_QP);
-    memset(s->mr, 0, sizeof(*s->mr) * KITE_DEF_MAX_MR);
+    kite_mr_drop_all(s);
+    kite_table_clear(&s->pd_tab);
+    kite_table_clear(&s->cq_tab);
+    kite_table_clear(&s->qp_tab);
+    kite_table_clear(&s->mr_tab);
     memset(s->gid, 0, sizeof(s->gid));
     s->num_uctx = s->num_pd = 0;
     s->num_cq = s->num_qp = s->num_mr = 0;
-    s->next_qpn = KITE_QPN_FIRST;
 }
 
 /* ENABLE: validates and latches the AQ, ACQ and async EQ registers. */
@@ -170,15 +172,13 @@ uint8_t kite_bad_param(const char *what, uint64_t val)
 KitePd *kite_pd_get(KiteState *s, uint32_t pdn, uint32_t actor,
                     uint8_t *status)
 {
-    KitePd *pd;
+    KitePd *pd = kite_table_get(&s->pd_tab, pdn);
 
-    if (pdn < KITE_PD_FIRST || pdn - KITE_PD_FIRST >= KITE_DEF_MAX_PD ||
-        !s->pd[pdn - KITE_PD_FIRST].valid) {
+    if (!pd) {
         qemu_log_mask(LOG_GUEST_ERROR, "kite: unknown PD %u\n", pdn);
         *status = KITE_STS_BAD_HANDLE;
         return NULL;
     }
-    pd = &s->pd[pdn - KITE_PD_FIRST];
     if (pd->owner != actor) {
         qemu_log_mask(LOG_GUEST_ERROR, "kite: PD %u of context %u used by "
                       "context %u\n", pdn, pd->owner, actor);
@@ -186,6 +186,15 @@ KitePd *kite_pd_get(KiteState *s, uint32_t pdn, uint32_t actor,
         return NULL;
     }
     return pd;
+}
+
+/*
+ * Room for one more PD, CQ, QP or MR when @num exist and the device
+ * advertises @max: x-max-objects (test only) lowers every such limit.
+ */
+bool kite_obj_room(KiteState *s, uint32_t num, uint32_t max)
+{
+    return num < max && (!s->max_objects || num < s->max_objects);
 }
 
 /* A 64-bit capability held in the register pair @lo, @hi. */
@@ -407,25 +416,24 @@ static uint8_t kite_cmd_alloc_pd(KiteState *s, const struct kite_aq_cmd *cmd,
                                  KiteCmdResult *res)
 {
     uint32_t actor = le32_to_cpu(cmd->hdr.uctx);
-    uint32_t i;
+    uint32_t pdn;
+    KitePd *pd;
 
-    for (i = 0; i < KITE_DEF_MAX_PD; i++) {
-        if (!s->pd[i].valid) {
-            break;
-        }
-    }
-    if (i == KITE_DEF_MAX_PD) {
+    if (!kite_obj_room(s, s->num_pd, KITE_DEF_MAX_PD)) {
         return KITE_STS_NO_RESOURCES;
     }
-    s->pd[i].valid = true;
-    s->pd[i].owner = actor;
-    s->pd[i].refs = 0;
+    pd = kite_table_alloc(&s->pd_tab, KITE_PD_FIRST, &pdn);
+    if (!pd) {
+        return KITE_STS_NO_RESOURCES;
+    }
+    pd->valid = true;
+    pd->owner = actor;
     if (actor) {
         s->uctx[actor].refs++;
     }
     s->num_pd++;
-    res->out[0] = i + KITE_PD_FIRST;
-    trace_kite_pd(i + KITE_PD_FIRST, actor, true);
+    res->out[0] = pdn;
+    trace_kite_pd(pdn, actor, true);
     return KITE_STS_OK;
 }
 
@@ -435,13 +443,11 @@ static uint8_t kite_cmd_dealloc_pd(KiteState *s,
 {
     uint32_t pdn = le32_to_cpu(cmd->destroy.handle);
     uint32_t actor = le32_to_cpu(cmd->hdr.uctx);
-    KitePd *pd;
+    KitePd *pd = kite_table_get(&s->pd_tab, pdn);
 
-    if (pdn < KITE_PD_FIRST || pdn >= KITE_PD_FIRST + KITE_DEF_MAX_PD ||
-        !s->pd[pdn - KITE_PD_FIRST].valid) {
+    if (!pd) {
         return KITE_STS_BAD_HANDLE;
     }
-    pd = &s->pd[pdn - KITE_PD_FIRST];
     if (pd->owner != actor) {
         return KITE_STS_PERMISSION;
     }
@@ -449,6 +455,7 @@ static uint8_t kite_cmd_dealloc_pd(KiteState *s,
         return KITE_STS_BUSY;
     }
     pd->valid = false;
+    kite_table_free(&s->pd_tab, pdn);
     if (actor) {
         s->uctx[actor].refs--;
     }
@@ -694,4 +701,41 @@ void kite_admin_bh(void *opaque)
             break;
         }
     }
+}
+
+/*
+ * x-table-memory: a test-only read-only QOM property, what the object
+ * tables take now: {pd, cq, qp, mr} chunks allocated (KITE_TABLE_CHUNK
+ * entries each) and mr-pages, the bytes of MR page-list copies. The qtests
+ * check with it that memory follows the objects in use, not the limits.
+ */
+static void kite_table_memory_get(Object *obj, Visitor *v, const char *name,
+                                  void *opaque, Error **errp)
+{
+    KiteState *s = KITE(obj);
+    uint32_t pd = s->pd_tab.nchunks, cq = s->cq_tab.nchunks;
+    uint32_t qp = s->qp_tab.nchunks, mr = s->mr_tab.nchunks;
+    uint64_t pages = s->mr_cache_bytes;
+
+    if (!visit_start_struct(v, name, NULL, 0, errp)) {
+        return;
+    }
+    if (visit_type_uint32(v, "pd", &pd, errp) &&
+        visit_type_uint32(v, "cq", &cq, errp) &&
+        visit_type_uint32(v, "qp", &qp, errp) &&
+        visit_type_uint32(v, "mr", &mr, errp) &&
+        visit_type_uint64(v, "mr-pages", &pages, errp)) {
+        visit_check_struct(v, errp);
+    }
+    visit_end_struct(v, NULL);
+}
+
+void kite_admin_class_init(ObjectClass *klass)
+{
+    object_class_property_add(klass, "x-table-memory", "KiteTableMemory",
+                              kite_table_memory_get, NULL, NULL, NULL);
+    object_class_property_set_description(klass, "x-table-memory",
+                                          "test only: chunks of the object "
+                                          "tables and bytes of MR page "
+                                          "copies in use");
 }

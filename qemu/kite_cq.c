@@ -18,20 +18,16 @@
 
 #define KITE_CQE_SIZE           sizeof(struct kite_cqe)
 #define KITE_CQE_FLAGS_OFF      offsetof(struct kite_cqe, flags)
-#define KITE_CQ_MAX_LOG_DEPTH   16      /* log2(KITE_DEF_MAX_CQE) */
+#define KITE_CQ_MAX_LOG_DEPTH   22      /* log2(KITE_DEF_MAX_CQE) */
 
 QEMU_BUILD_BUG_ON((1u << KITE_CQ_MAX_LOG_DEPTH) != KITE_DEF_MAX_CQE);
 /* A CQE is written in two parts: all but its flags, then the flags byte. */
 QEMU_BUILD_BUG_ON(KITE_CQE_FLAGS_OFF != KITE_CQE_SIZE - 1);
 
 /* The CQ numbered @cqn, or NULL (no owner check). */
-static KiteCq *kite_cq_find(KiteState *s, uint32_t cqn)
+KiteCq *kite_cq_find(KiteState *s, uint32_t cqn)
 {
-    if (cqn < KITE_CQ_FIRST || cqn - KITE_CQ_FIRST >= KITE_DEF_MAX_CQ ||
-        !s->cq[cqn - KITE_CQ_FIRST].valid) {
-        return NULL;
-    }
-    return &s->cq[cqn - KITE_CQ_FIRST];
+    return kite_table_get(&s->cq_tab, cqn);
 }
 
 /*
@@ -76,7 +72,7 @@ uint8_t kite_cmd_create_cq(KiteState *s, const struct kite_aq_cmd *cmd,
     uint16_t eqn = le16_to_cpu(c->eqn);
     KitePbl ring;
     KiteCq *cq;
-    uint32_t i;
+    uint32_t cqn;
     uint8_t st;
 
     if (!kite_log_depth_valid(c->log_depth, KITE_CQ_MAX_LOG_DEPTH)) {
@@ -90,20 +86,17 @@ uint8_t kite_cmd_create_cq(KiteState *s, const struct kite_aq_cmd *cmd,
         qemu_log_mask(LOG_GUEST_ERROR, "kite: CQ for unknown EQ %u\n", eqn);
         return KITE_STS_BAD_HANDLE;
     }
-    for (i = 0; i < KITE_DEF_MAX_CQ; i++) {
-        if (!s->cq[i].valid) {
-            break;
-        }
-    }
-    if (i == KITE_DEF_MAX_CQ) {
+    if (!kite_obj_room(s, s->num_cq, KITE_DEF_MAX_CQ)) {
         return KITE_STS_NO_RESOURCES;
     }
     st = kite_cq_ring(s, &c->ring, c->log_depth, &ring);
     if (st != KITE_STS_OK) {
         return st;
     }
-    cq = &s->cq[i];
-    memset(cq, 0, sizeof(*cq));
+    cq = kite_table_alloc(&s->cq_tab, KITE_CQ_FIRST, &cqn);
+    if (!cq) {
+        return KITE_STS_NO_RESOURCES;
+    }
     cq->valid = true;
     cq->owner = actor;
     cq->eqn = eqn;
@@ -114,8 +107,8 @@ uint8_t kite_cmd_create_cq(KiteState *s, const struct kite_aq_cmd *cmd,
         s->uctx[actor].refs++;
     }
     s->num_cq++;
-    res->out[0] = i + KITE_CQ_FIRST;
-    trace_kite_cq_create(i + KITE_CQ_FIRST, actor, eqn, c->log_depth,
+    res->out[0] = cqn;
+    trace_kite_cq_create(cqn, actor, eqn, c->log_depth,
                          ring.level, ring.npages);
     return KITE_STS_OK;
 }
@@ -190,6 +183,7 @@ uint8_t kite_cmd_destroy_cq(KiteState *s, const struct kite_aq_cmd *cmd,
         s->uctx[actor].refs--;
     }
     cq->valid = false;
+    kite_table_free(&s->cq_tab, cqn);
     s->num_cq--;
     trace_kite_cq_destroy(cqn);
     return KITE_STS_OK;

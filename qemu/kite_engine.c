@@ -297,14 +297,6 @@ static void kite_engine_stop_bh(void *opaque)
 
 /* ---- QPs --------------------------------------------------------------- */
 
-/* The QP numbered @qpn among those with an engine side, or NULL. */
-KiteQp *kite_engine_qp_find(KiteState *s, uint32_t qpn)
-{
-    KiteRoceQp *eqp = kite_roce_qp_find(s->eng.roce, qpn);
-
-    return eqp ? kite_roce_qp_host(eqp) : NULL;
-}
-
 /*
  * Creates the engine side of a new QP (in RESET) and its timer; false when
  * the engine has no memory for it.
@@ -447,10 +439,9 @@ void kite_engine_stop(KiteState *s)
         qemu_bh_schedule(s->eng.stop_bh);
         return;
     }
-    for (i = 0; i < KITE_DEF_MAX_QP; i++) {
-        if (s->qp[i].valid) {
-            kite_engine_qp_drop(&s->qp[i]);
-        }
+    for (i = kite_table_next(&s->qp_tab, 0); i < s->qp_tab.size;
+         i = kite_table_next(&s->qp_tab, i + 1)) {
+        kite_engine_qp_drop(kite_table_get(&s->qp_tab, i));
     }
 }
 
@@ -485,10 +476,9 @@ void kite_engine_cleanup(KiteState *s)
 {
     uint32_t i;
 
-    for (i = 0; s->qp && i < KITE_DEF_MAX_QP; i++) {
-        if (s->qp[i].valid) {
-            kite_engine_qp_drop(&s->qp[i]);
-        }
+    for (i = kite_table_next(&s->qp_tab, 0); i < s->qp_tab.size;
+         i = kite_table_next(&s->qp_tab, i + 1)) {
+        kite_engine_qp_drop(kite_table_get(&s->qp_tab, i));
     }
     qemu_bh_delete(s->eng.run_bh);
     qemu_bh_delete(s->eng.stop_bh);

@@ -33,7 +33,6 @@ void kite_engine_stop(KiteState *s);
 bool kite_engine_busy(KiteState *s);
 bool kite_engine_rx(KiteState *s, const uint8_t *buf, size_t size);
 void kite_engine_set_port(KiteState *s);
-KiteQp *kite_engine_qp_find(KiteState *s, uint32_t qpn);
 bool kite_engine_qp_create(KiteState *s, KiteQp *qp);
 void kite_engine_qp_destroy(KiteState *s, KiteQp *qp);
 void kite_engine_qp_modify(KiteState *s, KiteQp *qp,

@@ -13,12 +13,22 @@
 
 #include "kite/kite_hw.h"
 
-#define KITE_DEF_MAX_QP             1024
-#define KITE_DEF_MAX_CQ             1024
-#define KITE_DEF_MAX_MR             4096
-#define KITE_DEF_MAX_PD             1024
-#define KITE_DEF_MAX_CQE            65536
-#define KITE_DEF_MAX_QP_WR          16384
+/*
+ * Object counts and queue depths of a real NIC: the model's tables grow
+ * with what is in use (kite_table.h), not with these.
+ */
+#define KITE_DEF_MAX_QP             (1u << 18)
+#define KITE_DEF_MAX_CQ             (1u << 18)
+#define KITE_DEF_MAX_MR             (1u << 20)
+#define KITE_DEF_MAX_PD             (1u << 18)
+#define KITE_DEF_MAX_CQE            (1u << 22)
+#define KITE_DEF_MAX_QP_WR          (1u << 15)
+/*
+ * A QP number (kite.h) holds its QP table slot in its low bits: room for
+ * KITE_DEF_MAX_QP QPs and the GSI QP, the rest of the 24 bits count how
+ * often the slot was used.
+ */
+#define KITE_DEF_QPN_SLOT_BITS      19
 #define KITE_DEF_MAX_SGE            8
 #define KITE_DEF_MAX_INLINE         256
 #define KITE_DEF_MAX_EQ             (1 + KITE_MSIX_MAX_COMP)

@@ -5,10 +5,14 @@
  * A struct kite_pbl_desc describes every ring created by command and every
  * MR: level 0 (one contiguous buffer), level 1 (an array of page addresses)
  * or level 2 (an array of addresses of 4 KiB level-1 chunks). The device
- * validates the descriptor and every page entry when the command executes,
- * keeps only the descriptor, and reads the entries again with pci_dma_read()
- * whenever it translates an address: no host pointer into guest memory is
- * ever kept.
+ * validates the descriptor and every page entry when the command executes.
+ * For a ring it keeps only the descriptor and reads the entries again with
+ * pci_dma_read() whenever it translates an address. For an MR it keeps a
+ * copy of the validated entries while they fit KITE_MR_CACHE_BUDGET, as a
+ * NIC keeps its translation tables in its own memory, and translates from
+ * that copy until DEREG_MR or reset; the driver leaves an MR's list as it
+ * registered it, so both ways give the same result. No host pointer into
+ * guest memory is ever kept.
  *
  * Copyright (c) 2026 The Kite authors
  */
@@ -45,10 +49,12 @@ static bool kite_pbl_entry_ok(uint64_t e, uint8_t shift)
 
 /*
  * Reads and validates @n entries starting at @addr (an array of u64 page
- * addresses); @chunk: the entries are level-1 chunk addresses.
+ * addresses); @chunk: the entries are level-1 chunk addresses. @copy, if
+ * not NULL, receives the @n entries in host order.
  */
 static uint8_t kite_pbl_check_array(KiteState *s, uint64_t addr, uint64_t n,
-                                    uint8_t shift, bool chunk)
+                                    uint8_t shift, bool chunk,
+                                    uint64_t *copy)
 {
     uint64_t buf[KITE_PBL_ENTRIES_PER_CHUNK];
     uint64_t done, i, cnt;
@@ -69,6 +75,9 @@ static uint8_t kite_pbl_check_array(KiteState *s, uint64_t addr, uint64_t n,
                 return kite_bad_param(chunk ? "level-2 chunk address" :
                                       "page list entry", e);
             }
+            if (copy) {
+                copy[done + i] = e;
+            }
         }
     }
     return KITE_STS_OK;
@@ -77,11 +86,14 @@ static uint8_t kite_pbl_check_array(KiteState *s, uint64_t addr, uint64_t n,
 /*
  * Validates descriptor @d for an object of at least @min_bytes (rings;
  * 0 for MRs, checked by the caller) and at most @max_bytes rounded up to a
- * page, reads and checks every page entry, and fills @pbl.
- * BAD_PARAM for a bad descriptor or entry, DMA_ERROR for an unreadable list.
+ * page, reads and checks every page entry, and fills @pbl; @copy, if not
+ * NULL, has room for the descriptor's npages and receives the page
+ * addresses of a level 1 or 2 list. BAD_PARAM for a bad descriptor or
+ * entry, DMA_ERROR for an unreadable list.
  */
-uint8_t kite_pbl_load(KiteState *s, const struct kite_pbl_desc *d,
-                      uint64_t min_bytes, uint64_t max_bytes, KitePbl *pbl)
+static uint8_t kite_pbl_walk(KiteState *s, const struct kite_pbl_desc *d,
+                             uint64_t min_bytes, uint64_t max_bytes,
+                             KitePbl *pbl, uint64_t *copy)
 {
     uint64_t addr = le64_to_cpu(d->addr);
     uint32_t npages = le32_to_cpu(d->npages);
@@ -123,14 +135,14 @@ uint8_t kite_pbl_load(KiteState *s, const struct kite_pbl_desc *d,
             !kite_range_ok(addr, (uint64_t)npages * KITE_PBL_ENTRY_SIZE)) {
             return kite_bad_param("level-1 array address", addr);
         }
-        return kite_pbl_check_array(s, addr, npages, shift, false);
+        return kite_pbl_check_array(s, addr, npages, shift, false, copy);
     default:
         nchunks = DIV_ROUND_UP(npages, KITE_PBL_ENTRIES_PER_CHUNK);
         if (!QEMU_IS_ALIGNED(addr, KITE_PBL_ENTRY_SIZE) ||
             !kite_range_ok(addr, nchunks * KITE_PBL_ENTRY_SIZE)) {
             return kite_bad_param("level-2 array address", addr);
         }
-        st = kite_pbl_check_array(s, addr, nchunks, shift, true);
+        st = kite_pbl_check_array(s, addr, nchunks, shift, true, NULL);
         if (st != KITE_STS_OK) {
             return st;
         }
@@ -144,13 +156,20 @@ uint8_t kite_pbl_load(KiteState *s, const struct kite_pbl_desc *d,
             n = MIN(KITE_PBL_ENTRIES_PER_CHUNK,
                     npages - c * KITE_PBL_ENTRIES_PER_CHUNK);
             st = kite_pbl_check_array(s, le64_to_cpu(chunk), n, shift,
-                                      false);
+                                      false, copy ? copy + c *
+                                      KITE_PBL_ENTRIES_PER_CHUNK : NULL);
             if (st != KITE_STS_OK) {
                 return st;
             }
         }
         return KITE_STS_OK;
     }
+}
+
+uint8_t kite_pbl_load(KiteState *s, const struct kite_pbl_desc *d,
+                      uint64_t min_bytes, uint64_t max_bytes, KitePbl *pbl)
+{
+    return kite_pbl_walk(s, d, min_bytes, max_bytes, pbl, NULL);
 }
 
 /* Reads u64 entry @index of the array at @addr. */
@@ -217,10 +236,50 @@ bool kite_pbl_translate(KiteState *s, const KitePbl *pbl, uint64_t off,
 /* The MR at key index @index, or NULL. */
 static KiteMr *kite_mr_slot(KiteState *s, uint32_t index)
 {
-    if (index < KITE_MR_FIRST || index - KITE_MR_FIRST >= KITE_DEF_MAX_MR) {
-        return NULL;
+    return kite_table_get(&s->mr_tab, index);
+}
+
+/*
+ * Byte @off of @mr's pages as a DMA address and the bytes from there to
+ * the end of its page: from the copy of the list when the MR has one.
+ */
+static bool kite_mr_translate(KiteState *s, const KiteMr *mr, uint64_t off,
+                              uint64_t *dma, uint64_t *contig)
+{
+    uint64_t psize = 1ull << mr->pbl.page_shift;
+    uint64_t page = off >> mr->pbl.page_shift;
+
+    if (!mr->pages) {
+        return kite_pbl_translate(s, &mr->pbl, off, dma, contig);
     }
-    return &s->mr[index - KITE_MR_FIRST];
+    if (page >= mr->pbl.npages) {
+        return false;
+    }
+    *dma = mr->pages[page] + (off & (psize - 1));
+    *contig = psize - (off & (psize - 1));
+    return true;
+}
+
+/* Frees @mr's copy of its page list. */
+static void kite_mr_uncache(KiteState *s, KiteMr *mr)
+{
+    if (mr->pages) {
+        s->mr_cache_bytes -= (uint64_t)mr->pbl.npages * sizeof(*mr->pages);
+        g_free(mr->pages);
+        mr->pages = NULL;
+    }
+}
+
+/* Reset and unrealize: every MR's page copy goes. */
+void kite_mr_drop_all(KiteState *s)
+{
+    uint32_t i;
+
+    for (i = kite_table_next(&s->mr_tab, 0); i < s->mr_tab.size;
+         i = kite_table_next(&s->mr_tab, i + 1)) {
+        kite_mr_uncache(s, kite_table_get(&s->mr_tab, i));
+    }
+    assert(!s->mr_cache_bytes);
 }
 
 /*
@@ -273,7 +332,7 @@ uint8_t kite_mr_map(KiteState *s, uint32_t key, uint32_t pdn,
     while (len) {
         uint64_t piece;
 
-        if (!kite_pbl_translate(s, &mr->pbl, off, &dma, &contig)) {
+        if (!kite_mr_translate(s, mr, off, &dma, &contig)) {
             return KITE_CQE_LOC_PROT_ERR;
         }
         piece = MIN(len, contig);
@@ -306,10 +365,11 @@ uint8_t kite_cmd_reg_mr(KiteState *s, const struct kite_aq_cmd *cmd,
     uint64_t length = le64_to_cpu(c->length);
     bool dma_all = kv & KITE_MR_DMA_ALL;
     KitePbl pbl = { 0 };
+    uint64_t *pages = NULL;
     KitePd *pd;
     KiteMr *mr;
-    uint64_t psize, in_page;
-    uint32_t i;
+    uint64_t psize, in_page, copy_bytes;
+    uint32_t index;
     uint8_t st;
 
     if (kv & ~(KITE_MR_DMA_ALL | KITE_KEY_VARIANT_MASK)) {
@@ -363,31 +423,43 @@ uint8_t kite_cmd_reg_mr(KiteState *s, const struct kite_aq_cmd *cmd,
                                       le32_to_cpu(c->pbl.npages));
             }
         }
-        st = kite_pbl_load(s, &c->pbl, 0, KITE_DEF_MAX_MR_SIZE +
-                           (1ull << (63 - clz64(KITE_DEF_PAGE_SIZES))), &pbl);
+        /* A copy of the list while the budget allows (npages checked). */
+        copy_bytes = (uint64_t)le32_to_cpu(c->pbl.npages) * sizeof(*pages);
+        if (c->pbl.level != KITE_PBL_LEVEL_DIRECT &&
+            copy_bytes <= s->mr_cache_budget - MIN(s->mr_cache_budget,
+                                                   s->mr_cache_bytes)) {
+            pages = g_try_malloc(copy_bytes);
+        }
+        st = kite_pbl_walk(s, &c->pbl, 0, KITE_DEF_MAX_MR_SIZE +
+                           (1ull << (63 - clz64(KITE_DEF_PAGE_SIZES))), &pbl,
+                           pages);
         if (st != KITE_STS_OK) {
+            g_free(pages);
             return st;
         }
     }
-    for (i = 0; i < KITE_DEF_MAX_MR; i++) {
-        if (!s->mr[i].valid) {
-            break;
-        }
-    }
-    if (i == KITE_DEF_MAX_MR) {
+    if (!kite_obj_room(s, s->num_mr, KITE_DEF_MAX_MR)) {
+        g_free(pages);
         return KITE_STS_NO_RESOURCES;
     }
-    mr = &s->mr[i];
-    memset(mr, 0, sizeof(*mr));
+    mr = kite_table_alloc(&s->mr_tab, KITE_MR_FIRST, &index);
+    if (!mr) {
+        g_free(pages);
+        return KITE_STS_NO_RESOURCES;
+    }
     mr->valid = true;
     mr->dma_all = dma_all;
-    mr->key = kite_key_make(i + KITE_MR_FIRST, kv & KITE_KEY_VARIANT_MASK);
+    mr->key = kite_key_make(index, kv & KITE_KEY_VARIANT_MASK);
     mr->owner = actor;
     mr->pdn = pdn;
     mr->access = access;
     mr->iova = iova;
     mr->length = length;
     mr->pbl = pbl;
+    mr->pages = pages;
+    if (pages) {
+        s->mr_cache_bytes += (uint64_t)pbl.npages * sizeof(*pages);
+    }
     pd->refs++;
     if (actor) {
         s->uctx[actor].refs++;
@@ -395,7 +467,7 @@ uint8_t kite_cmd_reg_mr(KiteState *s, const struct kite_aq_cmd *cmd,
     s->num_mr++;
     res->out[0] = mr->key;
     trace_kite_mr_reg(mr->key, pdn, actor, access, iova, length, pbl.level,
-                      pbl.npages);
+                      pbl.npages, !!pages);
     return KITE_STS_OK;
 }
 
@@ -415,11 +487,13 @@ uint8_t kite_cmd_dereg_mr(KiteState *s, const struct kite_aq_cmd *cmd,
     if (mr->owner != actor) {
         return KITE_STS_PERMISSION;
     }
-    s->pd[mr->pdn - KITE_PD_FIRST].refs--;
+    kite_pd_find(s, mr->pdn)->refs--;
     if (actor) {
         s->uctx[actor].refs--;
     }
+    kite_mr_uncache(s, mr);
     mr->valid = false;
+    kite_table_free(&s->mr_tab, kite_key_index(key));
     s->num_mr--;
     trace_kite_mr_dereg(key, actor);
     return KITE_STS_OK;

@@ -17,12 +17,17 @@
 #include "kite.h"
 #include "trace.h"
 
-#define KITE_QP_MAX_LOG_DEPTH   14      /* log2(KITE_DEF_MAX_QP_WR) */
+#define KITE_QP_MAX_LOG_DEPTH   15      /* log2(KITE_DEF_MAX_QP_WR) */
+/* The part of a QP number above the slot (kite.h). */
+#define KITE_QPN_GEN_MASK       ((KITE_QPN_MAX + 1) / KITE_QP_SLOTS - 1)
 #define KITE_QP_NUM_STATES      (KITE_QPS_ERR + 1)
 #define KITE_QP_NUM_TYPES       (KITE_QPT_GSI + 1)
 #define KITE_PKEY_INDEX_DEFAULT 0
 
 QEMU_BUILD_BUG_ON((1u << KITE_QP_MAX_LOG_DEPTH) != KITE_DEF_MAX_QP_WR);
+/* Every QP and the GSI QP have a slot from KITE_QPN_FIRST on. */
+QEMU_BUILD_BUG_ON(KITE_QPN_FIRST + KITE_DEF_MAX_QP > KITE_QP_SLOTS);
+QEMU_BUILD_BUG_ON(KITE_QP_SLOTS > KITE_QPN_MAX);
 
 #define A_STATE     KITE_QP_ATTR_STATE
 #define A_CUR       KITE_QP_ATTR_CUR_STATE
@@ -179,16 +184,16 @@ static const KiteQpTrans kite_qp_trans[KITE_QP_NUM_STATES]
     },
 };
 
-/*
- * The QP numbered @qpn, or NULL. The engine keeps the QP number index; a
- * QP of the table has its engine side while the device runs.
- */
+/* The QP numbered @qpn, or NULL: its slot, if it holds that number. */
 KiteQp *kite_qp_find(KiteState *s, uint32_t qpn)
 {
+    KiteQp *qp;
+
     if (!qpn || qpn > KITE_QPN_MAX) {
         return NULL;
     }
-    return kite_engine_qp_find(s, qpn);
+    qp = kite_table_get(&s->qp_tab, qpn & (KITE_QP_SLOTS - 1));
+    return qp && qp->qpn == qpn ? qp : NULL;
 }
 
 /* The QP's state: the engine's, which includes device-initiated changes. */
@@ -217,20 +222,27 @@ static KiteQp *kite_qp_get(KiteState *s, uint32_t qpn, uint32_t actor,
 }
 
 /*
- * Next QP number: the first free one after the last handed out, from
- * KITE_QPN_FIRST, wrapping below 2^24, so a destroyed QPN is not reused at
- * once. The caller has checked that fewer than KITE_DEF_MAX_QP QPs exist,
- * so a free number is found within KITE_DEF_MAX_QP + 1 tries.
+ * A slot for a new QP and its number (kite.h): the GSI QP's own slot, or
+ * the lowest free one; NULL when there is none.
  */
-static uint32_t kite_qpn_alloc(KiteState *s)
+static KiteQp *kite_qp_alloc(KiteState *s, uint8_t type)
 {
-    uint32_t qpn = s->next_qpn;
+    uint32_t slot;
+    KiteQp *qp;
 
-    while (kite_qp_find(s, qpn)) {
-        qpn = qpn >= KITE_QPN_MAX ? KITE_QPN_FIRST : qpn + 1;
+    if (type == KITE_QPT_GSI) {
+        qp = kite_table_alloc_at(&s->qp_tab, KITE_GSI_QPN);
+        if (qp) {
+            qp->qpn = KITE_GSI_QPN;
+        }
+        return qp;
     }
-    s->next_qpn = qpn >= KITE_QPN_MAX ? KITE_QPN_FIRST : qpn + 1;
-    return qpn;
+    qp = kite_table_alloc(&s->qp_tab, KITE_QPN_FIRST, &slot);
+    if (qp) {
+        qp->qpn = (kite_table_gen(&s->qp_tab, slot) & KITE_QPN_GEN_MASK) <<
+                  KITE_QP_SLOT_BITS | slot;
+    }
+    return qp;
 }
 
 /* Validates and loads a work queue ring of 2^(depth + stride) bytes. */
@@ -261,7 +273,6 @@ uint8_t kite_cmd_create_qp(KiteState *s, const struct kite_aq_cmd *cmd,
     KiteCq *scq, *rcq;
     KitePd *pd;
     KiteQp *qp;
-    uint32_t i;
     uint8_t st;
 
     if (c->qp_type > KITE_QPT_GSI) {
@@ -306,7 +317,7 @@ uint8_t kite_cmd_create_qp(KiteState *s, const struct kite_aq_cmd *cmd,
     if (!rcq) {
         return st;
     }
-    if (s->num_qp >= KITE_DEF_MAX_QP) {
+    if (!kite_obj_room(s, s->num_qp, KITE_DEF_MAX_QP)) {
         return KITE_STS_NO_RESOURCES;
     }
     st = kite_wq_ring(s, "SQ", &c->sq, c->sq_log_depth, c->sq_log_stride,
@@ -319,15 +330,10 @@ uint8_t kite_cmd_create_qp(KiteState *s, const struct kite_aq_cmd *cmd,
     if (st != KITE_STS_OK) {
         return st;
     }
-    for (i = 0; i < KITE_DEF_MAX_QP; i++) {
-        if (!s->qp[i].valid) {
-            break;
-        }
+    qp = kite_qp_alloc(s, c->qp_type);
+    if (!qp) {
+        return KITE_STS_NO_RESOURCES;
     }
-    assert(i < KITE_DEF_MAX_QP);
-    qp = &s->qp[i];
-    memset(qp, 0, sizeof(*qp));
-    qp->qpn = c->qp_type == KITE_QPT_GSI ? KITE_GSI_QPN : kite_qpn_alloc(s);
     qp->valid = true;
     qp->owner = actor;
     qp->type = c->qp_type;
@@ -344,6 +350,7 @@ uint8_t kite_cmd_create_qp(KiteState *s, const struct kite_aq_cmd *cmd,
     qp->attr.state = KITE_QPS_RESET;
     if (!kite_engine_qp_create(s, qp)) {
         qp->valid = false;
+        kite_table_free(&s->qp_tab, qp->qpn & (KITE_QP_SLOTS - 1));
         return KITE_STS_NO_RESOURCES;
     }
     pd->refs++;
@@ -637,14 +644,15 @@ uint8_t kite_cmd_destroy_qp(KiteState *s, const struct kite_aq_cmd *cmd,
     if (!qp) {
         return st;
     }
-    s->pd[qp->pdn - KITE_PD_FIRST].refs--;
-    s->cq[qp->send_cqn - KITE_CQ_FIRST].refs--;
-    s->cq[qp->recv_cqn - KITE_CQ_FIRST].refs--;
+    kite_pd_find(s, qp->pdn)->refs--;
+    kite_cq_find(s, qp->send_cqn)->refs--;
+    kite_cq_find(s, qp->recv_cqn)->refs--;
     if (actor) {
         s->uctx[actor].refs--;
     }
     kite_engine_qp_destroy(s, qp);
     qp->valid = false;
+    kite_table_free(&s->qp_tab, qpn & (KITE_QP_SLOTS - 1));
     s->num_qp--;
     trace_kite_qp_destroy(qpn);
     return KITE_STS_OK;

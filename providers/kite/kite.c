@@ -132,7 +132,7 @@ static void kite_free_context(struct ibv_context *ibctx)
 	struct kite_context *ctx = to_kite_ctx(ibctx);
 
 	munmap(ctx->db, ctx->db_size);
-	pthread_mutex_destroy(&ctx->qps.lock);
+	kite_qp_table_fini(&ctx->qps);
 	verbs_uninit_context(&ctx->ibv_ctx);
 	free(ctx);
 }

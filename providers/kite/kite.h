@@ -8,6 +8,7 @@
 #define __KITE_H__
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -25,15 +26,28 @@ struct kite_qp;
 
 /*
  * QPs of a context by QP number, for poll_cq to find the QP a CQE names:
- * a hash of singly linked chains. Changes hold the mutex; poll_cq also
- * takes it, but only when a CQE names another QP than the previous one.
+ * a two-level table of the 24-bit QP number space, 4096 leaves of 4096
+ * QP pointers, a leaf allocated when the first of its QPs is created and
+ * freed with the last. Changes hold the mutex and publish with release
+ * stores; poll_cq reads with acquire loads and no lock. A lookup of a QP
+ * being destroyed cannot see its leaf or the QP freed: poll_cq looks QPs
+ * up under the CQ's lock, and destroy drops the QP's CQEs from its CQs
+ * under their locks (kite_cq_forget_qp()) before it takes the QP out of
+ * the table, so after that no CQE names the QP and no poller is still
+ * looking it up.
  */
-#define KITE_QP_TABLE_BITS	8
-#define KITE_QP_TABLE_SIZE	(1u << KITE_QP_TABLE_BITS)
+#define KITE_QP_LEAF_SHIFT	12
+#define KITE_QP_LEAF_SIZE	(1u << KITE_QP_LEAF_SHIFT)
+#define KITE_QP_DIR_SIZE	((KITE_QPN_MASK >> KITE_QP_LEAF_SHIFT) + 1)
+
+struct kite_qp_leaf {
+	struct kite_qp *_Atomic qp[KITE_QP_LEAF_SIZE];
+	uint32_t used;		/* QPs in the leaf (under the mutex) */
+};
 
 struct kite_qp_table {
 	pthread_mutex_t lock;
-	struct kite_qp *chain[KITE_QP_TABLE_SIZE];
+	struct kite_qp_leaf *_Atomic dir[KITE_QP_DIR_SIZE];
 };
 
 struct kite_context {
@@ -118,7 +132,6 @@ struct kite_qp {
 	struct kite_wq rq;
 	uint32_t max_inline;	/* bytes of inline data (the QP's cap) */
 	bool sig_all;
-	struct kite_qp *next;	/* chain in kite_context.qps */
 };
 
 static inline struct kite_device *to_kite_dev(struct ibv_device *ibdev)
@@ -201,7 +214,8 @@ void kite_cq_forget_qp(struct kite_cq *cq, uint32_t qpn);
 bool kite_cq_ring_pending(void *ring, uint32_t ci, uint8_t log_depth);
 void kite_wq_reset(struct kite_wq *wq);
 void kite_qp_table_init(struct kite_qp_table *table);
-void kite_qp_table_insert(struct kite_qp_table *table, struct kite_qp *qp);
+void kite_qp_table_fini(struct kite_qp_table *table);
+int kite_qp_table_insert(struct kite_qp_table *table, struct kite_qp *qp);
 void kite_qp_table_remove(struct kite_qp_table *table, struct kite_qp *qp);
 struct kite_qp *kite_qp_table_find(struct kite_qp_table *table,
 				   uint32_t qpn);

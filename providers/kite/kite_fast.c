@@ -41,55 +41,89 @@ KITE_SAME_STATUS(KITE_CQE_RETRY_EXC_ERR, IBV_WC_RETRY_EXC_ERR);
 KITE_SAME_STATUS(KITE_CQE_RNR_RETRY_EXC_ERR, IBV_WC_RNR_RETRY_EXC_ERR);
 KITE_SAME_STATUS(KITE_CQE_GENERAL_ERR, IBV_WC_GENERAL_ERR);
 
-/* ---- QP table ------------------------------------------------------------- */
-
-static unsigned int kite_qp_hash(uint32_t qpn)
-{
-	return qpn & (KITE_QP_TABLE_SIZE - 1);
-}
+/* ---- QP table (kite.h) ----------------------------------------------------- */
 
 void kite_qp_table_init(struct kite_qp_table *table)
 {
 	pthread_mutex_init(&table->lock, NULL);
-	memset(table->chain, 0, sizeof(table->chain));
+	memset(table->dir, 0, sizeof(table->dir));
 }
 
-void kite_qp_table_insert(struct kite_qp_table *table, struct kite_qp *qp)
+/* The context goes: every QP was destroyed, so every leaf was freed. */
+void kite_qp_table_fini(struct kite_qp_table *table)
 {
-	unsigned int h = kite_qp_hash(qp->vqp.qp.qp_num);
+	uint32_t i;
+
+	for (i = 0; i < KITE_QP_DIR_SIZE; i++)
+		free(atomic_load_explicit(&table->dir[i], memory_order_relaxed));
+	pthread_mutex_destroy(&table->lock);
+}
+
+/* Publishes @qp, fully set up, under its QP number; 0 or ENOMEM. */
+int kite_qp_table_insert(struct kite_qp_table *table, struct kite_qp *qp)
+{
+	uint32_t qpn = qp->vqp.qp.qp_num & KITE_QPN_MASK;
+	struct kite_qp_leaf *leaf;
 
 	pthread_mutex_lock(&table->lock);
-	qp->next = table->chain[h];
-	table->chain[h] = qp;
+	leaf = atomic_load_explicit(&table->dir[qpn >> KITE_QP_LEAF_SHIFT],
+				    memory_order_relaxed);
+	if (!leaf) {
+		leaf = calloc(1, sizeof(*leaf));
+		if (!leaf) {
+			pthread_mutex_unlock(&table->lock);
+			return ENOMEM;
+		}
+		atomic_store_explicit(&table->dir[qpn >> KITE_QP_LEAF_SHIFT],
+				      leaf, memory_order_release);
+	}
+	leaf->used++;
+	atomic_store_explicit(&leaf->qp[qpn & (KITE_QP_LEAF_SIZE - 1)], qp,
+			      memory_order_release);
 	pthread_mutex_unlock(&table->lock);
+	return 0;
 }
 
+/*
+ * Takes @qp out; its leaf goes with its last QP. The caller has dropped
+ * the QP's CQEs from its CQs first (kite.h).
+ */
 void kite_qp_table_remove(struct kite_qp_table *table, struct kite_qp *qp)
 {
-	struct kite_qp **pp;
+	uint32_t qpn = qp->vqp.qp.qp_num & KITE_QPN_MASK;
+	struct kite_qp_leaf *leaf;
 
 	pthread_mutex_lock(&table->lock);
-	for (pp = &table->chain[kite_qp_hash(qp->vqp.qp.qp_num)]; *pp;
-	     pp = &(*pp)->next) {
-		if (*pp == qp) {
-			*pp = qp->next;
-			break;
+	leaf = atomic_load_explicit(&table->dir[qpn >> KITE_QP_LEAF_SHIFT],
+				    memory_order_relaxed);
+	if (leaf && atomic_load_explicit(&leaf->qp[qpn &
+						   (KITE_QP_LEAF_SIZE - 1)],
+					 memory_order_relaxed) == qp) {
+		atomic_store_explicit(&leaf->qp[qpn & (KITE_QP_LEAF_SIZE - 1)],
+				      NULL, memory_order_release);
+		if (!--leaf->used) {
+			atomic_store_explicit(&table->dir[qpn >>
+							  KITE_QP_LEAF_SHIFT],
+					      NULL, memory_order_release);
+			free(leaf);
 		}
 	}
-	qp->next = NULL;
 	pthread_mutex_unlock(&table->lock);
 }
 
+/* The QP numbered @qpn, or NULL: no lock, two acquire loads. */
 struct kite_qp *kite_qp_table_find(struct kite_qp_table *table, uint32_t qpn)
 {
-	struct kite_qp *qp;
+	struct kite_qp_leaf *leaf;
 
-	pthread_mutex_lock(&table->lock);
-	for (qp = table->chain[kite_qp_hash(qpn)]; qp; qp = qp->next)
-		if (qp->vqp.qp.qp_num == qpn)
-			break;
-	pthread_mutex_unlock(&table->lock);
-	return qp;
+	if (qpn & ~KITE_QPN_MASK)
+		return NULL;
+	leaf = atomic_load_explicit(&table->dir[qpn >> KITE_QP_LEAF_SHIFT],
+				    memory_order_acquire);
+	if (!leaf)
+		return NULL;
+	return atomic_load_explicit(&leaf->qp[qpn & (KITE_QP_LEAF_SIZE - 1)],
+				    memory_order_acquire);
 }
 
 /* ---- work queues ---------------------------------------------------------- */

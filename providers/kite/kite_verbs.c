@@ -469,7 +469,9 @@ struct ibv_qp *kite_create_qp(struct ibv_pd *pd,
 	qp->max_inline = min_t(uint32_t, attr->cap.max_inline_data,
 			       resp.sq_stride - KITE_SQ_WQE_FIXED);
 	qp->sig_all = attr->sq_sig_all;
-	kite_qp_table_insert(&ctx->qps, qp);
+	err = kite_qp_table_insert(&ctx->qps, qp);
+	if (err)
+		goto err_destroy;
 	return &qp->vqp.qp;
 
 err_destroy:
@@ -530,7 +532,8 @@ int kite_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 
 /*
  * Once the destroy command returned, the device writes no CQE for the QP
- * any more: take it out of the table, drop its unpolled CQEs, free it.
+ * any more: drop its unpolled CQEs, then take it out of the table (in this
+ * order: poll_cq looks QPs up without the table's lock, kite.h), free it.
  */
 int kite_destroy_qp(struct ibv_qp *ibqp)
 {
@@ -541,8 +544,8 @@ int kite_destroy_qp(struct ibv_qp *ibqp)
 	err = ibv_cmd_destroy_qp(ibqp);
 	if (err)
 		return err;
-	kite_qp_table_remove(&ctx->qps, qp);
 	kite_qp_forget_cqes(ibqp);
+	kite_qp_table_remove(&ctx->qps, qp);
 	kite_wq_fini(&qp->rq);
 	kite_wq_fini(&qp->sq);
 	free(qp);

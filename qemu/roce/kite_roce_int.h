@@ -36,8 +36,11 @@
 /* An atomic works on one little-endian 64-bit word of memory. */
 #define KR_ATOMIC_SIZE          sizeof(__le64)
 #define KR_TIMEOUT_BASE_NS      4096ull /* local ACK timeout unit */
-/* Buckets of the QP number index (a power of two). */
-#define KR_QP_HASH_SIZE         1024
+/*
+ * Buckets of the QP number index at first (a power of two); it doubles
+ * whenever it holds more QPs than buckets.
+ */
+#define KR_QP_HASH_MIN          64
 
 /* A parsed send WQE (re-read from the ring whenever it is needed). */
 typedef struct KrSendWqe {
@@ -113,6 +116,7 @@ typedef struct KrRespItem {
 struct KiteRoceQp {
     KiteRoce *e;
     KiteRoceQp *next;           /* engine's list of QPs */
+    KiteRoceQp *prev;
     KiteRoceQp *hnext;          /* next in the QP number index bucket */
     struct kite_roce_qp_cfg cfg;
 
@@ -206,7 +210,9 @@ struct KiteRoce {
     struct kite_roce_counters cnt;
     KiteRoceQp *qps;
     KiteRoceQp *rr;             /* round-robin cursor */
-    KiteRoceQp *qp_hash[KR_QP_HASH_SIZE];  /* by QP number */
+    KiteRoceQp **qp_hash;       /* by QP number, qp_hash_size buckets */
+    uint32_t qp_hash_size;
+    uint32_t nqps;
     uint16_t ip_id;
     /* The frame being built: payloads are read straight into it. */
     uint8_t frame[KITE_ROCE_MAX_FRAME];

@@ -33,6 +33,12 @@ KiteRoce *kite_roce_new(const struct kite_roce_ops *ops, void *opaque)
     e->eth_mtu = 1500;
     /* The CRC implementation is chosen now, not in the data path. */
     kite_roce_crc_current();
+    e->qp_hash_size = KR_QP_HASH_MIN;
+    e->qp_hash = calloc(e->qp_hash_size, sizeof(*e->qp_hash));
+    if (!e->qp_hash) {
+        free(e);
+        return NULL;
+    }
     return e;
 }
 
@@ -44,6 +50,7 @@ void kite_roce_free(KiteRoce *e)
     while (e->qps) {
         kite_roce_qp_destroy(e->qps);
     }
+    free(e->qp_hash);
     free(e);
 }
 
@@ -59,12 +66,41 @@ void kite_roce_set_port(KiteRoce *e, const uint8_t *mac, uint32_t eth_mtu)
 
 static KiteRoceQp **kr_qp_bucket(KiteRoce *e, uint32_t qpn)
 {
-    return &e->qp_hash[qpn & (KR_QP_HASH_SIZE - 1)];
+    return &e->qp_hash[qpn & (e->qp_hash_size - 1)];
+}
+
+/*
+ * One more QP: the index doubles when it would hold more QPs than buckets,
+ * so chains stay short at any number of QPs and the rehash costs O(1) per
+ * QP created. Without memory for it the index keeps its size.
+ */
+static void kr_qp_hash_grow(KiteRoce *e)
+{
+    uint32_t size = e->qp_hash_size * 2, i;
+    KiteRoceQp **h, *qp, *next;
+
+    if (e->nqps < e->qp_hash_size || size < e->qp_hash_size) {
+        return;
+    }
+    h = calloc(size, sizeof(*h));
+    if (!h) {
+        return;
+    }
+    for (i = 0; i < e->qp_hash_size; i++) {
+        for (qp = e->qp_hash[i]; qp; qp = next) {
+            next = qp->hnext;
+            qp->hnext = h[qp->cfg.qpn & (size - 1)];
+            h[qp->cfg.qpn & (size - 1)] = qp;
+        }
+    }
+    free(e->qp_hash);
+    e->qp_hash = h;
+    e->qp_hash_size = size;
 }
 
 KiteRoceQp *kite_roce_qp_find(const KiteRoce *e, uint32_t qpn)
 {
-    KiteRoceQp *qp = e->qp_hash[qpn & (KR_QP_HASH_SIZE - 1)];
+    KiteRoceQp *qp = e->qp_hash[qpn & (e->qp_hash_size - 1)];
 
     while (qp && qp->cfg.qpn != qpn) {
         qp = qp->hnext;
@@ -111,8 +147,13 @@ KiteRoceQp *kite_roce_qp_create(KiteRoce *e,
     qp->max_rd_atomic = 1;
     qp->timer_deadline = KITE_ROCE_TIMER_OFF;
     qp->sport = kite_roce_udp_sport(cfg->qpn, 0, 0);
+    kr_qp_hash_grow(e);
     qp->next = e->qps;
+    if (e->qps) {
+        e->qps->prev = qp;
+    }
     e->qps = qp;
+    e->nqps++;
     bucket = kr_qp_bucket(e, cfg->qpn);
     qp->hnext = *bucket;
     *bucket = qp;
@@ -125,12 +166,15 @@ void kite_roce_qp_destroy(KiteRoceQp *qp)
     KiteRoceQp **pp;
 
     kr_comp_cancel_timer(qp);
-    for (pp = &e->qps; *pp; pp = &(*pp)->next) {
-        if (*pp == qp) {
-            *pp = qp->next;
-            break;
-        }
+    if (qp->prev) {
+        qp->prev->next = qp->next;
+    } else {
+        e->qps = qp->next;
     }
+    if (qp->next) {
+        qp->next->prev = qp->prev;
+    }
+    e->nqps--;
     for (pp = kr_qp_bucket(e, qp->cfg.qpn); *pp; pp = &(*pp)->hnext) {
         if (*pp == qp) {
             *pp = qp->hnext;

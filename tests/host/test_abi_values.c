@@ -318,12 +318,13 @@ static void test_limits(void **state)
 	static const struct value_check v[] = {
 		V(KITE_MIN_LOG_DEPTH, 2),
 		V(KITE_RING_ALIGN, 4096),
-		V(KITE_DEF_MAX_QP, 1024),
-		V(KITE_DEF_MAX_CQ, 1024),
-		V(KITE_DEF_MAX_MR, 4096),
-		V(KITE_DEF_MAX_PD, 1024),
-		V(KITE_DEF_MAX_CQE, 65536),
-		V(KITE_DEF_MAX_QP_WR, 16384),
+		V(KITE_DEF_MAX_QP, 262144),
+		V(KITE_DEF_MAX_CQ, 262144),
+		V(KITE_DEF_MAX_MR, 1048576),
+		V(KITE_DEF_MAX_PD, 262144),
+		V(KITE_DEF_MAX_CQE, 4194304),
+		V(KITE_DEF_MAX_QP_WR, 32768),
+		V(KITE_DEF_QPN_SLOT_BITS, 19),
 		V(KITE_DEF_MAX_SGE, 8),
 		V(KITE_DEF_MAX_INLINE, 256),
 		V(KITE_DEF_MAX_EQ, 9),
@@ -566,6 +567,11 @@ static void test_doorbells(void **state)
 	assert_int_equal(KITE_DB_FLAGS_SHIFT + 8, KITE_DB_INDEX_SHIFT);
 	/* Object numbers must fit the doorbell's num field. */
 	assert_true(KITE_DEF_MAX_QP - 1 <= KITE_DB_NUM_MASK);
+	/* Every QP and the GSI QP fit the slots of a QP number. */
+	assert_true(2 + KITE_DEF_MAX_QP <= 1u << KITE_DEF_QPN_SLOT_BITS);
+	assert_true(1u << KITE_DEF_QPN_SLOT_BITS <= KITE_QPN_MASK);
+	/* MR key indexes from 1 fit the key's index bits. */
+	assert_true(KITE_DEF_MAX_MR <= 0xffffffffu >> KITE_KEY_VARIANT_BITS);
 	assert_true(KITE_DEF_MAX_CQ - 1 <= KITE_DB_NUM_MASK);
 }
 

@@ -280,6 +280,10 @@ def port_attr(d):
 # QEMU setups
 # --------------------------------------------------------------------------
 
+# The "small" setup: PDs, CQs, QPs and MRs each, and MR pages copied.
+SMALL_MAX_OBJECTS = 40
+SMALL_MR_CACHE_PAGES = 8
+
 MAC_A = "52:54:00:4b:54:01"
 MAC_B = "52:54:00:4b:54:02"
 MAC_C = "52:54:00:4b:54:03"
@@ -306,6 +310,12 @@ ENVS = {
                       "x-fault-status=%d" % (C.KITE_CMD_QUERY_PORT,
                                              C.KITE_STS_BUSY)],
                      [4]),
+    # Object limits low enough to reach (x-max-objects), MR page copies
+    # for SMALL_MR_CACHE_PAGES pages at most.
+    "small": (["-device", "kite,id=k0,addr=04.0,x-max-objects=%d,"
+               "x-mr-cache-bytes=%d" % (SMALL_MAX_OBJECTS,
+                                        SMALL_MR_CACHE_PAGES * 8)],
+              [4]),
     "hang": (["-device", "kite,id=k0,addr=04.0,x-fault-hang-opcode=%d" %
               C.KITE_CMD_ALLOC_UCTX],
              [4]),

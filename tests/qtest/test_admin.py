@@ -4,8 +4,8 @@ statistics, and the admin rings themselves."""
 
 import hw
 from device import ABI_VERSION, DEVICE_ATTR_SIZE, MAC_A, PORT_ATTR_SIZE, \
-    STATS_SIZE, destroy_payload, eq_payload, gid_payload, info_network, \
-    mac_bytes, out_buf_payload, port_attr, stats
+    SMALL_MAX_OBJECTS, STATS_SIZE, destroy_payload, eq_payload, gid_payload, \
+    info_network, mac_bytes, out_buf_payload, port_attr, stats
 from harness import check, check_eq, test
 from hw import C, K
 
@@ -169,12 +169,14 @@ def test_uctx_exhaustion(env):
     check_eq(st, C.KITE_STS_NO_RESOURCES, "ALLOC_UCTX beyond max_uctx")
 
 
-@test("main")
+@test("small")
 def test_pd_exhaustion(env):
+    """PDs up to the limit (x-max-objects here), then NO_RESOURCES."""
     d = env.dev[0]
     depth_log = C.KITE_DEF_MAX_AQ_LOG_DEPTH
     d.bring_up(aq_log=depth_log, acq_log=depth_log)
-    max_pd = d.rd(C.KITE_REG_CAP_MAX_PD)
+    check_eq(d.rd(C.KITE_REG_CAP_MAX_PD), C.KITE_DEF_MAX_PD, "CAP_MAX_PD")
+    max_pd = SMALL_MAX_OBJECTS
     handles = set()
     left = max_pd
     while left:
@@ -187,9 +189,10 @@ def test_pd_exhaustion(env):
             check_eq(st, C.KITE_STS_OK, "ALLOC_PD %d" % len(handles))
             handles.add(out[0])
         left -= n
-    check_eq(len(handles), max_pd, "distinct PD handles")
+    check_eq(sorted(handles), list(range(1, max_pd + 1)),
+             "PD handles, lowest first")
     st, _ = d.exec(C.KITE_CMD_ALLOC_PD)
-    check_eq(st, C.KITE_STS_NO_RESOURCES, "ALLOC_PD beyond max_pd")
+    check_eq(st, C.KITE_STS_NO_RESOURCES, "ALLOC_PD beyond the limit")
     h = sorted(handles)[17]
     d.exec_ok(C.KITE_CMD_DEALLOC_PD, destroy_payload(h))
     check_eq(d.exec_ok(C.KITE_CMD_ALLOC_PD)[0], h, "freed PD reused")

@@ -2,10 +2,12 @@
 """CQs, page buffer lists, QPs and their state machine, MRs, and the MR
 lookup of the device (kite_mr_map(), through its test-only properties)."""
 
-from device import destroy_payload, stats
+from device import SMALL_MAX_OBJECTS, SMALL_MR_CACHE_PAGES, \
+    destroy_payload, stats
 from harness import TestFailure, check, check_eq, test
 from hw import C
-from rdma import PAGE, PBL_ENTRY, QP_ATTR_SIZE, V4_DGID, V6_DGID, Rdma, \
+from rdma import CQE_SIZE, PAGE, PBL_ENTRY, QP_ATTR_SIZE, V4_DGID, V6_DGID, \
+    Rdma, \
     batch, cq_doorbell, cq_payload, key_index, key_variant, make_av, \
     modify_cq_payload, modify_qp_payload, obj_counts, pbl, pbl_list, \
     qp_payload, query_obj, reg_mr_payload
@@ -13,6 +15,12 @@ from rdma import PAGE, PBL_ENTRY, QP_ATTR_SIZE, V4_DGID, V6_DGID, Rdma, \
 CHUNK = C.KITE_PBL_ENTRIES_PER_CHUNK    # entries of one level-2 chunk
 PORT = C.KITE_PORT_NUM
 FIRST_QPN = C.KITE_GSI_QPN + 1          # QPNs after GSI's, allocated in turn
+# A QP number: its table slot, and above that how often the slot was used.
+SLOT_BITS = C.KITE_DEF_QPN_SLOT_BITS
+QPN_GENS = (C.KITE_QPN_MASK + 1) >> SLOT_BITS
+MAX_CQ_LOG = C.KITE_DEF_MAX_CQE.bit_length() - 1
+MAX_WR_LOG = C.KITE_DEF_MAX_QP_WR.bit_length() - 1
+MAX_CQ_RING_PAGES = C.KITE_DEF_MAX_CQE * CQE_SIZE // PAGE
 # The device whose kite_mr_map() test_mr_map drives through QOM.
 K0 = "/machine/peripheral/k0"
 
@@ -48,7 +56,7 @@ def test_cq_lifecycle(env):
         ("ring smaller than the depth", modify_cq_payload(
             cqn, pbl(r.cq_ring, 1), 8), C.KITE_STS_BAD_PARAM),
         ("depth too big", modify_cq_payload(
-            cqn, pbl(r.cq_ring, 512), 17), C.KITE_STS_BAD_PARAM),
+            cqn, pbl(r.cq_ring, 512), MAX_CQ_LOG + 1), C.KITE_STS_BAD_PARAM),
         ("unknown CQ", modify_cq_payload(
             cqn + 1, pbl(r.cq_ring, 1), 4), C.KITE_STS_BAD_HANDLE),
     ]
@@ -58,7 +66,8 @@ def test_cq_lifecycle(env):
     bad = [
         ("depth 1", cq_payload(pbl(r.cq_ring, 1), 1, r.eqn),
          C.KITE_STS_BAD_PARAM),
-        ("depth above max_cqe", cq_payload(pbl(r.cq_ring, 512), 17, r.eqn),
+        ("depth above max_cqe", cq_payload(pbl(r.cq_ring, 512),
+                                           MAX_CQ_LOG + 1, r.eqn),
          C.KITE_STS_BAD_PARAM),
         ("eqn 0 (async EQ)", cq_payload(pbl(r.cq_ring, 1), 4, 0),
          C.KITE_STS_BAD_PARAM),
@@ -68,8 +77,8 @@ def test_cq_lifecycle(env):
          C.KITE_STS_BAD_HANDLE),
         ("ring too small", cq_payload(pbl(r.cq_ring, 1), 8, r.eqn),
          C.KITE_STS_BAD_PARAM),
-        ("ring pages beyond max_cqe", cq_payload(pbl(r.cq_ring, 513), 4,
-                                                 r.eqn),
+        ("ring pages beyond max_cqe", cq_payload(
+            pbl(r.cq_ring, MAX_CQ_RING_PAGES + 1), 4, r.eqn),
          C.KITE_STS_BAD_PARAM),
     ]
     for name, payload, want in bad:
@@ -101,23 +110,33 @@ def test_cq_lifecycle(env):
     d.exec_ok(C.KITE_CMD_DESTROY_EQ, destroy_payload(r.eqn))
 
 
-@test("main")
+def fill_to_limit(d, op, payload, name):
+    """SMALL_MAX_OBJECTS commands op, all OK, then one more answering
+    NO_RESOURCES; their out[0] (the handles)."""
+    res = batch(d, [(op, payload, 0)] * SMALL_MAX_OBJECTS)
+    check(all(st == C.KITE_STS_OK for st, _ in res), name + " failed")
+    st, _ = d.exec(op, payload)
+    check_eq(st, C.KITE_STS_NO_RESOURCES, name + " beyond the limit")
+    return [out[0] for _, out in res]
+
+
+def destroy_all(d, op, handles, name, kind):
+    """op on every handle, all OK; then no object of kind is left."""
+    res = batch(d, [(op, destroy_payload(h), 0) for h in handles])
+    check(all(st == C.KITE_STS_OK for st, _ in res), name + " failed")
+    check_eq(obj_counts(d)[kind], 0, "num_%s after %s of all" % (kind, name))
+
+
+@test("small")
 def test_cq_exhaustion(env):
     d = env.dev[0]
     r = Rdma(d, gids=False)
-    max_cq = d.rd(C.KITE_REG_CAP_MAX_CQ)
-    payload = cq_payload(pbl(r.cq_ring, 1), 4, r.eqn)
-    res = batch(d, [(C.KITE_CMD_CREATE_CQ, payload, 0)] * max_cq)
-    check(all(st == C.KITE_STS_OK for st, _ in res), "CREATE_CQ failed")
-    cqns = [out[0] for _, out in res]
-    check_eq(len(set(cqns)), max_cq, "distinct cqns")
-    st, _ = d.exec(C.KITE_CMD_CREATE_CQ, payload)
-    check_eq(st, C.KITE_STS_NO_RESOURCES, "CREATE_CQ beyond max_cq")
-    check_eq(obj_counts(d)["cq"], max_cq, "num_cq")
-    res = batch(d, [(C.KITE_CMD_DESTROY_CQ, destroy_payload(c), 0)
-                    for c in cqns])
-    check(all(st == C.KITE_STS_OK for st, _ in res), "DESTROY_CQ failed")
-    check_eq(obj_counts(d)["cq"], 0, "num_cq after destroying all")
+    check_eq(d.rd(C.KITE_REG_CAP_MAX_CQ), C.KITE_DEF_MAX_CQ, "CAP_MAX_CQ")
+    cqns = fill_to_limit(d, C.KITE_CMD_CREATE_CQ,
+                         cq_payload(pbl(r.cq_ring, 1), 4, r.eqn), "CREATE_CQ")
+    check_eq(cqns, list(range(1, SMALL_MAX_OBJECTS + 1)), "cqns, lowest first")
+    check_eq(obj_counts(d)["cq"], SMALL_MAX_OBJECTS, "num_cq")
+    destroy_all(d, C.KITE_CMD_DESTROY_CQ, cqns, "DESTROY_CQ", "cq")
 
 
 @test("main")
@@ -206,7 +225,10 @@ def test_qp_create_destroy(env):
     check(a >= FIRST_QPN and b == a + 1, "QPNs %d, %d" % (a, b))
     d.exec_ok(C.KITE_CMD_DESTROY_QP, destroy_payload(a))
     c = r.qp(pd, cq, qp_type=C.KITE_QPT_UC)
-    check_eq(c, b + 1, "QPN after destroying %d (no immediate reuse)" % a)
+    check_eq(c, a + (1 << SLOT_BITS),
+             "QPN after destroying %d: its slot, not its number" % a)
+    st, _ = d.exec(C.KITE_CMD_QUERY_QP, query_obj(a, d.outbuf, QP_ATTR_SIZE))
+    check_eq(st, C.KITE_STS_BAD_HANDLE, "the old number is unknown")
     check_eq(r.query_qp(c)["state"], C.KITE_QPS_RESET, "new QP state")
     gsi = r.qp(pd, cq, qp_type=C.KITE_QPT_GSI)
     check_eq(gsi, C.KITE_GSI_QPN, "GSI QPN")
@@ -251,8 +273,10 @@ def test_qp_create_destroy(env):
         ("type 4", dict(qp_type=4), C.KITE_STS_BAD_PARAM),
         ("flags", dict(flags=2), C.KITE_STS_BAD_PARAM),
         ("SQ depth 1", dict(sq_log=1), C.KITE_STS_BAD_PARAM),
-        ("SQ depth above max_qp_wr", dict(sq_log=15), C.KITE_STS_BAD_PARAM),
-        ("RQ depth above max_qp_wr", dict(rq_log=15), C.KITE_STS_BAD_PARAM),
+        ("SQ depth above max_qp_wr", dict(sq_log=MAX_WR_LOG + 1),
+         C.KITE_STS_BAD_PARAM),
+        ("RQ depth above max_qp_wr", dict(rq_log=MAX_WR_LOG + 1),
+         C.KITE_STS_BAD_PARAM),
         ("SQ stride 5", dict(sq_stride=5), C.KITE_STS_BAD_PARAM),
         ("SQ stride 10", dict(sq_stride=10), C.KITE_STS_BAD_PARAM),
         ("RQ stride 3", dict(rq_stride=3), C.KITE_STS_BAD_PARAM),
@@ -273,14 +297,16 @@ def test_qp_create_destroy(env):
         st, _ = d.exec(C.KITE_CMD_CREATE_QP, qp_payload(*args, sq, rq))
         check_eq(st, want, "CREATE_QP " + name)
     # Rings of the largest depth and stride fit exactly.
-    big_sq, big_rq = pbl(r.pages, 4, 21), pbl(r.pages, 2, 21)
+    sq_pages = C.KITE_DEF_MAX_QP_WR << C.KITE_SQ_MAX_LOG_STRIDE >> 21
+    rq_pages = C.KITE_DEF_MAX_QP_WR << C.KITE_RQ_MAX_LOG_STRIDE >> 21
+    big_sq, big_rq = pbl(r.pages, sq_pages, 21), pbl(r.pages, rq_pages, 21)
+    big_kw = dict(sq_log=MAX_WR_LOG, sq_stride=C.KITE_SQ_MAX_LOG_STRIDE,
+                  rq_log=MAX_WR_LOG, rq_stride=C.KITE_RQ_MAX_LOG_STRIDE)
     big = d.exec_ok(C.KITE_CMD_CREATE_QP, qp_payload(
-        pd, cq, cq, big_sq, big_rq, sq_log=14, sq_stride=9, rq_log=14,
-        rq_stride=8))[0]
+        pd, cq, cq, big_sq, big_rq, **big_kw))[0]
     d.exec_ok(C.KITE_CMD_DESTROY_QP, destroy_payload(big))
     st, _ = d.exec(C.KITE_CMD_CREATE_QP, qp_payload(
-        pd, cq, cq, pbl(r.pages, 5, 21), big_rq, sq_log=14, sq_stride=9,
-        rq_log=14, rq_stride=8))
+        pd, cq, cq, pbl(r.pages, sq_pages + 1, 21), big_rq, **big_kw))
     check_eq(st, C.KITE_STS_BAD_PARAM, "SQ ring pages beyond the largest SQ")
     for q in (b, c, gsi):
         d.exec_ok(C.KITE_CMD_DESTROY_QP, destroy_payload(q))
@@ -475,33 +501,83 @@ def test_qp_state_machine(env):
         d.exec_ok(C.KITE_CMD_DESTROY_QP, destroy_payload(q))
 
 
-@test("main")
+@test("small")
 def test_qp_exhaustion(env):
+    """QPs up to the limit in the lowest slots; a slot's number changes
+    each time it is used again and comes back after QPN_GENS uses."""
     d = env.dev[0]
     r = Rdma(d, gids=False)
     pd = d.exec_ok(C.KITE_CMD_ALLOC_PD)[0]
     cq = r.cq()
-    max_qp = d.rd(C.KITE_REG_CAP_MAX_QP)
+    check_eq(d.rd(C.KITE_REG_CAP_MAX_QP), C.KITE_DEF_MAX_QP, "CAP_MAX_QP")
+    max_qp = SMALL_MAX_OBJECTS
     payload = r.qp_payload(pd, cq, cq)
     res = batch(d, [(C.KITE_CMD_CREATE_QP, payload, 0)] * max_qp)
     check(all(st == C.KITE_STS_OK for st, _ in res), "CREATE_QP failed")
     qpns = [out[0] for _, out in res]
-    check_eq(qpns, list(range(FIRST_QPN, FIRST_QPN + max_qp)), "cyclic QPNs")
+    check_eq(qpns, list(range(FIRST_QPN, FIRST_QPN + max_qp)), "QPNs")
     st, _ = d.exec(C.KITE_CMD_CREATE_QP, payload)
-    check_eq(st, C.KITE_STS_NO_RESOURCES, "CREATE_QP beyond max_qp")
+    check_eq(st, C.KITE_STS_NO_RESOURCES, "CREATE_QP beyond the limit")
     check_eq(obj_counts(d)["qp"], max_qp, "num_qp")
-    d.exec_ok(C.KITE_CMD_DESTROY_QP, destroy_payload(5))
-    last = FIRST_QPN + max_qp
-    check_eq(r.qp(pd, cq), last, "next QPN after the last one")
-    d.exec_ok(C.KITE_CMD_DESTROY_QP, destroy_payload(last))
-    check_eq(r.qp(pd, cq), last + 1, "next QPN again")
-    qpns = [q for q in qpns if q != 5] + [last + 1]
-    res = batch(d, [(C.KITE_CMD_DESTROY_QP, destroy_payload(q), 0)
-                    for q in qpns])
+    q = 5
+    for gen in range(1, QPN_GENS + 1):
+        d.exec_ok(C.KITE_CMD_DESTROY_QP, destroy_payload(q))
+        q = r.qp(pd, cq)
+        check_eq(q, 5 | (gen % QPN_GENS) << SLOT_BITS,
+                 "slot 5 used %d more times" % gen)
+    qpns = [x for x in qpns if x != 5] + [q]
+    res = batch(d, [(C.KITE_CMD_DESTROY_QP, destroy_payload(x), 0)
+                    for x in qpns])
     check(all(st == C.KITE_STS_OK for st, _ in res), "DESTROY_QP failed")
     check_eq(obj_counts(d)["qp"], 0, "num_qp after destroying all")
     d.exec_ok(C.KITE_CMD_DESTROY_CQ, destroy_payload(cq))
     d.exec_ok(C.KITE_CMD_DEALLOC_PD, destroy_payload(pd))
+
+
+def table_memory(d):
+    """x-table-memory: table chunks and bytes of MR page copies."""
+    return d.q.qmp("qom-get", path=K0, property="x-table-memory")
+
+
+@test("small")
+def test_mr_exhaustion(env):
+    d = env.dev[0]
+    r = Rdma(d, eq=False, gids=False)
+    pd = d.exec_ok(C.KITE_CMD_ALLOC_PD)[0]
+    check_eq(d.rd(C.KITE_REG_CAP_MAX_MR), C.KITE_DEF_MAX_MR, "CAP_MAX_MR")
+    keys = fill_to_limit(d, C.KITE_CMD_REG_MR, reg_mr_payload(
+        pd, 0, 0, PAGE, pbl(r.pages, 1), 0), "REG_MR")
+    check_eq([key_index(k) for k in keys],
+             list(range(1, SMALL_MAX_OBJECTS + 1)), "key indexes")
+    destroy_all(d, C.KITE_CMD_DEREG_MR, keys, "DEREG_MR", "mr")
+
+
+@test("main")
+def test_tables_grow_with_use(env):
+    """Table memory follows the objects created, not the limits."""
+    d = env.dev[0]
+    r = Rdma(d, gids=False)
+    none = {"pd": 0, "cq": 0, "qp": 0, "mr": 0, "mr-pages": 0}
+    check_eq(table_memory(d), none, "tables after reset")
+    chunk = 256
+    n = chunk + 1
+    res = batch(d, [(C.KITE_CMD_ALLOC_PD, b"", 0)] * n)
+    pds = [out[0] for _, out in res]
+    check_eq(pds, list(range(1, n + 1)), "PD numbers")
+    cq = r.cq()
+    r.qp(pds[0], cq)
+    lst = r.level1(r.lists, [r.pages + i * PAGE for i in range(4)])
+    key = d.exec_ok(C.KITE_CMD_REG_MR, reg_mr_payload(
+        pds[0], 0, 0, 4 * PAGE, pbl(lst, 4, 12, 1), 0))[0]
+    check_eq(table_memory(d), {"pd": 2, "cq": 1, "qp": 1, "mr": 1,
+                               "mr-pages": 4 * PBL_ENTRY},
+             "after %d PDs, a CQ, a QP and a 4-page MR" % n)
+    d.exec_ok(C.KITE_CMD_DEREG_MR, destroy_payload(key))
+    check_eq(table_memory(d)["mr-pages"], 0, "page copy after DEREG_MR")
+    key = d.exec_ok(C.KITE_CMD_REG_MR, reg_mr_payload(
+        pds[0], 0, 0, 4 * PAGE, pbl(lst, 4, 12, 1), 0))[0]
+    r = Rdma(d, gids=False)         # reset + enable
+    check_eq(table_memory(d), none, "tables after another reset")
 
 
 @test("main")
@@ -680,16 +756,12 @@ def test_mr_map(env):
                    (p[1], 0x100)]), "level 1 whole MR")
     check_eq(mr_map(d, k1, pd, 0, iova, 0x3000, max_ranges=3)[0], prot,
              "more pieces than ranges")
-    # The list is read at use time: a changed entry is seen at once, an
-    # invalid one fails the access.
-    d.q.write(lst + PBL_ENTRY, pbl_list([p[5]]))
-    check_eq(mr_map(d, k1, pd, 0, iova + 0xf00, 0x1000),
-             (ok, [(p[5], 0x1000)]), "level 1 entry changed")
+    # The device translates from its copy of the list made at REG_MR: a
+    # later change of the guest's list is not seen.
     d.q.write(lst + PBL_ENTRY, pbl_list([0]))
-    check_eq(mr_map(d, k1, pd, 0, iova + 0xf00, 0x1000)[0], prot,
-             "level 1 entry zeroed")
-    check_eq(mr_map(d, k1, pd, 0, iova, 0xf00),
-             (ok, [(p[2] + 0x100, 0xf00)]), "other pages still map")
+    check_eq(mr_map(d, k1, pd, 0, iova + 0xf00, 0x1000),
+             (ok, [(p[0], 0x1000)]), "level 1 entry zeroed after REG_MR")
+    d.q.write(lst + PBL_ENTRY, pbl_list([p[0]]))
     # Level 2: 600 contiguous pages merge into one range; a discontinuity
     # at the chunk boundary splits it.
     far = 1 << 40
@@ -703,9 +775,15 @@ def test_mr_map(env):
     check_eq(mr_map(d, k2, pd, 0, 0, 600 * PAGE),
              (ok, [(far, 600 * PAGE)]), "level 2 whole MR")
     r.level1(chunk1, [far + (1 << 30)])
-    check_eq(mr_map(d, k2, pd, lw, 511 * PAGE + 16, PAGE),
+    k3 = d.exec_ok(C.KITE_CMD_REG_MR, reg_mr_payload(
+        pd, lw, 0, 600 * PAGE, pbl(top, 600, 12, 2), 0x34))[0]
+    check_eq(mr_map(d, k3, pd, lw, 511 * PAGE + 16, PAGE),
              (ok, [(far + 511 * PAGE + 16, PAGE - 16),
                    (far + (1 << 30), 16)]), "level 2 across chunks")
+    check_eq(mr_map(d, k2, pd, lw, 511 * PAGE + 16, PAGE),
+             (ok, [(far + 511 * PAGE + 16, PAGE)]),
+             "level 2 copy of the earlier list")
+    d.exec_ok(C.KITE_CMD_DEREG_MR, destroy_payload(k3))
     check_eq(mr_map(d, k2, pd, 0, 599 * PAGE, PAGE + 1)[0], prot,
              "level 2 beyond the end")
     # DMA MR: identity, local access only.
@@ -756,3 +834,57 @@ def test_mr_map(env):
     for op in (C.KITE_CMD_MAX + 1, 0xfe, 0xff):
         check_eq(d.exec(op)[0], C.KITE_STS_BAD_OPCODE,
                  "admin opcode 0x%x" % op)
+
+
+@test("small")
+def test_mr_page_copies(env):
+    """MR page-list copies within their budget (SMALL_MR_CACHE_PAGES pages
+    here); an MR beyond it reads its list from guest memory at each use."""
+    d = env.dev[0]
+    r = Rdma(d, eq=False, gids=False)
+    ok, prot = C.KITE_CQE_SUCCESS, C.KITE_CQE_LOC_PROT_ERR
+    lw = C.KITE_ACCESS_LOCAL_WRITE
+    pd = d.exec_ok(C.KITE_CMD_ALLOC_PD)[0]
+    half = SMALL_MR_CACHE_PAGES // 2
+    p = [r.pages + i * PAGE for i in range(SMALL_MR_CACHE_PAGES + 1)]
+    lists = [r.lists + i * PAGE for i in range(3)]
+
+    def reg(lst, n):
+        r.level1(lst, p[:n])
+        return d.exec_ok(C.KITE_CMD_REG_MR, reg_mr_payload(
+            pd, lw, 0, n * PAGE, pbl(lst, n, 12, 1), 0))[0]
+
+    def copied():
+        return table_memory(d)["mr-pages"] // PBL_ENTRY
+
+    a = reg(lists[0], half)
+    b = reg(lists[1], half)
+    check_eq(copied(), 2 * half, "two MRs within the budget")
+    c = reg(lists[2], half)
+    check_eq(copied(), 2 * half, "a third MR beyond the budget")
+    # The uncopied MR sees its list as it is now, the copied one does not.
+    for lst in lists[1:]:
+        d.q.write(lst + PBL_ENTRY, pbl_list([p[half]]))
+    check_eq(mr_map(d, c, pd, 0, PAGE, 16), (ok, [(p[half], 16)]),
+             "uncopied MR: changed entry seen at once")
+    check_eq(mr_map(d, b, pd, 0, PAGE, 16), (ok, [(p[1], 16)]),
+             "copied MR: its own copy")
+    d.q.write(lists[2] + PBL_ENTRY, pbl_list([0]))
+    check_eq(mr_map(d, c, pd, 0, PAGE, 16)[0], prot,
+             "uncopied MR: zeroed entry fails the access")
+    check_eq(mr_map(d, c, pd, 0, 0, 16), (ok, [(p[0], 16)]),
+             "uncopied MR: other pages still map")
+    # Deregistration gives the budget back; a list as long as the budget
+    # fits alone, one page more never does.
+    d.exec_ok(C.KITE_CMD_DEREG_MR, destroy_payload(a))
+    d.exec_ok(C.KITE_CMD_DEREG_MR, destroy_payload(b))
+    check_eq(copied(), 0, "after DEREG_MR")
+    big = reg(lists[0], SMALL_MR_CACHE_PAGES + 1)
+    check_eq(copied(), 0, "an MR longer than the budget")
+    d.exec_ok(C.KITE_CMD_DEREG_MR, destroy_payload(big))
+    full = reg(lists[0], SMALL_MR_CACHE_PAGES)
+    check_eq(copied(), SMALL_MR_CACHE_PAGES, "an MR as long as the budget")
+    check_eq(mr_map(d, full, pd, 0, 0, SMALL_MR_CACHE_PAGES * PAGE),
+             (ok, [(p[0], SMALL_MR_CACHE_PAGES * PAGE)]), "whole copied MR")
+    r = Rdma(d, eq=False, gids=False)   # reset + enable
+    check_eq(copied(), 0, "after reset")

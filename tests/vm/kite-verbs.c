@@ -322,6 +322,7 @@ static int basic(const char *name, const char *gid_text)
 	check_port(ctx, gid_text);
 	check_pds(ctx);
 	check_objects(dev, ctx, gid_text);
+	scale(ctx, gid_text);
 
 	err = ibv_close_device(ctx);
 	uverbs_maps(&all, &db);

@@ -3,7 +3,8 @@
  * Shared by the parts of kite-verbs: the harness (kite-verbs.c: result
  * lines, the helpers below, device, port and PD checks, main), the object
  * checks (kite-verbs-obj.c: CQs, QP creation, MRs, error paths), the QP
- * state walks (kite-verbs-qp.c) and the leak loops (kite-verbs-leak.c).
+ * state walks (kite-verbs-qp.c), the leak loops (kite-verbs-leak.c) and
+ * the scale checks (kite-verbs-scale.c).
  * See kite-verbs.c for what the program does.
  *
  * Copyright (c) 2026 The Kite authors
@@ -62,6 +63,12 @@ void check_qp_walk(struct ibv_pd *pd, struct ibv_cq *cq,
 		   int gid_index, const char *name);
 void check_qp_illegal(struct ibv_pd *pd, struct ibv_cq *cq,
 		      const union ibv_gid *gid, int gid_index);
+
+/* ---- kite-verbs-scale.c: objects of a real NIC, a 4 GiB MR -------------------- */
+
+/* Result lines scale() prints when it gets past its setup. */
+#define SCALE_RESULTS	8
+int scale(struct ibv_context *ctx, const char *gid_text);
 
 /* ---- kite-verbs-leak.c: leak loops ------------------------------------------ */
 

@@ -12,7 +12,7 @@
 # rmmod kite_ib with the netdev up; rmmod kite refused while kite_ib is
 # loaded; PCI unbind and bind with both loaded.
 . /kite/lib.sh
-plan 114
+plan 122
 
 ME=198.18.0.1
 PEER=198.18.0.2
@@ -170,7 +170,9 @@ fi
 # transitions, MRs of 4 KiB, 2 MiB, 256 MiB and 1 GiB, error paths and
 # their errno, leak loops (1,000 CQ/QP/MR cycles, 1,000 PD cycles, 200
 # 256 MiB MRs; device counts, restrack, pinned pages and kmalloc slab
-# objects), context open/close cycles.
+# objects), scale (10,000 QPs, 1,000 CQs and 10,000 MRs in one process,
+# creation rates as info lines, a sample of them carrying WRITEs; a 4 GiB
+# MR over 2 MiB of memory), context open/close cycles.
 # It prints its own ok/FAIL lines; count its failures here, and its crash.
 out=$(kite-verbs basic $IBDEV ::ffff:$ME 2>&1)
 rc=$?

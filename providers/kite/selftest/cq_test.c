@@ -179,7 +179,7 @@ int test_cq_old_ring(void)
 	return ok;
 }
 
-/* Two QPs whose numbers share a hash chain, completing into one CQ. */
+/* Two QPs in different leaves of the QP table, completing into one CQ. */
 int test_two_qps(void)
 {
 	struct fake *f = fake_new(IBV_QPT_RC, 4, 8);
@@ -191,12 +191,12 @@ int test_two_qps(void)
 
 	qp2 = calloc(1, sizeof(*qp2));
 	qp2->vqp.qp = f->qp->vqp.qp;
-	qp2->vqp.qp.qp_num = QPN + KITE_QP_TABLE_SIZE;
+	qp2->vqp.qp.qp_num = QPN + KITE_QP_LEAF_SIZE;
 	wq_setup(&qp2->sq, 4, 128, 2);
 	wq_setup(&qp2->rq, 4, 64, 3);
 	kite_qp_table_insert(&f->ctx->qps, qp2);
 	CHECK(kite_qp_table_find(&f->ctx->qps, QPN) == f->qp);
-	CHECK(kite_qp_table_find(&f->ctx->qps, QPN + KITE_QP_TABLE_SIZE) ==
+	CHECK(kite_qp_table_find(&f->ctx->qps, QPN + KITE_QP_LEAF_SIZE) ==
 	      qp2);
 	CHECK(kite_qp_table_find(&f->ctx->qps, QPN + 1) == NULL);
 
@@ -205,11 +205,11 @@ int test_two_qps(void)
 	wr = send_wr(2, IBV_WR_SEND, &sg, 1, IBV_SEND_SIGNALED);
 	CHECK(kite_post_send(&qp2->vqp.qp, &wr, &bad) == 0);
 	CHECK(db_read(f, KITE_DB_SQ) ==
-	      kite_db_make(QPN + KITE_QP_TABLE_SIZE, 0, 1));
-	dev_cqe(f, QPN + KITE_QP_TABLE_SIZE, 0, KITE_CQE_SEND, 0, 1, 0, 0);
+	      kite_db_make(QPN + KITE_QP_LEAF_SIZE, 0, 1));
+	dev_cqe(f, QPN + KITE_QP_LEAF_SIZE, 0, KITE_CQE_SEND, 0, 1, 0, 0);
 	dev_cqe(f, QPN, 0, KITE_CQE_SEND, 0, 1, 0, 0);
 	CHECK(kite_poll_cq(&f->cq->vcq.cq, 8, wc) == 2);
-	CHECK(wc[0].wr_id == 2 && wc[0].qp_num == QPN + KITE_QP_TABLE_SIZE);
+	CHECK(wc[0].wr_id == 2 && wc[0].qp_num == QPN + KITE_QP_LEAF_SIZE);
 	CHECK(wc[1].wr_id == 1 && wc[1].qp_num == QPN);
 	CHECK(qp2->sq.ci == 1 && f->qp->sq.ci == 1);
 
@@ -218,10 +218,10 @@ int test_two_qps(void)
 	CHECK(kite_post_send(&qp2->vqp.qp, &wr, &bad) == 0);
 	wr = send_wr(4, IBV_WR_SEND, &sg, 1, IBV_SEND_SIGNALED);
 	CHECK(kite_post_send(&f->qp->vqp.qp, &wr, &bad) == 0);
-	dev_cqe(f, QPN + KITE_QP_TABLE_SIZE, 1, KITE_CQE_SEND, 0, 1, 0, 0);
+	dev_cqe(f, QPN + KITE_QP_LEAF_SIZE, 1, KITE_CQE_SEND, 0, 1, 0, 0);
 	dev_cqe(f, QPN, 1, KITE_CQE_SEND, 0, 1, 0, 0);
-	kite_qp_table_remove(&f->ctx->qps, qp2);
 	kite_cq_forget_qp(f->cq, qp2->vqp.qp.qp_num);
+	kite_qp_table_remove(&f->ctx->qps, qp2);
 	free(qp2->sq.ring.buf);
 	free(qp2->sq.wr_id);
 	free(qp2->rq.ring.buf);
@@ -231,5 +231,53 @@ int test_two_qps(void)
 	CHECK(wc[0].wr_id == 4 && wc[0].qp_num == QPN);
 	CHECK(kite_qp_table_find(&f->ctx->qps, QPN) == f->qp);
 	fake_free(f);
+	return ok;
+}
+
+/*
+ * The QP table across the 24-bit QP number space: leaves come with their
+ * first QP and go with their last, a number never inserted is not found
+ * (nor one above 24 bits), and removing a QP leaves its neighbours.
+ */
+int test_qp_table(void)
+{
+	static const uint32_t qpns[] = {
+		2, 3, KITE_QP_LEAF_SIZE - 1, KITE_QP_LEAF_SIZE,
+		5 * KITE_QP_LEAF_SIZE + 7, KITE_QPN_MASK,
+	};
+	struct kite_qp qps[sizeof(qpns) / sizeof(qpns[0])];
+	struct kite_qp_table t;
+	unsigned int i, leaves;
+	int ok = 1;
+
+	memset(qps, 0, sizeof(qps));
+	kite_qp_table_init(&t);
+	for (i = 0; i < sizeof(qpns) / sizeof(qpns[0]); i++) {
+		qps[i].vqp.qp.qp_num = qpns[i];
+		CHECK(kite_qp_table_insert(&t, &qps[i]) == 0);
+	}
+	for (i = 0, leaves = 0; i < KITE_QP_DIR_SIZE; i++)
+		leaves += t.dir[i] != NULL;
+	CHECK(leaves == 4);
+	for (i = 0; i < sizeof(qpns) / sizeof(qpns[0]); i++)
+		CHECK(kite_qp_table_find(&t, qpns[i]) == &qps[i]);
+	CHECK(kite_qp_table_find(&t, 4) == NULL);
+	CHECK(kite_qp_table_find(&t, 6 * KITE_QP_LEAF_SIZE) == NULL);
+	CHECK(kite_qp_table_find(&t, KITE_QPN_MASK + 1) == NULL);
+	CHECK(kite_qp_table_find(&t, 0xffffffff) == NULL);
+	/* The last QP of a leaf takes the leaf with it. */
+	kite_qp_table_remove(&t, &qps[4]);
+	CHECK(kite_qp_table_find(&t, qpns[4]) == NULL);
+	CHECK(t.dir[qpns[4] >> KITE_QP_LEAF_SHIFT] == NULL);
+	kite_qp_table_remove(&t, &qps[0]);
+	CHECK(kite_qp_table_find(&t, qpns[1]) == &qps[1]);
+	CHECK(t.dir[0] != NULL);
+	for (i = 1; i < sizeof(qpns) / sizeof(qpns[0]); i++)
+		if (i != 4)
+			kite_qp_table_remove(&t, &qps[i]);
+	for (i = 0, leaves = 0; i < KITE_QP_DIR_SIZE; i++)
+		leaves += t.dir[i] != NULL;
+	CHECK(leaves == 0);
+	kite_qp_table_fini(&t);
 	return ok;
 }

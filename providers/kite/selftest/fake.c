@@ -120,6 +120,7 @@ void fake_free(struct fake *f)
 	free(f->cq->ring.buf);
 	free(f->cq->old.buf);
 	free(f->cq);
+	kite_qp_table_fini(&f->ctx->qps);
 	free(f->ctx->db);
 	free(f->ctx);
 	free(f);

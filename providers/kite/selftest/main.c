@@ -31,6 +31,7 @@ static const struct {
 	{ "cq_half_depth", test_cq_half_depth },
 	{ "cq_old_ring", test_cq_old_ring },
 	{ "two_qps", test_two_qps },
+	{ "qp_table", test_qp_table },
 	{ "ah_create", test_ah_create },
 	{ "ah_errors", test_ah_errors },
 	{ "ud_post_send", test_ud_post_send },

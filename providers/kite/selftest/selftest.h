@@ -96,6 +96,7 @@ int test_cq_stale_slot(void);
 int test_cq_half_depth(void);
 int test_cq_old_ring(void);
 int test_two_qps(void);
+int test_qp_table(void);
 int test_ah_create(void);		/* ud_test.c */
 int test_ah_errors(void);
 int test_ud_post_send(void);

@@ -50,7 +50,9 @@ static int kite_query_device(struct ib_device *ibdev,
 	attr->max_pd = caps->max_pd;
 	attr->max_qp_rd_atom = caps->max_rd_atom;
 	attr->max_qp_init_rd_atom = caps->max_rd_atom;
-	attr->max_res_rd_atom = caps->max_rd_atom * caps->max_qp;
+	/* 255 * 2^24 at most (kite_caps_invalid()): more than an int holds. */
+	attr->max_res_rd_atom = min_t(u64, (u64)caps->max_rd_atom * caps->max_qp,
+				      INT_MAX);
 	attr->atomic_cap = (caps->cap_flags & KITE_DEV_CAP_ATOMIC) ?
 			   IB_ATOMIC_HCA : IB_ATOMIC_NONE;
 	attr->max_pkeys = 1;

@@ -64,6 +64,10 @@ struct kite_ring {
 	size_t size;
 	struct ib_umem *umem;
 	struct kite_pbl pbl;
+	/* A kernel ring too big for one allocation: its pages, mapped at buf. */
+	void **pages;
+	dma_addr_t *page_dma;
+	u32 npages;
 };
 
 struct kite_mr {

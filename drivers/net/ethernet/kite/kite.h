@@ -72,6 +72,7 @@ void kite_enc_gid(struct kite_aq_cmd *cmd, u8 opcode, const u8 *gid,
 		  u16 index, u8 type, u8 port);
 void kite_dec_device_attr(const struct kite_device_attr *attr,
 			  struct kite_caps *caps);
+const char *kite_caps_invalid(const struct kite_caps *caps);
 void kite_dec_port_attr(const struct kite_port_attr *attr,
 			struct kite_port_info *info);
 void kite_dec_stats(const struct kite_stats *st, struct kite_hw_stats *out);

@@ -339,6 +339,41 @@ static void kite_test_out_buf(struct kunit *test)
 	KUNIT_EXPECT_PTR_EQ(test, kite_cmd_out_buf(&cmd), NULL);
 }
 
+/* Limits the ABI can express pass; one beyond any of them is named. */
+static void kite_test_caps_invalid(struct kunit *test)
+{
+	static const struct kite_caps model = {
+		.max_qp = 1u << 18, .max_cq = 1u << 18, .max_pd = 1u << 18,
+		.max_mr = 1u << 20, .max_cqe = 1u << 22, .max_qp_wr = 1u << 15,
+		.max_rd_atom = 128,
+	};
+	struct kite_caps c = model;
+
+	KUNIT_EXPECT_NULL(test, kite_caps_invalid(&c));
+	c.max_qp = KITE_DB_NUM_MASK;
+	c.max_cq = KITE_DB_NUM_MASK;
+	c.max_pd = KITE_DB_NUM_MASK;
+	c.max_mr = U32_MAX >> KITE_KEY_VARIANT_BITS;
+	c.max_cqe = 1u << 31;
+	c.max_qp_wr = 1u << 31;
+	c.max_rd_atom = U8_MAX;
+	KUNIT_EXPECT_NULL(test, kite_caps_invalid(&c));
+#define KITE_CAPS_BAD(field, val) do {					\
+		c = model;						\
+		c.field = (val);					\
+		KUNIT_EXPECT_STREQ(test, kite_caps_invalid(&c), #field);	\
+	} while (0)
+	KITE_CAPS_BAD(max_qp, 0);
+	KITE_CAPS_BAD(max_qp, KITE_DB_NUM_MASK + 1);
+	KITE_CAPS_BAD(max_cq, KITE_DB_NUM_MASK + 1);
+	KITE_CAPS_BAD(max_pd, 0);
+	KITE_CAPS_BAD(max_mr, (U32_MAX >> KITE_KEY_VARIANT_BITS) + 1);
+	KITE_CAPS_BAD(max_cqe, (1u << 31) + 1);
+	KITE_CAPS_BAD(max_qp_wr, 0);
+	KITE_CAPS_BAD(max_rd_atom, U8_MAX + 1);
+#undef KITE_CAPS_BAD
+}
+
 static void kite_test_dec_device_attr(struct kunit *test)
 {
 	struct kite_device_attr attr = {
@@ -667,6 +702,7 @@ static struct kunit_case kite_admin_cases[] = {
 	KUNIT_CASE(kite_test_enc_reg_mr),
 	KUNIT_CASE(kite_test_out_buf),
 	KUNIT_CASE(kite_test_dec_device_attr),
+	KUNIT_CASE(kite_test_caps_invalid),
 	KUNIT_CASE(kite_test_dec_port_attr),
 	KUNIT_CASE(kite_test_dec_stats),
 	KUNIT_CASE(kite_test_dec_cq_info),

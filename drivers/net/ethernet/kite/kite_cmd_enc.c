@@ -258,6 +258,39 @@ void kite_dec_device_attr(const struct kite_device_attr *attr,
 	caps->hw_version = le32_to_cpu(attr->hw_version);
 }
 
+/* Ring indexes are free-running 32-bit counters: a ring is at most 2^31. */
+#define KITE_MAX_RING_DEPTH	BIT(31)
+
+/**
+ * kite_caps_invalid() - a device limit the ABI cannot express
+ * @caps: decoded QUERY_DEVICE result
+ *
+ * Object numbers travel in 24-bit fields (doorbells, QP numbers), MR key
+ * indexes in the key's upper bits, ring depths as 32-bit free-running
+ * indexes and read/atomic depths in u8 attributes: a device reporting more
+ * (or 0 objects) is refused rather than trusted.
+ *
+ * Return: the name of the first such limit, or NULL when all are usable.
+ */
+const char *kite_caps_invalid(const struct kite_caps *caps)
+{
+	if (!caps->max_qp || caps->max_qp > KITE_DB_NUM_MASK)
+		return "max_qp";
+	if (!caps->max_cq || caps->max_cq > KITE_DB_NUM_MASK)
+		return "max_cq";
+	if (!caps->max_pd || caps->max_pd > KITE_DB_NUM_MASK)
+		return "max_pd";
+	if (!caps->max_mr || caps->max_mr > U32_MAX >> KITE_KEY_VARIANT_BITS)
+		return "max_mr";
+	if (!caps->max_cqe || caps->max_cqe > KITE_MAX_RING_DEPTH)
+		return "max_cqe";
+	if (!caps->max_qp_wr || caps->max_qp_wr > KITE_MAX_RING_DEPTH)
+		return "max_qp_wr";
+	if (caps->max_rd_atom > U8_MAX)
+		return "max_rd_atom";
+	return NULL;
+}
+
 /**
  * kite_dec_port_attr() - decode a QUERY_PORT result
  * @attr: result as the device wrote it

@@ -193,6 +193,7 @@ EXPORT_SYMBOL_NS_GPL(kite_fw_version_str, KITE);
 static int kite_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
 	char fw[ETHTOOL_FWVERS_LEN];
+	const char *bad;
 	struct kite_dev *kdev;
 	u8 aq_log;
 	int err;
@@ -257,6 +258,12 @@ static int kite_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (KITE_ABI_VER_MAJOR(kdev->caps.abi_version) != KITE_ABI_MAJOR) {
 		dev_err(&pdev->dev, "QUERY_DEVICE: unsupported ABI 0x%x\n",
 			kdev->caps.abi_version);
+		err = -ENODEV;
+		goto err_hw_teardown;
+	}
+	bad = kite_caps_invalid(&kdev->caps);
+	if (bad) {
+		dev_err(&pdev->dev, "QUERY_DEVICE: unusable %s\n", bad);
 		err = -ENODEV;
 		goto err_hw_teardown;
 	}
