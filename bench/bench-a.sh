@@ -128,9 +128,10 @@ one() {
 		args="-d \$DEV_$t -x \$GIDX_$t -p $port -F --use_old_post_send -m $mtu"
 		# bw tools for SECS seconds (perftest -D) when BENCH_SECS says so,
 		# else ITERS iterations; lat tools always count iterations (their
-		# duration mode reports no typical latency).
-		case $tool,${SECS:-} in
-		*_bw,?*) args="$args -D $SECS" ;;
+		# duration mode reports no typical latency), and so do -q runs
+		# (over rxe, -D with 64 QPs reports 0 iterations).
+		case $tool,$qps,${SECS:-} in
+		*_bw,1,?*) args="$args -D $SECS" ;;
 		*) args="$args -n $iters" ;;
 		esac
 		[ "$tool" = ib_atomic_bw ] || args="$args -s $size"
