@@ -102,6 +102,11 @@ uint8_t kite_cmd_create_cq(KiteState *s, const struct kite_aq_cmd *cmd,
     if (st != KITE_STS_OK) {
         return st;
     }
+    st = kite_dbrec_check(s, le64_to_cpu(c->dbrec),
+                          sizeof(struct kite_cq_dbrec));
+    if (st != KITE_STS_OK) {
+        return st;
+    }
     cq = &s->cq[i];
     memset(cq, 0, sizeof(*cq));
     cq->valid = true;
@@ -109,6 +114,7 @@ uint8_t kite_cmd_create_cq(KiteState *s, const struct kite_aq_cmd *cmd,
     cq->eqn = eqn;
     cq->log_depth = c->log_depth;
     cq->ring = ring;
+    cq->dbrec = le64_to_cpu(c->dbrec);
     s->eq[eqn].cq_refs++;
     if (actor) {
         s->uctx[actor].refs++;
@@ -209,6 +215,7 @@ void kite_cq_doorbell(KiteState *s, uint32_t page, uint64_t val)
     KiteCq *cq = kite_cq_find(s, cqn);
 
     trace_kite_cq_doorbell(page, cqn, ci, flags);
+    s->cnt.db_mmio++;
     if (!cq || cq->owner != page) {
         qemu_log_mask(LOG_GUEST_ERROR, "kite: CQ doorbell on page %u for "
                       "CQ %u it does not own\n", page, cqn);
@@ -259,6 +266,9 @@ bool kite_cq_post(KiteState *s, uint32_t cqn, const struct kite_cqe *c)
 
     if (!cq || !kite_running(s) || cq->error) {
         return false;
+    }
+    if (kite_ring_used(cq->pi, cq->ci) >= (1u << cq->log_depth)) {
+        kite_dbrec_cq_refresh(s, cq, cqn);
     }
     if (kite_ring_used(cq->pi, cq->ci) >= (1u << cq->log_depth)) {
         kite_cq_error(s, cq, cqn, "overflow");
