@@ -64,8 +64,10 @@ bool kite_engine_rx(KiteState *s, const uint8_t *buf, size_t size)
         kite_roce_frame_peek(buf, size, &fi)) {
         trace_kite_roce_rx(size, fi.opcode, fi.dqpn, fi.psn);
     }
+    kite_dbrec_before_rx(s, buf, size);
     consumed = kite_roce_rx(kite_engine_enter(s), buf, size);
     kite_engine_leave(s);
+    kite_dbrec_service(s);
     return consumed;
 }
 
@@ -267,6 +269,7 @@ static void kite_engine_run_bh(void *opaque)
     }
     more = kite_roce_run(kite_engine_enter(s), KITE_ROCE_BUDGET);
     kite_engine_leave(s);
+    kite_dbrec_service(s);
     if (more) {
         qemu_bh_schedule(s->eng.run_bh);
     }
@@ -490,6 +493,7 @@ void kite_engine_cleanup(KiteState *s)
             kite_engine_qp_drop(&s->qp[i]);
         }
     }
+    kite_dbrec_cleanup(s);
     qemu_bh_delete(s->eng.run_bh);
     qemu_bh_delete(s->eng.stop_bh);
     kite_roce_free(s->eng.roce);
