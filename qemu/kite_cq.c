@@ -265,6 +265,7 @@ static bool kite_cqe_store(KiteState *s, uint64_t dma,
 
     if (p && len == KITE_CQE_SIZE) {
         memcpy(p, e, KITE_CQE_FLAGS_OFF);
+        /* The body before the phase: the consumer's read barrier pairs. */
         smp_wmb();
         qatomic_set(p + KITE_CQE_FLAGS_OFF, e->flags);
         pci_dma_unmap(pci, p, len, DMA_DIRECTION_FROM_DEVICE, len);

@@ -173,6 +173,7 @@ static bool kite_dbrec_service_wq(KiteState *s, KiteQp *qp, bool rq)
     if (!kite_dbrec_set_poll(s, qp, rq, false)) {
         return false;
     }
+    /* Flag store before index load; pairs with the host's full barrier. */
     smp_mb();
     if (kite_dbrec_pull(s, qp, rq)) {
         return kite_dbrec_set_poll(s, qp, rq, true);
