@@ -133,6 +133,7 @@ typedef struct KiteQpDbrec {
     uint64_t addr;              /* struct kite_qp_dbrec address, 0: none */
     bool poll[2];               /* sq_poll/rq_poll as last written */
     bool listed;                /* on KiteState.dbrec_polling */
+    uint32_t pass;              /* the last kite_dbrec_service() that saw it */
 } KiteQpDbrec;
 
 typedef struct KiteQp {
@@ -284,6 +285,7 @@ struct KiteState {
 
     /* QP numbers whose doorbell records are polled (kite_dbrec.c). */
     GArray *dbrec_polling;
+    uint32_t dbrec_pass;        /* kite_dbrec_service() passes */
 
     /* RoCEv2 engine and the wire between it and the port. */
     KiteEngine eng;
@@ -378,7 +380,9 @@ uint8_t kite_cmd_query_qp_stats(KiteState *s, const struct kite_aq_cmd *cmd,
 uint8_t kite_dbrec_check(KiteState *s, uint64_t addr, uint32_t size);
 void kite_dbrec_doorbell(KiteState *s, KiteQp *qp, bool rq);
 void kite_dbrec_service(KiteState *s);
-void kite_dbrec_before_rx(KiteState *s, const uint8_t *frame, size_t len);
+uint32_t kite_dbrec_before_rx(KiteState *s, const uint8_t *frame,
+                              size_t len);
+void kite_dbrec_after_rx(KiteState *s, uint32_t qpn);
 void kite_dbrec_qp_reset(KiteState *s, KiteQp *qp);
 void kite_dbrec_cq_refresh(KiteState *s, KiteCq *cq, uint32_t cqn);
 void kite_dbrec_cleanup(KiteState *s);

@@ -7,7 +7,8 @@
  * registers. After a doorbell the device sets sq_poll/rq_poll and reads
  * the producer index again whenever the engine has done something (a
  * frame received, a run of send work, a state change), so that the
- * guest need not write the register. Once the queue has completed every
+ * guest need not write the register (after a frame only the frame's QP is
+ * looked at). Once the queue has completed every
  * WQE the engine knows of, the device clears the flag, then reads the
  * index a last time: the guest stores its index before it reads the flag,
  * so one of the two always sees the other's store (hardware.rst,
@@ -181,26 +182,36 @@ static bool kite_dbrec_service_wq(KiteState *s, KiteQp *qp, bool rq)
     return false;
 }
 
+/* Both queues of a listed QP; false when neither is polled any more. */
+static bool kite_dbrec_service_qp(KiteState *s, KiteQp *qp)
+{
+    bool keep = kite_dbrec_service_wq(s, qp, false);
+
+    keep |= kite_dbrec_service_wq(s, qp, true);
+    qp->dbrec.listed = keep;
+    return keep;
+}
+
 /*
- * The engine did something (a frame, a run of send work, a MODIFY_QP):
- * every QP whose record is polled reads its producer indexes again.
- * Outside the engine only. Entries for QPs that are gone or no longer
- * polled leave the list.
+ * The engine ran send work, or a MODIFY_QP changed a state: every QP
+ * whose record is polled reads its producer indexes again. Outside the
+ * engine only. Entries for QPs that are gone, no longer polled or listed
+ * twice (re-listed before a pass dropped them) leave the list.
  */
 void kite_dbrec_service(KiteState *s)
 {
     GArray *a = s->dbrec_polling;
     guint i = 0;
 
+    s->dbrec_pass++;
     while (a && i < a->len) {
-        uint32_t qpn = g_array_index(a, uint32_t, i);
-        KiteQp *qp = kite_qp_find(s, qpn);
-        bool keep = false;
+        KiteQp *qp = kite_qp_find(s, g_array_index(a, uint32_t, i));
+        bool keep = qp && qp->dbrec.listed &&
+                    qp->dbrec.pass != s->dbrec_pass;
 
-        if (qp && qp->dbrec.listed) {
-            keep = kite_dbrec_service_wq(s, qp, false);
-            keep |= kite_dbrec_service_wq(s, qp, true);
-            qp->dbrec.listed = keep;
+        if (keep) {
+            qp->dbrec.pass = s->dbrec_pass;
+            keep = kite_dbrec_service_qp(s, qp);
         }
         if (keep) {
             i++;
@@ -213,21 +224,40 @@ void kite_dbrec_service(KiteState *s)
 /*
  * A frame is about to reach the engine: if it is for a QP whose RQ is
  * polled and looks empty to the engine, the RQ record is read first, so
- * a receive the guest posted without a doorbell is not missed.
+ * a receive the guest posted without a doorbell is not missed. Returns
+ * the QP number to give kite_dbrec_after_rx() (0: none polled).
  */
-void kite_dbrec_before_rx(KiteState *s, const uint8_t *frame, size_t len)
+uint32_t kite_dbrec_before_rx(KiteState *s, const uint8_t *frame,
+                              size_t len)
 {
     struct kite_roce_frame_info fi;
     KiteQp *qp;
 
     if (!s->dbrec_polling || !s->dbrec_polling->len ||
         !kite_roce_frame_peek(frame, len, &fi)) {
-        return;
+        return 0;
     }
     qp = kite_qp_find(s, fi.dqpn);
-    if (qp && qp->dbrec.poll[true] && qp->eqp &&
+    if (!qp || !qp->dbrec.listed) {
+        return 0;
+    }
+    if (qp->dbrec.poll[true] && qp->eqp &&
         kite_roce_qp_wq_idle(qp->eqp, true)) {
         kite_dbrec_pull(s, qp, true);
+    }
+    return fi.dqpn;
+}
+
+/*
+ * The engine handled a frame for QP @qpn: only that QP's queues can have
+ * moved, so only its record is read again.
+ */
+void kite_dbrec_after_rx(KiteState *s, uint32_t qpn)
+{
+    KiteQp *qp = qpn ? kite_qp_find(s, qpn) : NULL;
+
+    if (qp && qp->dbrec.listed) {
+        kite_dbrec_service_qp(s, qp);
     }
 }
 

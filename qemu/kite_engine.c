@@ -58,16 +58,17 @@ bool kite_engine_busy(KiteState *s)
 bool kite_engine_rx(KiteState *s, const uint8_t *buf, size_t size)
 {
     struct kite_roce_frame_info fi;
+    uint32_t dbrec_qpn;
     bool consumed;
 
     if (trace_event_get_state_backends(TRACE_KITE_ROCE_RX) &&
         kite_roce_frame_peek(buf, size, &fi)) {
         trace_kite_roce_rx(size, fi.opcode, fi.dqpn, fi.psn);
     }
-    kite_dbrec_before_rx(s, buf, size);
+    dbrec_qpn = kite_dbrec_before_rx(s, buf, size);
     consumed = kite_roce_rx(kite_engine_enter(s), buf, size);
     kite_engine_leave(s);
-    kite_dbrec_service(s);
+    kite_dbrec_after_rx(s, dbrec_qpn);
     return consumed;
 }
 
