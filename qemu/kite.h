@@ -9,6 +9,7 @@
  * kite_mr.c     page buffer lists, MR table, key lookup and translation
  * kite_cq.c     completion queues, the CQ doorbell and CQE posting
  * kite_qp.c     queue pairs, the QP state machine and QP statistics
+ * kite_dbrec.c  doorbell records: producer and consumer indexes in memory
  * kite_engine.c the RoCEv2 engine (roce/) glue: its callbacks, bottom half,
  *               per-QP timers and re-entrancy guard (kite_engine.h)
  * kite_wire.c   the wire: transmit and receive fault injection, loopback
@@ -132,7 +133,16 @@ typedef struct KiteCq {
     uint32_t ci;                /* last consumer index of the doorbell */
     uint8_t arm;                /* KITE_DB_CQ_ARM_* of the pending arm */
     bool error;                 /* overflow or bad ring, until destroyed */
+    uint64_t dbrec;             /* struct kite_cq_dbrec address, 0: none */
 } KiteCq;
+
+/* A QP's doorbell record (kite_dbrec.c); poll[] is indexed by "is RQ". */
+typedef struct KiteQpDbrec {
+    uint64_t addr;              /* struct kite_qp_dbrec address, 0: none */
+    bool poll[2];               /* sq_poll/rq_poll as last written */
+    bool listed;                /* on KiteState.dbrec_polling */
+    uint32_t pass;              /* the last kite_dbrec_service() that saw it */
+} KiteQpDbrec;
 
 typedef struct KiteQp {
     struct KiteState *dev;
@@ -145,7 +155,8 @@ typedef struct KiteQp {
     uint8_t rq_log_depth, rq_log_stride;
     uint32_t pdn, send_cqn, recv_cqn;
     KitePbl sq, rq;
-    uint32_t sq_pi, rq_pi;      /* last doorbells */
+    uint32_t sq_pi, rq_pi;      /* last doorbells (register or record) */
+    KiteQpDbrec dbrec;
     struct kite_qp_attr attr;   /* little-endian, as QUERY_QP returns it */
     KiteRoceQp *eqp;            /* transport state in the RoCEv2 engine */
     QEMUTimer *timer;           /* the engine's per-QP timer */
@@ -223,6 +234,8 @@ typedef struct KiteCounters {
     uint64_t db_rejected;       /* doorbells for objects not owned/known */
     uint64_t wire_dropped;      /* fault injection: RoCEv2 drops, TX+RX */
     uint64_t roce_rx_dropped;   /* device RX queue overflow (not the engine) */
+    uint64_t db_mmio;           /* SQ/RQ/CQ doorbell registers written */
+    uint64_t db_rec_reads;      /* doorbell-record indexes read */
 } KiteCounters;
 
 /*
@@ -295,6 +308,10 @@ struct KiteState {
     uint8_t tx_buf[KITE_ETH_MAX_FRAME];         /* frame being sent */
     KiteFrameQueue eth_backlog; /* frames waiting for an RX buffer */
     uint32_t eth_backlog_len;
+
+    /* QP numbers whose doorbell records are polled (kite_dbrec.c). */
+    GArray *dbrec_polling;
+    uint32_t dbrec_pass;        /* kite_dbrec_service() passes */
 
     /* RoCEv2 engine and the wire between it and the port. */
     KiteEngine eng;
@@ -394,6 +411,17 @@ uint8_t kite_cmd_destroy_qp(KiteState *s, const struct kite_aq_cmd *cmd,
 
 uint8_t kite_cmd_query_qp_stats(KiteState *s, const struct kite_aq_cmd *cmd,
                                 KiteCmdResult *res);
+
+/* kite_dbrec.c */
+uint8_t kite_dbrec_check(KiteState *s, uint64_t addr, uint32_t size);
+void kite_dbrec_doorbell(KiteState *s, KiteQp *qp, bool rq);
+void kite_dbrec_service(KiteState *s);
+uint32_t kite_dbrec_before_rx(KiteState *s, const uint8_t *frame,
+                              size_t len);
+void kite_dbrec_after_rx(KiteState *s, uint32_t qpn);
+void kite_dbrec_qp_reset(KiteState *s, KiteQp *qp);
+void kite_dbrec_cq_refresh(KiteState *s, KiteCq *cq, uint32_t cqn);
+void kite_dbrec_cleanup(KiteState *s);
 
 /* kite_eth.c */
 extern NetClientInfo kite_net_info;

@@ -555,6 +555,8 @@ static uint8_t kite_cmd_query_stats(KiteState *s,
     st.eq_events_dropped = cpu_to_le64(s->cnt.eq_dropped);
     st.db_rejected = cpu_to_le64(s->cnt.db_rejected);
     st.wire_dropped = cpu_to_le64(s->cnt.wire_dropped);
+    st.db_mmio = cpu_to_le64(s->cnt.db_mmio);
+    st.db_rec_reads = cpu_to_le64(s->cnt.db_rec_reads);
     st.roce_tx_packets = cpu_to_le64(c->tx_packets);
     st.roce_rx_packets = cpu_to_le64(c->rx_packets);
     st.roce_retransmits = cpu_to_le64(c->retransmits);

@@ -21,7 +21,7 @@
 #define KITE_CQ_MAX_LOG_DEPTH   22      /* log2(KITE_DEF_MAX_CQE) */
 
 QEMU_BUILD_BUG_ON((1u << KITE_CQ_MAX_LOG_DEPTH) != KITE_DEF_MAX_CQE);
-/* A CQE is written in two parts: all but its flags, then the flags byte. */
+/* The flags byte, with the phase, is the CQE's last: it is stored last. */
 QEMU_BUILD_BUG_ON(KITE_CQE_FLAGS_OFF != KITE_CQE_SIZE - 1);
 
 /* The CQ numbered @cqn, or NULL (no owner check). */
@@ -93,6 +93,11 @@ uint8_t kite_cmd_create_cq(KiteState *s, const struct kite_aq_cmd *cmd,
     if (st != KITE_STS_OK) {
         return st;
     }
+    st = kite_dbrec_check(s, le64_to_cpu(c->dbrec),
+                          sizeof(struct kite_cq_dbrec));
+    if (st != KITE_STS_OK) {
+        return st;
+    }
     cq = kite_table_alloc(&s->cq_tab, KITE_CQ_FIRST, &cqn);
     if (!cq) {
         return KITE_STS_NO_RESOURCES;
@@ -102,6 +107,7 @@ uint8_t kite_cmd_create_cq(KiteState *s, const struct kite_aq_cmd *cmd,
     cq->eqn = eqn;
     cq->log_depth = c->log_depth;
     cq->ring = ring;
+    cq->dbrec = le64_to_cpu(c->dbrec);
     s->eq[eqn].cq_refs++;
     if (actor) {
         s->uctx[actor].refs++;
@@ -203,6 +209,7 @@ void kite_cq_doorbell(KiteState *s, uint32_t page, uint64_t val)
     KiteCq *cq = kite_cq_find(s, cqn);
 
     trace_kite_cq_doorbell(page, cqn, ci, flags);
+    s->cnt.db_mmio++;
     if (!cq || cq->owner != page) {
         qemu_log_mask(LOG_GUEST_ERROR, "kite: CQ doorbell on page %u for "
                       "CQ %u it does not own\n", page, cqn);
@@ -238,6 +245,35 @@ static void kite_cq_error(KiteState *s, KiteCq *cq, uint32_t cqn,
 }
 
 /*
+ * Stores CQE @e at @dma with one mapping of guest memory: bytes 0..30,
+ * a write barrier, then the flags byte, so a consumer that sees the new
+ * phase (and issues its read barrier) sees the whole CQE. Memory that
+ * cannot be mapped whole is written with two DMA writes in the same order.
+ */
+static bool kite_cqe_store(KiteState *s, uint64_t dma,
+                           const struct kite_cqe *e)
+{
+    PCIDevice *pci = PCI_DEVICE(s);
+    dma_addr_t len = KITE_CQE_SIZE;
+    uint8_t *p = pci_dma_map(pci, dma, &len, DMA_DIRECTION_FROM_DEVICE);
+
+    if (p && len == KITE_CQE_SIZE) {
+        memcpy(p, e, KITE_CQE_FLAGS_OFF);
+        /* The body before the phase: the consumer's read barrier pairs. */
+        smp_wmb();
+        qatomic_set(p + KITE_CQE_FLAGS_OFF, e->flags);
+        pci_dma_unmap(pci, p, len, DMA_DIRECTION_FROM_DEVICE, len);
+        return true;
+    }
+    if (p) {
+        pci_dma_unmap(pci, p, len, DMA_DIRECTION_FROM_DEVICE, 0);
+    }
+    return pci_dma_write(pci, dma, e, KITE_CQE_FLAGS_OFF) == MEMTX_OK &&
+           pci_dma_write(pci, dma + KITE_CQE_FLAGS_OFF, &e->flags, 1) ==
+           MEMTX_OK;
+}
+
+/*
  * Writes @c, a CQE the RoCEv2 engine filled in its little-endian ABI
  * layout, at the CQ's producer index with the pass's phase bit, and posts
  * the completion event the arm asks for. false when the CQ is unknown, in
@@ -255,6 +291,9 @@ bool kite_cq_post(KiteState *s, uint32_t cqn, const struct kite_cqe *c)
         return false;
     }
     if (kite_ring_used(cq->pi, cq->ci) >= (1u << cq->log_depth)) {
+        kite_dbrec_cq_refresh(s, cq, cqn);
+    }
+    if (kite_ring_used(cq->pi, cq->ci) >= (1u << cq->log_depth)) {
         kite_cq_error(s, cq, cqn, "overflow");
         return false;
     }
@@ -268,11 +307,7 @@ bool kite_cq_post(KiteState *s, uint32_t cqn, const struct kite_cqe *c)
         kite_cq_error(s, cq, cqn, "ring not mapped");
         return false;
     }
-    /* Bytes 0..30 first, then the flags byte with the phase. */
-    if (pci_dma_write(PCI_DEVICE(s), dma, &e, KITE_CQE_FLAGS_OFF) !=
-        MEMTX_OK ||
-        pci_dma_write(PCI_DEVICE(s), dma + KITE_CQE_FLAGS_OFF, &e.flags, 1) !=
-        MEMTX_OK) {
+    if (!kite_cqe_store(s, dma, &e)) {
         kite_cq_error(s, cq, cqn, "ring not writable");
         return false;
     }

@@ -58,14 +58,17 @@ bool kite_engine_busy(KiteState *s)
 bool kite_engine_rx(KiteState *s, const uint8_t *buf, size_t size)
 {
     struct kite_roce_frame_info fi;
+    uint32_t dbrec_qpn;
     bool consumed;
 
     if (trace_event_get_state_backends(TRACE_KITE_ROCE_RX) &&
         kite_roce_frame_peek(buf, size, &fi)) {
         trace_kite_roce_rx(size, fi.opcode, fi.dqpn, fi.psn);
     }
+    dbrec_qpn = kite_dbrec_before_rx(s, buf, size);
     consumed = kite_roce_rx(kite_engine_enter(s), buf, size);
     kite_engine_leave(s);
+    kite_dbrec_after_rx(s, dbrec_qpn);
     return consumed;
 }
 
@@ -267,6 +270,7 @@ static void kite_engine_run_bh(void *opaque)
     }
     more = kite_roce_run(kite_engine_enter(s), KITE_ROCE_BUDGET);
     kite_engine_leave(s);
+    kite_dbrec_service(s);
     if (more) {
         qemu_bh_schedule(s->eng.run_bh);
     }
@@ -480,6 +484,7 @@ void kite_engine_cleanup(KiteState *s)
          i = kite_table_next(&s->qp_tab, i + 1)) {
         kite_engine_qp_drop(kite_table_get(&s->qp_tab, i));
     }
+    kite_dbrec_cleanup(s);
     qemu_bh_delete(s->eng.run_bh);
     qemu_bh_delete(s->eng.stop_bh);
     kite_roce_free(s->eng.roce);

@@ -330,6 +330,11 @@ uint8_t kite_cmd_create_qp(KiteState *s, const struct kite_aq_cmd *cmd,
     if (st != KITE_STS_OK) {
         return st;
     }
+    st = kite_dbrec_check(s, le64_to_cpu(c->dbrec),
+                          sizeof(struct kite_qp_dbrec));
+    if (st != KITE_STS_OK) {
+        return st;
+    }
     qp = kite_qp_alloc(s, c->qp_type);
     if (!qp) {
         return KITE_STS_NO_RESOURCES;
@@ -347,6 +352,7 @@ uint8_t kite_cmd_create_qp(KiteState *s, const struct kite_aq_cmd *cmd,
     qp->recv_cqn = rcqn;
     qp->sq = sq;
     qp->rq = rq;
+    qp->dbrec.addr = le64_to_cpu(c->dbrec);
     qp->attr.state = KITE_QPS_RESET;
     if (!kite_engine_qp_create(s, qp)) {
         qp->valid = false;
@@ -565,11 +571,14 @@ uint8_t kite_cmd_modify_qp(KiteState *s, const struct kite_aq_cmd *cmd,
         /* Back to the state of a new QP: attributes and indexes cleared. */
         memset(&qp->attr, 0, sizeof(qp->attr));
         qp->sq_pi = qp->rq_pi = 0;
+        kite_dbrec_qp_reset(s, qp);
     } else {
         kite_qp_apply(&qp->attr, a, mask);
     }
     qp->attr.state = next;
     kite_engine_qp_modify(s, qp, a, mask, next);
+    /* A state change may let queued WQEs go: look at the records. */
+    kite_dbrec_service(s);
     return KITE_STS_OK;
 }
 
@@ -670,6 +679,7 @@ void kite_qp_doorbell(KiteState *s, uint32_t page, hwaddr off, uint64_t val)
 
     trace_kite_qp_doorbell(page, kite_db_num(val), off == KITE_DB_SQ,
                            kite_db_index(val));
+    s->cnt.db_mmio++;
     if (!qp || qp->owner != page) {
         qemu_log_mask(LOG_GUEST_ERROR, "kite: QP doorbell on page %u for "
                       "QP %u it does not own\n", page, kite_db_num(val));
@@ -679,8 +689,10 @@ void kite_qp_doorbell(KiteState *s, uint32_t page, hwaddr off, uint64_t val)
     if (off == KITE_DB_SQ) {
         qp->sq_pi = kite_db_index(val);
         kite_engine_doorbell(s, qp, false, qp->sq_pi);
+        kite_dbrec_doorbell(s, qp, false);
     } else {
         qp->rq_pi = kite_db_index(val);
         kite_engine_doorbell(s, qp, true, qp->rq_pi);
+        kite_dbrec_doorbell(s, qp, true);
     }
 }

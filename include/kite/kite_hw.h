@@ -54,9 +54,11 @@
 
 /* ABI version: major changes break the driver, minor ones only add. */
 #define KITE_ABI_MAJOR			1
-#define KITE_ABI_MINOR			1	/* 1: data path, QUERY_QP_STATS */
+#define KITE_ABI_MINOR			2	/* 2: doorbell records */
 /* Minor version from which QUERY_QP_STATS and the longer kite_stats exist. */
 #define KITE_ABI_MINOR_QP_STATS		1
+/* Minor version from which CREATE_CQ/CREATE_QP take doorbell records. */
+#define KITE_ABI_MINOR_DBREC		2
 #define KITE_ABI_VERSION(maj, min)	(((maj) << 16) | (min))
 #define KITE_ABI_VER_MAJOR(v)		((v) >> 16)
 #define KITE_ABI_VER_MINOR(v)		((v) & 0xffff)
@@ -341,6 +343,7 @@ struct kite_cmd_create_cq {
 	__u8 reserved;
 	__le16 eqn;		/* completion EQ for notifications */
 	__le32 reserved2;
+	__le64 dbrec;		/* struct kite_cq_dbrec, 0: none (ABI 1.2) */
 };
 
 struct kite_cmd_modify_cq {
@@ -391,6 +394,7 @@ struct kite_cmd_create_qp {
 	__le32 reserved2;
 	struct kite_pbl_desc sq;
 	struct kite_pbl_desc rq;
+	__le64 dbrec;		/* struct kite_qp_dbrec, 0: none (ABI 1.2) */
 };
 
 /* Address vector: the destination of an RC/UC QP or of one UD send. */
@@ -618,7 +622,10 @@ struct kite_stats {
 	__le64 roce_rx_dropped;		/* malformed, unknown QP, bad state */
 	__le64 roce_timeouts;		/* retransmit timer expiries */
 	__le64 wire_dropped;		/* fault injection: frames dropped */
-	__le64 reserved2[4];
+	/* Doorbells (ABI 1.2). */
+	__le64 db_mmio;			/* SQ/RQ/CQ doorbell registers written */
+	__le64 db_rec_reads;		/* doorbell-record indexes read */
+	__le64 reserved2[2];
 };
 
 /*
@@ -726,6 +733,43 @@ struct kite_eth_desc {
 #define KITE_DB_CQ_ARM_NEXT		(1u << 0)	/* any completion */
 #define KITE_DB_CQ_ARM_SOLICITED	(1u << 1)	/* solicited only */
 #define KITE_DB_EQ_ARM			(1u << 0)
+
+/* ------------------------------------------------------------------ */
+/* Doorbell records (ABI 1.2)                                          */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A QP or CQ created with a doorbell record (CREATE_QP/CREATE_CQ dbrec,
+ * a DMA address aligned to the record's size, so it never crosses a page)
+ * shares its indexes with the device through memory (hardware.rst,
+ * "Doorbell records"). The host writes the free-running producer indexes
+ * (QP) or the consumer index (CQ); the device writes sq_poll/rq_poll.
+ *
+ * *_poll nonzero: the device will read the producer index again without
+ * a doorbell. Zero (the record's initial, zeroed state): after storing a
+ * new producer index the host must write the MMIO doorbell. The host
+ * orders its index store before its load of *_poll (a full barrier); the
+ * device orders its store of 0 to *_poll before its next load of the
+ * index, so a new index is never missed by both sides.
+ */
+struct kite_qp_dbrec {
+	__le32 sq_pi;		/* host: SQ producer index */
+	__le32 rq_pi;		/* host: RQ producer index */
+	__le32 sq_poll;		/* device: KITE_DBREC_POLL or 0 */
+	__le32 rq_poll;		/* device: KITE_DBREC_POLL or 0 */
+};
+
+/*
+ * The CQ's record: the consumer index, which the device reads before
+ * it would declare the CQ overflowed; the CQ doorbell is then needed only
+ * to arm the CQ.
+ */
+struct kite_cq_dbrec {
+	__le32 ci;		/* host: CQ consumer index */
+	__le32 reserved;
+};
+
+#define KITE_DBREC_POLL			1u
 
 /* ------------------------------------------------------------------ */
 /* RDMA queues                                                         */
@@ -884,7 +928,10 @@ KITE_ASSERT_SIZE(kite_pbl_desc, 16);
 KITE_ASSERT_SIZE(kite_aq_hdr, 8);
 KITE_ASSERT_SIZE(kite_aq_cmd, KITE_AQ_CMD_SIZE);
 KITE_ASSERT_SIZE(kite_aq_cqe, KITE_AQ_CQE_SIZE);
-KITE_ASSERT_SIZE(kite_cmd_create_qp, 56);
+KITE_ASSERT_SIZE(kite_cmd_create_cq, 32);
+KITE_ASSERT_SIZE(kite_cmd_create_qp, 64);
+KITE_ASSERT_SIZE(kite_qp_dbrec, 16);
+KITE_ASSERT_SIZE(kite_cq_dbrec, 8);
 KITE_ASSERT_SIZE(kite_av, 32);
 KITE_ASSERT_SIZE(kite_qp_attr, 72);
 KITE_ASSERT_SIZE(kite_cmd_modify_qp, 80);
@@ -942,6 +989,15 @@ static inline __u8 kite_db_flags(__u64 db)
 static inline __u32 kite_db_index(__u64 db)
 {
 	return db >> KITE_DB_INDEX_SHIFT;
+}
+
+/*
+ * A doorbell-record address of a record of @size bytes (a power of two):
+ * non-zero and aligned to @size, so the record lies within one page.
+ */
+static inline bool kite_dbrec_addr_valid(__u64 addr, __u32 size)
+{
+	return addr && !(addr & (size - 1));
 }
 
 /* Slot of a free-running index in a ring of 2^log_depth entries. */

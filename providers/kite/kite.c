@@ -46,6 +46,14 @@ static const struct verbs_context_ops kite_ctx_ops = {
 	.resize_cq = kite_resize_cq,
 };
 
+/* Whether environment variable @name is set to "0". */
+static bool kite_env_is_zero(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && !strcmp(v, "0");
+}
+
 /* Check what the driver told us before relying on it. */
 static int
 kite_check_ucontext_resp(struct kite_context *ctx,
@@ -101,6 +109,9 @@ static struct verbs_context *kite_alloc_context(struct ibv_device *ibdev,
 	ctx->max_inline = resp.max_inline;
 	ctx->max_rd_atom = resp.max_rd_atom;
 	ctx->cap_flags = resp.cap_flags;
+	/* KITE_DBREC=0 keeps to the doorbell registers (for comparisons). */
+	ctx->dbrec = (resp.comp_mask & KITE_ALLOC_UCTX_RESP_DBREC) &&
+		     !kite_env_is_zero("KITE_DBREC");
 	kite_qp_table_init(&ctx->qps);
 
 	/* The doorbell page is device memory: map it write-only, shared. */

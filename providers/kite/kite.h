@@ -64,6 +64,7 @@ struct kite_context {
 	uint32_t max_inline;
 	uint32_t max_rd_atom;
 	uint32_t cap_flags;	/* KITE_DEV_CAP_* */
+	bool dbrec;		/* CQs and QPs get doorbell records */
 	struct kite_qp_table qps;
 };
 
@@ -84,6 +85,9 @@ struct kite_ring {
  * index; @db_ci the last one written to the CQ doorbell (the device's view
  * of the free space). After a resize, @old holds the previous ring until
  * poll_cq has consumed the CQEs the device wrote there before switching.
+ * With a doorbell record, @rec_ci points to its consumer index (in the
+ * page @dbrec, which outlives resizes) and poll_cq stores the index there
+ * instead of writing the CQ doorbell.
  */
 struct kite_cq {
 	struct verbs_cq vcq;
@@ -98,12 +102,16 @@ struct kite_cq {
 	struct kite_ring old;		/* ring before a resize, or none */
 	uint8_t old_log_depth;
 	uint32_t old_ci;
+	struct kite_ring dbrec;		/* page of the doorbell record */
+	__le32 *rec_ci;			/* its consumer index, or NULL */
 };
 
 /*
  * A send or receive queue. @pi is the free-running producer index (the
  * last doorbell value), @ci the index of the oldest WQE not completed yet;
  * @wr_id holds the wr_id of the WQE in each slot. @lock covers all of it.
+ * With a doorbell record, @rec_pi and @rec_poll point to this queue's
+ * producer index and poll flag in it (else NULL).
  */
 struct kite_wq {
 	pthread_spinlock_t lock;
@@ -115,6 +123,8 @@ struct kite_wq {
 	uint32_t ci;
 	uint32_t max_sge;	/* SGEs a WQE may carry (the QP's cap) */
 	uint64_t *wr_id;	/* depth entries */
+	__le32 *rec_pi;
+	const __le32 *rec_poll;
 };
 
 /*
@@ -210,6 +220,7 @@ int kite_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 		   struct ibv_recv_wr **bad_wr);
 int kite_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
 void kite_cq_report_ci(struct kite_context *ctx, struct kite_cq *cq);
+void kite_cq_doorbell_ci(struct kite_context *ctx, struct kite_cq *cq);
 void kite_cq_forget_qp(struct kite_cq *cq, uint32_t qpn);
 bool kite_cq_ring_pending(void *ring, uint32_t ci, uint8_t log_depth);
 void kite_wq_reset(struct kite_wq *wq);

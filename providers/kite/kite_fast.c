@@ -14,6 +14,7 @@
  * Copyright (c) 2026 The Kite authors
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -140,6 +141,8 @@ void kite_wq_reset(struct kite_wq *wq)
 	pthread_spin_lock(&wq->lock);
 	wq->pi = 0;
 	wq->ci = 0;
+	if (wq->rec_pi)
+		*(volatile __le32 *)wq->rec_pi = 0;
 	pthread_spin_unlock(&wq->lock);
 }
 
@@ -169,6 +172,28 @@ static void kite_ring_doorbell(struct kite_context *ctx, unsigned int reg,
 {
 	mmio_write64_le((uint8_t *)ctx->db + reg,
 			htole64(kite_db_make(num, flags, index)));
+}
+
+/*
+ * Make WQEs up to @pi visible to the device. Without a doorbell record:
+ * the doorbell register. With one: the index goes to the record, and the
+ * register is written only when the device has stopped polling the queue.
+ * The full barrier orders the index store before the flag load; the
+ * device orders its flag store before its last index load, so either the
+ * device sees the index or we see the flag cleared (hardware.rst,
+ * "Doorbell records").
+ */
+static void kite_wq_kick(struct kite_context *ctx, struct kite_wq *wq,
+			 unsigned int reg, uint32_t qpn, uint32_t pi)
+{
+	udma_to_device_barrier();
+	if (wq->rec_pi) {
+		*(volatile __le32 *)wq->rec_pi = htole32(pi);
+		atomic_thread_fence(memory_order_seq_cst);
+		if (*(const volatile __le32 *)wq->rec_poll)
+			return;
+	}
+	kite_ring_doorbell(ctx, reg, qpn, 0, pi);
 }
 
 /* ---- post_send ------------------------------------------------------------ */
@@ -395,8 +420,7 @@ int kite_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 
 	if (pi != sq->pi) {
 		sq->pi = pi;
-		udma_to_device_barrier();
-		kite_ring_doorbell(ctx, KITE_DB_SQ, ibqp->qp_num, 0, pi);
+		kite_wq_kick(ctx, sq, KITE_DB_SQ, ibqp->qp_num, pi);
 	}
 out:
 	if (err)
@@ -448,8 +472,7 @@ int kite_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 
 	if (pi != rq->pi) {
 		rq->pi = pi;
-		udma_to_device_barrier();
-		kite_ring_doorbell(ctx, KITE_DB_RQ, ibqp->qp_num, 0, pi);
+		kite_wq_kick(ctx, rq, KITE_DB_RQ, ibqp->qp_num, pi);
 	}
 out:
 	if (err)
@@ -489,11 +512,28 @@ bool kite_cq_ring_pending(void *ring, uint32_t ci, uint8_t log_depth)
 	return kite_cqe_ready(ring, ci, log_depth) != NULL;
 }
 
-/* Tell the device how far the CQ has been consumed (frees its space). */
-void kite_cq_report_ci(struct kite_context *ctx, struct kite_cq *cq)
+/* The CQ doorbell with the consumer index (frees the device's space). */
+void kite_cq_doorbell_ci(struct kite_context *ctx, struct kite_cq *cq)
 {
 	udma_to_device_barrier();
 	kite_ring_doorbell(ctx, KITE_DB_CQ, cq->cqn, 0, cq->ci);
+	cq->db_ci = cq->ci;
+}
+
+/*
+ * Tell the device how far the CQ has been consumed: in the doorbell
+ * record, where the device reads it before it would find the ring full,
+ * or else with the CQ doorbell. The barrier keeps the CQE reads before
+ * the store that lets the device overwrite them.
+ */
+void kite_cq_report_ci(struct kite_context *ctx, struct kite_cq *cq)
+{
+	if (!cq->rec_ci) {
+		kite_cq_doorbell_ci(ctx, cq);
+		return;
+	}
+	udma_to_device_barrier();
+	*(volatile __le32 *)cq->rec_ci = htole32(cq->ci);
 	cq->db_ci = cq->ci;
 }
 

@@ -172,7 +172,14 @@ struct ibv_cq *kite_create_cq(struct ibv_context *context, int cqe,
 				goto err_free;
 		}
 	}
-	cmd.comp_mask = 0;
+	/* The record has a page of its own: it outlives ring resizes. */
+	if (ctx->dbrec && cq->ring.buf) {
+		err = kite_ring_alloc(&cq->dbrec, sizeof(struct kite_cq_dbrec));
+		if (err)
+			goto err_ring;
+		cmd.comp_mask = KITE_CREATE_CQ_REQ_DBREC;
+		cmd.dbrec_va = (uintptr_t)cq->dbrec.buf;
+	}
 	cmd.buf_va = (uintptr_t)cq->ring.buf;
 	cmd.buf_len = cq->ring.len;
 
@@ -194,10 +201,13 @@ struct ibv_cq *kite_create_cq(struct ibv_context *context, int cqe,
 	cq->cqn = resp.cqn;
 	cq->depth = resp.depth;
 	cq->log_depth = kite_log2(cq->depth);
+	if (cq->dbrec.buf)
+		cq->rec_ci = &((struct kite_cq_dbrec *)cq->dbrec.buf)->ci;
 	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
 	return &cq->vcq.cq;
 
 err_ring:
+	kite_ring_free(&cq->dbrec);
 	kite_ring_free(&cq->ring);
 err_free:
 	free(cq);
@@ -216,6 +226,7 @@ int kite_destroy_cq(struct ibv_cq *ibcq)
 	pthread_spin_destroy(&cq->lock);
 	kite_ring_free(&cq->old);
 	kite_ring_free(&cq->ring);
+	kite_ring_free(&cq->dbrec);
 	free(cq);
 	return 0;
 }
@@ -263,9 +274,15 @@ int kite_resize_cq(struct ibv_cq *ibcq, int cqe)
 		goto out_unlock;
 	}
 	kite_ring_free(&cq->old);
-	/* The device refuses a depth below pi - ci: give it the real ci. */
-	if (cq->ci != cq->db_ci)
-		kite_cq_report_ci(ctx, cq);
+	/*
+	 * The device refuses a depth below pi - ci: give it the real ci with
+	 * the doorbell. The new ring starts at index 0, so the record's
+	 * consumer index does too; until the switch the device takes the 0
+	 * for an index behind its own and ignores it.
+	 */
+	kite_cq_doorbell_ci(ctx, cq);
+	if (cq->rec_ci)
+		*(volatile __le32 *)cq->rec_ci = 0;
 
 	err = ibv_cmd_resize_cq(ibcq, cqe, &cmd.ibv_cmd, sizeof(cmd),
 				&resp.ibv_resp, sizeof(resp));
@@ -416,18 +433,28 @@ struct ibv_qp *kite_create_qp(struct ibv_pd *pd,
 		return NULL;
 	}
 
-	/* Beyond the limits: no rings, the kernel answers EINVAL. */
+	/*
+	 * Beyond the limits: no rings, the kernel answers EINVAL. The
+	 * doorbell record follows the SQ ring in its allocation (strides are
+	 * multiples of its alignment).
+	 */
 	if (kite_qp_sizes(ctx, &attr->cap, &sz)) {
-		err = kite_ring_alloc(&qp->sq.ring, (size_t)sz.sq_depth *
-				      sz.sq_stride);
+		size_t sq_bytes = (size_t)sz.sq_depth * sz.sq_stride;
+
+		err = kite_ring_alloc(&qp->sq.ring, sq_bytes +
+				      (ctx->dbrec ?
+				       sizeof(struct kite_qp_dbrec) : 0));
 		if (err)
 			goto err_free;
+		if (ctx->dbrec) {
+			cmd.comp_mask = KITE_CREATE_QP_REQ_DBREC;
+			cmd.dbrec_va = (uintptr_t)qp->sq.ring.buf + sq_bytes;
+		}
 		err = kite_ring_alloc(&qp->rq.ring, (size_t)sz.rq_depth *
 				      sz.rq_stride);
 		if (err)
 			goto err_rings;
 	}
-	cmd.comp_mask = 0;
 	cmd.sq_va = (uintptr_t)qp->sq.ring.buf;
 	cmd.sq_len = qp->sq.ring.len;
 	cmd.rq_va = (uintptr_t)qp->rq.ring.buf;
@@ -466,6 +493,15 @@ struct ibv_qp *kite_create_qp(struct ibv_pd *pd,
 				 sizeof(struct kite_sge)));
 	if (err)
 		goto err_destroy;
+	if (cmd.comp_mask & KITE_CREATE_QP_REQ_DBREC) {
+		struct kite_qp_dbrec *rec =
+			(struct kite_qp_dbrec *)(uintptr_t)cmd.dbrec_va;
+
+		qp->sq.rec_pi = &rec->sq_pi;
+		qp->sq.rec_poll = &rec->sq_poll;
+		qp->rq.rec_pi = &rec->rq_pi;
+		qp->rq.rec_poll = &rec->rq_poll;
+	}
 	qp->max_inline = min_t(uint32_t, attr->cap.max_inline_data,
 			       resp.sq_stride - KITE_SQ_WQE_FIXED);
 	qp->sig_all = attr->sq_sig_all;

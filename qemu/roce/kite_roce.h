@@ -189,6 +189,11 @@ uint8_t kite_roce_qp_state(const KiteRoceQp *qp);
 uint32_t kite_roce_qp_sq_psn(const KiteRoceQp *qp);
 uint32_t kite_roce_qp_rq_psn(const KiteRoceQp *qp);
 const struct kite_roce_counters *kite_roce_qp_counters(const KiteRoceQp *qp);
+/*
+ * true when the QP's RQ (@rq) or SQ has completed every WQE up to its
+ * last doorbell: the host may stop looking for new WQEs there.
+ */
+bool kite_roce_qp_wq_idle(const KiteRoceQp *qp, bool rq);
 const struct kite_roce_counters *kite_roce_counters(const KiteRoce *e);
 
 /*

@@ -199,6 +199,11 @@ uint32_t kite_roce_qp_sq_psn(const KiteRoceQp *qp)
     return qp->hi_psn;
 }
 
+bool kite_roce_qp_wq_idle(const KiteRoceQp *qp, bool rq)
+{
+    return rq ? qp->rq_ci == qp->rq_pi : qp->sq_ci == qp->sq_pi;
+}
+
 uint32_t kite_roce_qp_rq_psn(const KiteRoceQp *qp)
 {
     return qp->epsn;

@@ -67,12 +67,13 @@ LAYOUT_TEST(kite_cmd_alloc_uctx, 8, 4,
 LAYOUT_TEST(kite_cmd_alloc_pd, 8, 4,
 	FLD(reserved, 0, 8))
 
-LAYOUT_TEST(kite_cmd_create_cq, 24, 8,
+LAYOUT_TEST(kite_cmd_create_cq, 32, 8,
 	FLD(ring, 0, 16),
 	FLD(log_depth, 16, 1),
 	FLD(reserved, 17, 1),
 	FLD(eqn, 18, 2),
-	FLD(reserved2, 20, 4))
+	FLD(reserved2, 20, 4),
+	FLD(dbrec, 24, 8))
 
 LAYOUT_TEST(kite_cmd_modify_cq, 32, 8,
 	FLD(cqn, 0, 4),
@@ -86,7 +87,7 @@ LAYOUT_TEST(kite_cmd_modify_cq, 32, 8,
 	FLD(log_depth, 24, 1),
 	FLD(reserved2, 25, 7))
 
-LAYOUT_TEST(kite_cmd_create_qp, 56, 8,
+LAYOUT_TEST(kite_cmd_create_qp, 64, 8,
 	FLD(qp_type, 0, 1),
 	FLD(flags, 1, 1),
 	FLD(sq_log_depth, 2, 1),
@@ -99,7 +100,8 @@ LAYOUT_TEST(kite_cmd_create_qp, 56, 8,
 	FLD(recv_cqn, 16, 4),
 	FLD(reserved2, 20, 4),
 	FLD(sq, 24, 16),
-	FLD(rq, 40, 16))
+	FLD(rq, 40, 16),
+	FLD(dbrec, 56, 8))
 
 LAYOUT_TEST(kite_av, 32, 4,
 	FLD(dgid, 0, 16),
@@ -172,9 +174,9 @@ LAYOUT_TEST_X(kite_aq_cmd, 128, 8, false,
 	FLD(destroy, 8, 8),
 	FLD(alloc_uctx, 8, 8),
 	FLD(alloc_pd, 8, 8),
-	FLD(create_cq, 8, 24),
+	FLD(create_cq, 8, 32),
 	FLD(modify_cq, 8, 32),
-	FLD(create_qp, 8, 56),
+	FLD(create_qp, 8, 64),
 	FLD(modify_qp, 8, 80),
 	FLD(query_obj, 8, 24),
 	FLD(reg_mr, 8, 48),
@@ -263,7 +265,9 @@ LAYOUT_TEST(kite_stats, 240, 8,
 	FLD(roce_rx_dropped, 184, 8),
 	FLD(roce_timeouts, 192, 8),
 	FLD(wire_dropped, 200, 8),
-	FLD(reserved2, 208, 32))
+	FLD(db_mmio, 208, 8),
+	FLD(db_rec_reads, 216, 8),
+	FLD(reserved2, 224, 16))
 
 LAYOUT_TEST(kite_qp_stats, 128, 8,
 	FLD(tx_packets, 0, 8),
@@ -347,6 +351,16 @@ LAYOUT_TEST(kite_cqe, 32, 4,
 	FLD(reserved, 30, 1),
 	FLD(flags, 31, 1))
 
+LAYOUT_TEST(kite_qp_dbrec, 16, 4,
+	FLD(sq_pi, 0, 4),
+	FLD(rq_pi, 4, 4),
+	FLD(sq_poll, 8, 4),
+	FLD(rq_poll, 12, 4))
+
+LAYOUT_TEST(kite_cq_dbrec, 8, 4,
+	FLD(ci, 0, 4),
+	FLD(reserved, 4, 4))
+
 /* The sizes the header itself publishes as numbers. */
 static void test_layout_published_sizes(void **state)
 {
@@ -410,7 +424,9 @@ static void test_layout_published_sizes(void **state)
 	X(kite_wqe_ud)\
 	X(kite_sge)\
 	X(kite_rq_wqe_hdr)\
-	X(kite_cqe)
+	X(kite_cqe)\
+	X(kite_qp_dbrec)\
+	X(kite_cq_dbrec)
 
 /*
  * abi_structs.h lists every "struct kite_* {" defined in kite_hw.h (made by

@@ -105,7 +105,7 @@ static void test_pci_identity(void **state)
 		V(KITE_DB_NUM_PAGES, 256),
 		V(KITE_DB_BAR_SIZE, 1048576),
 		V(KITE_ABI_MAJOR, 1),
-		V(KITE_ABI_MINOR, 1),
+		V(KITE_ABI_MINOR, 2),
 		V(KITE_MSIX_ADMIN, 0),
 		V(KITE_MSIX_ETH, 1),
 		V(KITE_MSIX_COMP_BASE, 2),
@@ -354,6 +354,7 @@ static void test_limits(void **state)
 		V(KITE_UD_GRH_LEN, 40),
 		V(KITE_CQE_OP_RECV_BIT, 0x80),
 		V(KITE_ABI_MINOR_QP_STATS, 1),
+		V(KITE_ABI_MINOR_DBREC, 2),
 		V(KITE_KEY_VARIANT_BITS, 8),
 		V(KITE_KEY_VARIANT_MASK, 0xff),
 	};
@@ -547,6 +548,7 @@ static void test_doorbells(void **state)
 		V(KITE_DB_CQ_ARM_NEXT, 1u << 0),
 		V(KITE_DB_CQ_ARM_SOLICITED, 1u << 1),
 		V(KITE_DB_EQ_ARM, 1u << 0),
+		V(KITE_DBREC_POLL, 1u),
 	};
 	size_t i;
 

@@ -31,11 +31,12 @@ LAYOUT_TEST(kite_alloc_pd_resp, 8, 4,
 	FLD(comp_mask, 0, 4),
 	FLD(pdn, 4, 4))
 
-LAYOUT_TEST(kite_create_cq_req, 24, 8,
+LAYOUT_TEST(kite_create_cq_req, 32, 8,
 	FLD(comp_mask, 0, 4),
 	FLD(reserved_20, 4, 4),
 	FLD(buf_va, 8, 8),
-	FLD(buf_len, 16, 8))
+	FLD(buf_len, 16, 8),
+	FLD(dbrec_va, 24, 8))
 
 LAYOUT_TEST(kite_create_cq_resp, 16, 4,
 	FLD(comp_mask, 0, 4),
@@ -49,13 +50,14 @@ LAYOUT_TEST(kite_resize_cq_req, 24, 8,
 	FLD(buf_va, 8, 8),
 	FLD(buf_len, 16, 8))
 
-LAYOUT_TEST(kite_create_qp_req, 40, 8,
+LAYOUT_TEST(kite_create_qp_req, 48, 8,
 	FLD(comp_mask, 0, 4),
 	FLD(reserved_20, 4, 4),
 	FLD(sq_va, 8, 8),
 	FLD(sq_len, 16, 8),
 	FLD(rq_va, 24, 8),
-	FLD(rq_len, 32, 8))
+	FLD(rq_len, 32, 8),
+	FLD(dbrec_va, 40, 8))
 
 LAYOUT_TEST(kite_create_qp_resp, 24, 4,
 	FLD(comp_mask, 0, 4),

@@ -39,7 +39,8 @@ from results import Results, selected  # noqa: E402
 
 # In the order they run (within each QEMU environment).
 TEST_MODULES = ("test_device", "test_admin", "test_errors", "test_eth",
-                "test_rdma_objects", "test_datapath", "test_wire")
+                "test_rdma_objects", "test_datapath", "test_wire",
+                "test_dbrec")
 
 
 def run_env(res, envs, env_name, tests, args, tmpdir, logdir):

@@ -30,9 +30,9 @@ def pbl_list(entries):
     return b"".join(e.to_bytes(PBL_ENTRY, "little") for e in entries)
 
 
-def cq_payload(ring, log_depth, eqn):
+def cq_payload(ring, log_depth, eqn, dbrec=0):
     return hw.pack("kite_cmd_create_cq", ring=ring, log_depth=log_depth,
-                   eqn=eqn)
+                   eqn=eqn, dbrec=dbrec)
 
 
 def modify_cq_payload(cqn, ring, log_depth):
@@ -46,11 +46,11 @@ def query_obj(handle, addr=0, length=0):
 
 
 def qp_payload(pdn, scq, rcq, sq, rq, qp_type=0, flags=0, sq_log=4,
-               sq_stride=6, rq_log=4, rq_stride=4):
+               sq_stride=6, rq_log=4, rq_stride=4, dbrec=0):
     return hw.pack("kite_cmd_create_qp", qp_type=qp_type, flags=flags,
                    sq_log_depth=sq_log, sq_log_stride=sq_stride,
                    rq_log_depth=rq_log, rq_log_stride=rq_stride, pdn=pdn,
-                   send_cqn=scq, recv_cqn=rcq, sq=sq, rq=rq)
+                   send_cqn=scq, recv_cqn=rcq, sq=sq, rq=rq, dbrec=dbrec)
 
 
 def reg_mr_payload(pdn, access, iova, length, desc, variant):
@@ -218,13 +218,14 @@ def sge(addr, length, lkey):
 class Cq:
     """A kernel CQ whose ring the test polls like a consumer."""
 
-    def __init__(self, r, index, log_depth=4, eqn=None):
+    def __init__(self, r, index, log_depth=4, eqn=None, dbrec=0):
         self.d = r.d
         self.ring = r.cq_ring + index * 0x1000
         self.log = log_depth
         r.d.q.memset(self.ring, CQE_SIZE << log_depth, 0)   # as a driver does
         self.cqn = r.d.exec_ok(C.KITE_CMD_CREATE_CQ, cq_payload(
-            pbl(self.ring, 1), log_depth, r.eqn if eqn is None else eqn))[0]
+            pbl(self.ring, 1), log_depth, r.eqn if eqn is None else eqn,
+            dbrec))[0]
         self.ci = 0
 
     def peek(self, index):
@@ -262,7 +263,7 @@ class Qp:
     """A kernel RC QP with its own rings; WQEs built like a driver does."""
 
     def __init__(self, r, index, pd, scq, rcq, qp_type=C.KITE_QPT_RC,
-                 sq_log=SQ_LOG):
+                 sq_log=SQ_LOG, dbrec=0):
         self.d, self.r = r.d, r
         self.sq = r.sq_ring + index * 0x2000
         self.rq = r.rq_ring + index * 0x1000
@@ -270,7 +271,7 @@ class Qp:
         self.qpn = r.d.exec_ok(C.KITE_CMD_CREATE_QP, qp_payload(
             pd, scq.cqn, rcq.cqn, pbl(self.sq, 1), pbl(self.rq, 1),
             qp_type=qp_type, sq_log=sq_log, sq_stride=SQ_STRIDE,
-            rq_log=RQ_LOG, rq_stride=RQ_STRIDE))[0]
+            rq_log=RQ_LOG, rq_stride=RQ_STRIDE, dbrec=dbrec))[0]
         self.sq_pi = self.rq_pi = 0
 
     def connect(self, dest_qpn, dgid, dmac, sq_psn, rq_psn, net_type=0,
@@ -350,8 +351,8 @@ class Node:
         self.ncq = 0
         self.nqp = 0
 
-    def cq(self, log_depth=4, eqn=None):
-        c = Cq(self.r, self.ncq, log_depth, eqn)
+    def cq(self, log_depth=4, eqn=None, dbrec=0):
+        c = Cq(self.r, self.ncq, log_depth, eqn, dbrec)
         self.ncq += 1
         return c
 

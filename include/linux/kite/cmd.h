@@ -150,6 +150,8 @@ struct kite_hw_stats {
 	u64 roce_rx_dropped;
 	u64 roce_timeouts;
 	u64 wire_dropped;
+	u64 db_mmio;
+	u64 db_rec_reads;
 };
 
 /* Decoded QUERY_CQ answer (the completion's out[KITE_CQ_QUERY_*]). */
@@ -173,6 +175,7 @@ struct kite_cq_info {
  * @recv_cqn: CQ of the receive queue
  * @sq: where the device finds the SQ ring
  * @rq: where the device finds the RQ ring
+ * @dbrec: DMA address of the QP's struct kite_qp_dbrec, 0 for none
  */
 struct kite_qp_create_params {
 	u8 type;
@@ -186,6 +189,7 @@ struct kite_qp_create_params {
 	u32 recv_cqn;
 	const struct kite_pbl_desc *sq;
 	const struct kite_pbl_desc *rq;
+	u64 dbrec;
 };
 
 /**
@@ -222,7 +226,7 @@ int kite_cmd_alloc_uctx(struct kite_admin *adm, u32 *uctx);
 int kite_cmd_alloc_pd(struct kite_admin *adm, u32 uctx, u32 *pdn);
 int kite_cmd_create_cq(struct kite_admin *adm, u32 uctx,
 		       const struct kite_pbl_desc *ring, u8 log_depth,
-		       u16 eqn, u32 *cqn);
+		       u16 eqn, u64 dbrec, u32 *cqn);
 int kite_cmd_modify_cq(struct kite_admin *adm, u32 uctx, u32 cqn,
 		       const struct kite_pbl_desc *ring, u8 log_depth,
 		       u32 *old_pi);

@@ -16,9 +16,17 @@
 
 #define KITE_UVERBS_ABI_VERSION 1
 
+/*
+ * comp_mask bits of kite_alloc_ucontext_resp: what the driver accepts.
+ * DBREC: CREATE_CQ and CREATE_QP take a doorbell record (dbrec_va, with
+ * KITE_CREATE_CQ_REQ_DBREC / KITE_CREATE_QP_REQ_DBREC); set only when the
+ * device implements records (device ABI 1.2).
+ */
+#define KITE_ALLOC_UCTX_RESP_DBREC	(1u << 0)
+
 /* Response to ALLOC_UCONTEXT. The driver reads no request data. */
 struct kite_alloc_ucontext_resp {
-	__u32 comp_mask;
+	__u32 comp_mask;	/* KITE_ALLOC_UCTX_RESP_* */
 	__u32 uctx;		/* context number = doorbell page index */
 	__aligned_u64 db_mmap_offset;	/* mmap() offset of the doorbell page */
 	__u32 db_size;		/* bytes to map at db_mmap_offset */
@@ -64,19 +72,33 @@ struct kite_alloc_pd_resp {
  * Buffer addresses must be 4 KiB aligned. The first pass over a CQ ring is
  * written with phase 1, so the provider zeroes the CQ ring.
  *
- * Size checks: a request shorter than its structure, a non-zero comp_mask
- * or reserved field, non-zero bytes after the structure, or a response
+ * Doorbell records: with KITE_ALLOC_UCTX_RESP_DBREC, a CQ or QP may name
+ * a doorbell record (struct kite_cq_dbrec / kite_qp_dbrec of kite_hw.h)
+ * in dbrec_va, aligned to its size (so within one page), zeroed; the
+ * driver pins it for the object's life. The provider then keeps the
+ * indexes there and writes the doorbell registers only as the record's
+ * protocol asks (hardware.rst, "Doorbell records"). A provider that sends
+ * the shorter requests without dbrec_va (comp_mask 0) uses the doorbell
+ * registers only, as before.
+ *
+ * Size checks: a request shorter than its structure (CREATE_CQ and
+ * CREATE_QP: than the structure without dbrec_va, and the whole structure
+ * with the DBREC bit), an unknown comp_mask bit, a non-zero reserved
+ * field, non-zero bytes after the structure, or a response
  * buffer shorter than the response structure (for every command with a
  * driver response, ucontext and PD included) → EINVAL. REG_MR and
  * MODIFY_QP carry no driver data (any request data must be zero).
  */
 
+#define KITE_CREATE_CQ_REQ_DBREC	(1u << 0)	/* dbrec_va is valid */
+
 /* Request of CREATE_CQ (required for user CQs). */
 struct kite_create_cq_req {
-	__u32 comp_mask;	/* zero */
+	__u32 comp_mask;	/* KITE_CREATE_CQ_REQ_* */
 	__u32 reserved_20;
 	__aligned_u64 buf_va;	/* CQ ring */
 	__aligned_u64 buf_len;	/* bytes allocated at buf_va */
+	__aligned_u64 dbrec_va;	/* struct kite_cq_dbrec */
 };
 
 /* Response to CREATE_CQ. */
@@ -99,14 +121,17 @@ struct kite_resize_cq_req {
 	__aligned_u64 buf_len;	/* bytes allocated at buf_va */
 };
 
+#define KITE_CREATE_QP_REQ_DBREC	(1u << 0)	/* dbrec_va is valid */
+
 /* Request of CREATE_QP (required for user QPs). */
 struct kite_create_qp_req {
-	__u32 comp_mask;	/* zero */
+	__u32 comp_mask;	/* KITE_CREATE_QP_REQ_* */
 	__u32 reserved_20;
 	__aligned_u64 sq_va;	/* send ring */
 	__aligned_u64 sq_len;	/* bytes allocated at sq_va */
 	__aligned_u64 rq_va;	/* receive ring */
 	__aligned_u64 rq_len;	/* bytes allocated at rq_va */
+	__aligned_u64 dbrec_va;	/* struct kite_qp_dbrec */
 };
 
 /* Response to CREATE_QP. */

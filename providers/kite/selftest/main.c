@@ -39,6 +39,8 @@ static const struct {
 	{ "ud_poll", test_ud_poll },
 	{ "stress_one_thread", test_stress_one_thread },
 	{ "stress_two_threads", test_stress_two_threads },
+	{ "dbrec_post", test_dbrec_post },
+	{ "dbrec_cq", test_dbrec_cq },
 };
 
 int main(int argc, char **argv)

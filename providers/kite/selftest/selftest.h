@@ -104,5 +104,7 @@ int test_ud_post_errors(void);
 int test_ud_poll(void);
 int test_stress_one_thread(void);	/* stress_test.c */
 int test_stress_two_threads(void);
+int test_dbrec_post(void);		/* dbrec_test.c */
+int test_dbrec_cq(void);
 
 #endif

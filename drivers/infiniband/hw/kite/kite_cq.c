@@ -12,7 +12,7 @@
 #include "kite_ib.h"
 #include "kite_verbs.h"
 
-static_assert(sizeof(struct kite_create_cq_req) == 24);
+static_assert(sizeof(struct kite_create_cq_req) == 32);
 static_assert(sizeof(struct kite_create_cq_resp) == 16);
 static_assert(sizeof(struct kite_resize_cq_req) == 24);
 
@@ -37,6 +37,34 @@ static void kite_cq_forget(struct kite_ib_dev *kib, struct kite_cq *cq)
 	xa_erase(&kib->cqs, cq->cqn);
 	kite_sync_comp_eq(kib->kdev, cq->eq);
 	kite_sync_async_events(kib->kdev);
+}
+
+/*
+ * The CREATE_CQ request of a user CQ: the first version without dbrec_va,
+ * or the whole one when it names a record (which the device must take).
+ */
+static int kite_cq_req_user(struct kite_ib_dev *kib, struct ib_udata *udata,
+			    struct kite_create_cq_req *req)
+{
+	int err;
+
+	err = kite_udata_get_req_min(udata, req,
+				     offsetofend(typeof(*req), buf_len),
+				     sizeof(*req));
+	if (err)
+		return err;
+	if ((req->comp_mask & ~KITE_CREATE_CQ_REQ_DBREC) || req->reserved_20 ||
+	    udata->outlen < sizeof(struct kite_create_cq_resp))
+		return -EINVAL;
+	if (req->comp_mask & KITE_CREATE_CQ_REQ_DBREC) {
+		if (!kite_dbrec_supported(kib))
+			return -EOPNOTSUPP;
+		if (udata->inlen < sizeof(*req))
+			return -EINVAL;
+	} else if (req->dbrec_va) {
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /**
@@ -75,16 +103,18 @@ int kite_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	bytes = (size_t)depth * sizeof(struct kite_cqe);
 
 	if (udata) {
-		err = kite_udata_get_req(udata, &req, sizeof(req));
+		err = kite_cq_req_user(kib, udata, &req);
 		if (err)
 			return err;
-		if (req.comp_mask || req.reserved_20)
-			return -EINVAL;
-		if (udata->outlen < sizeof(resp))
-			return -EINVAL;
 		cq->uctx = kite_udata_uctx(udata);
 		err = kite_ring_get_user(kib, &cq->ring, req.buf_va,
 					 req.buf_len, bytes);
+		if (!err && (req.comp_mask & KITE_CREATE_CQ_REQ_DBREC)) {
+			err = kite_dbrec_get_user(kib, &cq->dbrec, req.dbrec_va,
+						  sizeof(struct kite_cq_dbrec));
+			if (err)
+				kite_ring_free(kib, &cq->ring);
+		}
 	} else {
 		err = kite_ring_alloc_kernel(kib, &cq->ring, bytes);
 	}
@@ -97,7 +127,8 @@ int kite_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	INIT_WORK(&cq->flush_work, kite_cq_flush_work);
 	cq->eq = &kib->kdev->comp_eqs[attr->comp_vector % kib->kdev->num_comp_eqs];
 	err = kite_cmd_create_cq(&kib->kdev->admin, cq->uctx, &cq->ring.pbl.desc,
-				 cq->log_depth, cq->eq->eqn, &cq->cqn);
+				 cq->log_depth, cq->eq->eqn, cq->dbrec.dma,
+				 &cq->cqn);
 	if (err)
 		goto err_ring;
 	ibcq->cqe = depth;
@@ -119,6 +150,7 @@ err_erase:
 err_destroy:
 	kite_cmd_destroy_cq(&kib->kdev->admin, cq->uctx, cq->cqn);
 err_ring:
+	kite_dbrec_put(&cq->dbrec);
 	kite_ring_free(kib, &cq->ring);
 	return err;
 }
@@ -148,6 +180,7 @@ int kite_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	cancel_work_sync(&cq->flush_work);
 	kite_ring_free(kib, &cq->old_ring);
 	kite_ring_free(kib, &cq->ring);
+	kite_dbrec_put(&cq->dbrec);
 	return 0;
 }
 

@@ -219,6 +219,8 @@ static const struct rdma_stat_desc kite_port_stats[] = {
 	KITE_IB_STAT("eth_tx_errors", eth_tx_errors),
 	KITE_IB_STAT("eq_events_dropped", eq_events_dropped),
 	KITE_IB_STAT("db_rejected", db_rejected),
+	KITE_IB_STAT("doorbell_writes", db_mmio),
+	KITE_IB_STAT("doorbell_rec_reads", db_rec_reads),
 	KITE_IB_STAT("num_cq", num_cq),
 	KITE_IB_STAT("num_qp", num_qp),
 	KITE_IB_STAT("num_mr", num_mr),

@@ -322,3 +322,44 @@ void kite_ring_free(struct kite_ib_dev *kib, struct kite_ring *ring)
 	}
 	memset(ring, 0, sizeof(*ring));
 }
+
+/**
+ * kite_dbrec_get_user() - pin a doorbell record the provider allocated
+ * @kib: RDMA device
+ * @rec: record to fill (zeroed by the caller)
+ * @va: user address of the record: aligned to @size
+ * @size: sizeof(struct kite_qp_dbrec) or sizeof(struct kite_cq_dbrec)
+ *
+ * The alignment keeps the record within one page, so one DMA address
+ * describes it.
+ *
+ * Return: 0 or a negative errno (-EINVAL for a bad address).
+ */
+int kite_dbrec_get_user(struct kite_ib_dev *kib, struct kite_dbrec *rec,
+			u64 va, u32 size)
+{
+	if (!kite_dbrec_addr_valid(va, size))
+		return -EINVAL;
+	rec->umem = ib_umem_get(&kib->ibdev, va, size, IB_ACCESS_LOCAL_WRITE);
+	if (IS_ERR(rec->umem)) {
+		int err = PTR_ERR(rec->umem);
+
+		rec->umem = NULL;
+		return err;
+	}
+	rec->dma = sg_dma_address(rec->umem->sgt_append.sgt.sgl) +
+		   ib_umem_offset(rec->umem);
+	return 0;
+}
+
+/**
+ * kite_dbrec_put() - unpin a doorbell record
+ * @rec: record from kite_dbrec_get_user(), or none (zeroed)
+ */
+void kite_dbrec_put(struct kite_dbrec *rec)
+{
+	if (rec->umem)
+		ib_umem_release(rec->umem);
+	rec->umem = NULL;
+	rec->dma = 0;
+}

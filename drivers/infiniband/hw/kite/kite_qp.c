@@ -15,7 +15,7 @@
 #include "kite_ib.h"
 #include "kite_verbs.h"
 
-static_assert(sizeof(struct kite_create_qp_req) == 40);
+static_assert(sizeof(struct kite_create_qp_req) == 48);
 static_assert(sizeof(struct kite_create_qp_resp) == 24);
 
 /* MODIFY_QP's mask bits and states are ib_core's. */
@@ -198,6 +198,7 @@ static int kite_qp_cmd_create(struct kite_ib_dev *kib, struct kite_qp *qp,
 		.recv_cqn = recv_cqn,
 		.sq = &qp->sq.pbl.desc,
 		.rq = &qp->rq.pbl.desc,
+		.dbrec = qp->dbrec.dma,
 	};
 
 	return kite_cmd_create_qp(&kib->kdev->admin, qp->uctx, &p, &qp->qpn);
@@ -209,12 +210,22 @@ static int kite_qp_rings_user(struct kite_ib_dev *kib, struct kite_qp *qp,
 	struct kite_create_qp_req req = {};
 	int err;
 
-	err = kite_udata_get_req(udata, &req, sizeof(req));
+	err = kite_udata_get_req_min(udata, &req,
+				     offsetofend(typeof(req), rq_len),
+				     sizeof(req));
 	if (err)
 		return err;
-	if (req.comp_mask || req.reserved_20 ||
+	if ((req.comp_mask & ~KITE_CREATE_QP_REQ_DBREC) || req.reserved_20 ||
 	    udata->outlen < sizeof(struct kite_create_qp_resp))
 		return -EINVAL;
+	if (req.comp_mask & KITE_CREATE_QP_REQ_DBREC) {
+		if (!kite_dbrec_supported(kib))
+			return -EOPNOTSUPP;
+		if (udata->inlen < sizeof(req))
+			return -EINVAL;
+	} else if (req.dbrec_va) {
+		return -EINVAL;
+	}
 	err = kite_ring_get_user(kib, &qp->sq, req.sq_va, req.sq_len,
 				 (size_t)1 << (qp->sq_log_depth +
 					       qp->sq_log_stride));
@@ -224,7 +235,19 @@ static int kite_qp_rings_user(struct kite_ib_dev *kib, struct kite_qp *qp,
 				 (size_t)1 << (qp->rq_log_depth +
 					       qp->rq_log_stride));
 	if (err)
-		kite_ring_free(kib, &qp->sq);
+		goto err_sq;
+	if (req.comp_mask & KITE_CREATE_QP_REQ_DBREC) {
+		err = kite_dbrec_get_user(kib, &qp->dbrec, req.dbrec_va,
+					  sizeof(struct kite_qp_dbrec));
+		if (err)
+			goto err_rq;
+	}
+	return 0;
+
+err_rq:
+	kite_ring_free(kib, &qp->rq);
+err_sq:
+	kite_ring_free(kib, &qp->sq);
 	return err;
 }
 
@@ -336,6 +359,7 @@ err_erase:
 err_destroy:
 	kite_cmd_destroy_qp(&kib->kdev->admin, qp->uctx, qp->qpn);
 err_rings:
+	kite_dbrec_put(&qp->dbrec);
 	kite_ring_free(kib, &qp->rq);
 	kite_ring_free(kib, &qp->sq);
 	kite_qp_free_kernel(qp);
@@ -563,6 +587,7 @@ int kite_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	if (err && !kite_admin_is_dead(&kib->kdev->admin))
 		return err;
 	kite_qp_forget(kib, qp);
+	kite_dbrec_put(&qp->dbrec);
 	kite_ring_free(kib, &qp->rq);
 	kite_ring_free(kib, &qp->sq);
 	kite_qp_free_kernel(qp);

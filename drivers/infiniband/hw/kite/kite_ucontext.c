@@ -43,6 +43,41 @@ int kite_udata_get_req(struct ib_udata *udata, void *req, size_t len)
 	return ib_copy_from_udata(req, udata, len);
 }
 
+/**
+ * kite_udata_get_req_min() - read a request that grew over ABI versions
+ * @udata: user data of the verb
+ * @req: request structure, zeroed by the caller
+ * @min: length of the request's first version
+ * @len: sizeof(*@req)
+ *
+ * A request of @min up to @len bytes is read as far as it goes (the rest
+ * of @req stays zero); a longer one as by kite_udata_get_req().
+ *
+ * Return: 0, -EINVAL (shorter than @min, non-zero bytes after @len) or
+ * -EFAULT.
+ */
+int kite_udata_get_req_min(struct ib_udata *udata, void *req, size_t min,
+			   size_t len)
+{
+	if (udata->inlen < min)
+		return -EINVAL;
+	if (udata->inlen >= len)
+		return kite_udata_get_req(udata, req, len);
+	return ib_copy_from_udata(req, udata, udata->inlen);
+}
+
+/**
+ * kite_dbrec_supported() - whether the device takes doorbell records
+ * @kib: RDMA device
+ *
+ * Return: true from device ABI 1.2 on.
+ */
+bool kite_dbrec_supported(struct kite_ib_dev *kib)
+{
+	return KITE_ABI_VER_MINOR(kib->kdev->caps.abi_version) >=
+	       KITE_ABI_MINOR_DBREC;
+}
+
 /* The context acting for a verb: 0 for the kernel. */
 u32 kite_udata_uctx(struct ib_udata *udata)
 {
@@ -124,6 +159,8 @@ int kite_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 	resp.max_inline = caps->max_inline;
 	resp.max_rd_atom = caps->max_rd_atom;
 	resp.cap_flags = caps->cap_flags;
+	if (kite_dbrec_supported(kib))
+		resp.comp_mask |= KITE_ALLOC_UCTX_RESP_DBREC;
 	err = kite_copy_resp(udata, &resp, sizeof(resp));
 	if (err)
 		goto err_remove;

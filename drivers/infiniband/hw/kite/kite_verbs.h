@@ -70,6 +70,17 @@ struct kite_ring {
 	u32 npages;
 };
 
+/**
+ * struct kite_dbrec - a user doorbell record (struct kite_qp_dbrec or
+ *		       kite_cq_dbrec) the device reads and writes
+ * @umem: the pinned page holding it, or NULL for none
+ * @dma: its DMA address (0 for none)
+ */
+struct kite_dbrec {
+	struct ib_umem *umem;
+	dma_addr_t dma;
+};
+
 struct kite_mr {
 	struct ib_mr ibmr;
 	struct ib_umem *umem;
@@ -81,6 +92,7 @@ struct kite_mr {
  * struct kite_cq - a completion queue
  * @ibcq: ib_core object (allocated by ib_core)
  * @ring: CQE ring
+ * @dbrec: user CQ: its doorbell record, if the provider gave one
  * @old_ring: kernel CQ after a resize: the previous ring, whose CQEs up to
  *	      @old_pi are polled before @ring
  * @lock: kernel CQ: serializes poll_cq, req_notify_cq and resize
@@ -107,6 +119,7 @@ struct kite_mr {
 struct kite_cq {
 	struct ib_cq ibcq;
 	struct kite_ring ring;
+	struct kite_dbrec dbrec;
 	struct kite_ring old_ring;
 	spinlock_t lock; /* see above */
 	struct kite_eq *eq;
@@ -134,6 +147,8 @@ struct kite_cq {
  * @ibqp: ib_core object (allocated by ib_core)
  * @sq: send ring
  * @rq: receive ring
+ * @dbrec: user QP: its doorbell record, if the provider gave one (kernel
+ *	   QPs write the doorbell registers, which cost the kernel no more)
  * @lock: serializes modify_qp and protects @state
  * @sq_lock: kernel QP: serializes post_send (@sq_pi, the SQ ring)
  * @rq_lock: kernel QP: serializes post_recv (@rq_pi, the RQ ring)
@@ -162,6 +177,7 @@ struct kite_qp {
 	struct ib_qp ibqp;
 	struct kite_ring sq;
 	struct kite_ring rq;
+	struct kite_dbrec dbrec;
 	struct mutex lock; /* see above */
 	spinlock_t sq_lock; /* see above */
 	spinlock_t rq_lock; /* see above */
@@ -251,6 +267,9 @@ int kite_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
 void kite_mmap_free(struct rdma_user_mmap_entry *entry);
 bool kite_udata_in_ok(struct ib_udata *udata);
 int kite_udata_get_req(struct ib_udata *udata, void *req, size_t len);
+int kite_udata_get_req_min(struct ib_udata *udata, void *req, size_t min,
+			   size_t len);
+bool kite_dbrec_supported(struct kite_ib_dev *kib);
 u32 kite_udata_uctx(struct ib_udata *udata);
 int kite_copy_resp(struct ib_udata *udata, void *resp, size_t len);
 
@@ -267,6 +286,9 @@ int kite_ring_alloc_kernel(struct kite_ib_dev *kib, struct kite_ring *ring,
 int kite_ring_get_user(struct kite_ib_dev *kib, struct kite_ring *ring,
 		       u64 va, u64 len, size_t bytes);
 void kite_ring_free(struct kite_ib_dev *kib, struct kite_ring *ring);
+int kite_dbrec_get_user(struct kite_ib_dev *kib, struct kite_dbrec *rec,
+			u64 va, u32 size);
+void kite_dbrec_put(struct kite_dbrec *rec);
 
 /* kite_mr.c */
 struct ib_mr *kite_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,

@@ -57,7 +57,7 @@ void kite_enc_destroy(struct kite_aq_cmd *cmd, u8 opcode, u32 uctx,
 		      u32 handle);
 void kite_enc_create_cq(struct kite_aq_cmd *cmd, u32 uctx,
 			const struct kite_pbl_desc *ring, u8 log_depth,
-			u16 eqn);
+			u16 eqn, u64 dbrec);
 void kite_enc_modify_cq(struct kite_aq_cmd *cmd, u32 uctx, u32 cqn,
 			const struct kite_pbl_desc *ring, u8 log_depth);
 void kite_enc_query_obj(struct kite_aq_cmd *cmd, u8 opcode, u32 uctx,

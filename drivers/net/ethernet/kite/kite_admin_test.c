@@ -168,14 +168,22 @@ static void kite_test_enc_create_cq(struct kunit *test)
 	struct kite_aq_cmd cmd;
 
 	memset(&cmd, 0xa5, sizeof(cmd));
-	kite_enc_create_cq(&cmd, 9, &test_pbl, 10, 3);
+	kite_enc_create_cq(&cmd, 9, &test_pbl, 10, 3, 0x123456789abcdef8ull);
 	kite_test_hdr(test, &cmd, KITE_CMD_CREATE_CQ, 9);
 	kite_test_pbl(test, cmd.raw, &test_pbl);
 	KUNIT_EXPECT_EQ(test, cmd.raw[16], 10);		/* log_depth */
 	KUNIT_EXPECT_EQ(test, get_unaligned_le16(cmd.raw + 18), 3); /* eqn */
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(cmd.raw + 20, 0, 4));
+	/* the doorbell record */
+	KUNIT_EXPECT_EQ(test, get_unaligned_le64(cmd.raw + 24),
+			0x123456789abcdef8ull);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(cmd.raw + 32, 0,
+					    sizeof(cmd.raw) - 32));
+	KUNIT_EXPECT_PTR_EQ(test, kite_cmd_out_buf(&cmd), NULL);
+	/* no record: the field stays zero, as an ABI 1.1 device expects */
+	kite_enc_create_cq(&cmd, 9, &test_pbl, 10, 3, 0);
 	KUNIT_EXPECT_TRUE(test, !memchr_inv(cmd.raw + 20, 0,
 					    sizeof(cmd.raw) - 20));
-	KUNIT_EXPECT_PTR_EQ(test, kite_cmd_out_buf(&cmd), NULL);
 }
 
 static void kite_test_enc_modify_cq(struct kunit *test)
@@ -229,6 +237,7 @@ static void kite_test_enc_create_qp(struct kunit *test)
 		.recv_cqn = 0x33,
 		.sq = &test_pbl,
 		.rq = &test_pbl2,
+		.dbrec = 0xfedcba9876543210ull,
 	};
 	struct kite_aq_cmd cmd;
 
@@ -248,8 +257,10 @@ static void kite_test_enc_create_qp(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, get_unaligned_le32(cmd.raw + 20), 0);
 	kite_test_pbl(test, cmd.raw + 24, &test_pbl);
 	kite_test_pbl(test, cmd.raw + 40, &test_pbl2);
-	KUNIT_EXPECT_TRUE(test, !memchr_inv(cmd.raw + 56, 0,
-					    sizeof(cmd.raw) - 56));
+	KUNIT_EXPECT_EQ(test, get_unaligned_le64(cmd.raw + 56),
+			0xfedcba9876543210ull);	/* the doorbell record */
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(cmd.raw + 64, 0,
+					    sizeof(cmd.raw) - 64));
 }
 
 static void kite_test_enc_modify_qp(struct kunit *test)
@@ -475,6 +486,8 @@ static void kite_test_dec_stats(struct kunit *test)
 		.roce_rx_dropped = cpu_to_le64(27),
 		.roce_timeouts = cpu_to_le64(28),
 		.wire_dropped = cpu_to_le64(0x30000001dULL),
+		.db_mmio = cpu_to_le64(0x40000001eULL),
+		.db_rec_reads = cpu_to_le64(31),
 	};
 	struct kite_hw_stats s;
 
@@ -508,6 +521,8 @@ static void kite_test_dec_stats(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, s.roce_rx_dropped, 27);
 	KUNIT_EXPECT_EQ(test, s.roce_timeouts, 28);
 	KUNIT_EXPECT_EQ(test, s.wire_dropped, 0x30000001dULL);
+	KUNIT_EXPECT_EQ(test, s.db_mmio, 0x40000001eULL);
+	KUNIT_EXPECT_EQ(test, s.db_rec_reads, 31);
 }
 
 static void kite_test_dec_cq_info(struct kunit *test)

@@ -193,17 +193,18 @@ EXPORT_SYMBOL_NS_GPL(kite_cmd_alloc_pd, KITE);
  * @ring: where the device finds the CQE ring
  * @log_depth: log2 of the number of CQEs
  * @eqn: completion EQ for the CQ's notifications
+ * @dbrec: DMA address of the CQ's struct kite_cq_dbrec, 0 for none
  * @cqn: the new CQ number
  *
  * Return: 0 or a negative errno (see kite_admin_exec()).
  */
 int kite_cmd_create_cq(struct kite_admin *adm, u32 uctx,
 		       const struct kite_pbl_desc *ring, u8 log_depth,
-		       u16 eqn, u32 *cqn)
+		       u16 eqn, u64 dbrec, u32 *cqn)
 {
 	struct kite_aq_cmd cmd;
 
-	kite_enc_create_cq(&cmd, uctx, ring, log_depth, eqn);
+	kite_enc_create_cq(&cmd, uctx, ring, log_depth, eqn, dbrec);
 	return kite_cmd_exec_out0(adm, &cmd, cqn);
 }
 EXPORT_SYMBOL_NS_GPL(kite_cmd_create_cq, KITE);

@@ -105,15 +105,17 @@ void kite_enc_destroy(struct kite_aq_cmd *cmd, u8 opcode, u32 uctx,
  * @ring: where the device finds the CQE ring
  * @log_depth: log2 of the number of CQEs
  * @eqn: completion EQ for the CQ's notifications
+ * @dbrec: DMA address of the CQ's struct kite_cq_dbrec, 0 for none
  */
 void kite_enc_create_cq(struct kite_aq_cmd *cmd, u32 uctx,
 			const struct kite_pbl_desc *ring, u8 log_depth,
-			u16 eqn)
+			u16 eqn, u64 dbrec)
 {
 	kite_enc_hdr(cmd, KITE_CMD_CREATE_CQ, uctx);
 	cmd->create_cq.ring = *ring;
 	cmd->create_cq.log_depth = log_depth;
 	cmd->create_cq.eqn = cpu_to_le16(eqn);
+	cmd->create_cq.dbrec = cpu_to_le64(dbrec);
 }
 
 /**
@@ -171,6 +173,7 @@ void kite_enc_create_qp(struct kite_aq_cmd *cmd, u32 uctx,
 	cmd->create_qp.recv_cqn = cpu_to_le32(p->recv_cqn);
 	cmd->create_qp.sq = *p->sq;
 	cmd->create_qp.rq = *p->rq;
+	cmd->create_qp.dbrec = cpu_to_le64(p->dbrec);
 }
 
 /**
@@ -346,6 +349,9 @@ void kite_dec_stats(const struct kite_stats *st, struct kite_hw_stats *out)
 	out->roce_rx_dropped = le64_to_cpu(st->roce_rx_dropped);
 	out->roce_timeouts = le64_to_cpu(st->roce_timeouts);
 	out->wire_dropped = le64_to_cpu(st->wire_dropped);
+	/* ABI 1.2; 0 from an older device. */
+	out->db_mmio = le64_to_cpu(st->db_mmio);
+	out->db_rec_reads = le64_to_cpu(st->db_rec_reads);
 }
 
 /**

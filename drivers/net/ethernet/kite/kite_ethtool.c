@@ -41,6 +41,8 @@ static const struct kite_stat_desc kite_hw_stats_desc[] = {
 	KITE_HW_STAT(roce_icrc_errors),
 	KITE_HW_STAT(eq_events_dropped),
 	KITE_HW_STAT(db_rejected),
+	KITE_HW_STAT(db_mmio),
+	KITE_HW_STAT(db_rec_reads),
 	KITE_HW_STAT(num_uctx),
 	KITE_HW_STAT(num_pd),
 	KITE_HW_STAT(num_cq),
