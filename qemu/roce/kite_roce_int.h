@@ -118,6 +118,9 @@ struct KiteRoceQp {
     KiteRoceQp *next;           /* engine's list of QPs */
     KiteRoceQp *prev;
     KiteRoceQp *hnext;          /* next in the QP number index bucket */
+    /* Ring of QPs that may have work (NULL when not on it). */
+    KiteRoceQp *rnext;
+    KiteRoceQp *rprev;
     struct kite_roce_qp_cfg cfg;
 
     /* Attributes. */
@@ -209,7 +212,13 @@ struct KiteRoce {
     uint32_t eth_mtu;
     struct kite_roce_counters cnt;
     KiteRoceQp *qps;
-    KiteRoceQp *rr;             /* round-robin cursor */
+    /*
+     * The QPs that may have work, in round-robin order from the one the
+     * next run serves first. Every QP with work is on it; a QP found idle
+     * leaves it, so a run costs what the busy QPs do, not what all do.
+     */
+    KiteRoceQp *ready;
+    uint64_t qp_visits;         /* QP steps tried by kite_roce_run() */
     KiteRoceQp **qp_hash;       /* by QP number, qp_hash_size buckets */
     uint32_t qp_hash_size;
     uint32_t nqps;
@@ -233,6 +242,7 @@ void kr_qp_error(KiteRoceQp *qp, uint8_t event);
 void kr_flush(KiteRoceQp *qp);
 bool kr_req_active(const KiteRoceQp *qp);
 bool kr_qp_has_work(KiteRoceQp *qp);
+void kr_qp_ready(KiteRoceQp *qp);
 uint32_t kr_next_pow2(uint32_t v);
 
 /* kite_roce_req.c */

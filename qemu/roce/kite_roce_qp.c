@@ -61,6 +61,53 @@ void kite_roce_set_port(KiteRoce *e, const uint8_t *mac, uint32_t eth_mtu)
 }
 
 /* ------------------------------------------------------------------ */
+/* The ready ring                                                      */
+/* ------------------------------------------------------------------ */
+
+/*
+ * @qp may have work now: put it on the ready ring, last in the round the
+ * next run makes. Wherever what kr_qp_has_work() tests can turn true
+ * (doorbells, MODIFY_QP, received packets, timers, a move to ERR) this is
+ * called; a QP put here without work just leaves at its next step.
+ */
+void kr_qp_ready(KiteRoceQp *qp)
+{
+    KiteRoce *e = qp->e;
+
+    if (qp->rnext) {
+        return;
+    }
+    if (!e->ready) {
+        qp->rnext = qp->rprev = qp;
+        e->ready = qp;
+        return;
+    }
+    qp->rnext = e->ready;
+    qp->rprev = e->ready->rprev;
+    qp->rprev->rnext = qp;
+    e->ready->rprev = qp;
+}
+
+static void kr_qp_unready(KiteRoceQp *qp)
+{
+    KiteRoce *e = qp->e;
+
+    if (!qp->rnext) {
+        return;
+    }
+    if (qp->rnext == qp) {
+        e->ready = NULL;
+    } else {
+        qp->rprev->rnext = qp->rnext;
+        qp->rnext->rprev = qp->rprev;
+        if (e->ready == qp) {
+            e->ready = qp->rnext;
+        }
+    }
+    qp->rnext = qp->rprev = NULL;
+}
+
+/* ------------------------------------------------------------------ */
 /* QP lifetime and the QP number index                                 */
 /* ------------------------------------------------------------------ */
 
@@ -181,9 +228,7 @@ void kite_roce_qp_destroy(KiteRoceQp *qp)
             break;
         }
     }
-    if (e->rr == qp) {
-        e->rr = qp->next;
-    }
+    kr_qp_unready(qp);
     free(qp->res);
     free(qp->sq);
     free(qp);
@@ -220,6 +265,7 @@ const struct kite_roce_counters *kite_roce_counters(const KiteRoce *e)
 
 static void kr_qp_reset(KiteRoceQp *qp)
 {
+    kr_qp_unready(qp);
     kr_comp_cancel_timer(qp);
     memset(qp->sq, 0, qp->sq_depth * sizeof(*qp->sq));
     qp->sq_pi = qp->sq_ci = qp->req_idx = 0;
@@ -318,10 +364,17 @@ void kite_roce_qp_modify(KiteRoceQp *qp, const struct kite_roce_qp_attr *a,
         qp->sport = kite_roce_udp_sport(qp->cfg.qpn, qp->dest_qpn,
                                         qp->path.flow_label);
     }
+    if (qp->state != KITE_QPS_RESET) {
+        /* Limits, the state or the window may have changed. */
+        kr_qp_ready(qp);
+    }
     if (!(mask & KITE_QP_ATTR_STATE)) {
         return;
     }
     qp->state = a->state;
+    if (qp->state != KITE_QPS_RESET) {
+        kr_qp_ready(qp);
+    }
     switch (a->state) {
     case KITE_QPS_RESET:
         kr_qp_reset(qp);
@@ -365,6 +418,7 @@ void kr_qp_error(KiteRoceQp *qp, uint8_t event)
     }
     kr_resp_reset(qp);
     qp->flush_pending = true;
+    kr_qp_ready(qp);
     e->ops->kick(e->opaque);
 }
 
@@ -492,6 +546,7 @@ void kite_roce_sq_doorbell(KiteRoceQp *qp, uint32_t pi)
     if (qp->state == KITE_QPS_ERR) {
         qp->flush_pending = true;
     }
+    kr_qp_ready(qp);
     e->ops->kick(e->opaque);
 }
 
@@ -505,6 +560,7 @@ void kite_roce_rq_doorbell(KiteRoceQp *qp, uint32_t pi)
     kr_doorbell_check(qp, pi, &qp->rq_pi, qp->rq_ci, qp->cfg.rq_log_depth);
     if (qp->state == KITE_QPS_ERR) {
         qp->flush_pending = true;
+        kr_qp_ready(qp);
         e->ops->kick(e->opaque);
     }
 }
@@ -598,39 +654,39 @@ static bool kr_qp_step(KiteRoceQp *qp)
     return kr_req_step(qp);
 }
 
+/*
+ * Round robin over the ready ring, one step per QP per round; a QP found
+ * idle leaves the ring. Only the steps that did something count against
+ * @budget.
+ */
 bool kite_roce_run(KiteRoce *e, unsigned budget)
 {
     unsigned done = 0;
     KiteRoceQp *qp;
 
-    while (done < budget && e->qps) {
-        KiteRoceQp *start = e->rr ? e->rr : e->qps;
-        bool progress = false;
-
-        qp = start;
-        do {
-            KiteRoceQp *next = qp->next ? qp->next : e->qps;
-
-            if (kr_qp_step(qp)) {
-                progress = true;
-                done++;
+    while (done < budget && e->ready) {
+        qp = e->ready;
+        e->qp_visits++;
+        if (kr_qp_step(qp)) {
+            done++;
+            /* The step may have taken it off (reset): then it moved on. */
+            if (e->ready == qp) {
+                e->ready = qp->rnext;
             }
-            qp = next;
-            if (done >= budget) {
-                break;
-            }
-        } while (qp != start);
-        e->rr = qp;
-        if (!progress) {
-            break;
+        } else {
+            kr_qp_unready(qp);
         }
     }
-    for (qp = e->qps; qp; qp = qp->next) {
-        if (kr_qp_has_work(qp)) {
-            return true;
-        }
+    /* Drop the idle QPs at the front so that true means work. */
+    while (e->ready && !kr_qp_has_work(e->ready)) {
+        kr_qp_unready(e->ready);
     }
-    return false;
+    return e->ready != NULL;
+}
+
+uint64_t kite_roce_qp_visits(const KiteRoce *e)
+{
+    return e->qp_visits;
 }
 
 void kite_roce_qp_timer(KiteRoceQp *qp)
@@ -644,6 +700,7 @@ void kite_roce_qp_timer(KiteRoceQp *qp)
     }
     kr_comp_timer(qp);
     if (kr_qp_has_work(qp)) {
+        kr_qp_ready(qp);
         e->ops->kick(e->opaque);
     }
 }
