@@ -32,7 +32,16 @@
  * MTU 256 that is 256 bytes short of KITE_MAX_MSG_SIZE.
  */
 #define KR_MAX_READ_PSNS        ((1u << 23) - 1)
-#define KR_RESPQ_DEPTH          256     /* responder output queue */
+/*
+ * The responder's output queue holds, besides one READ or atomic entry
+ * per responder resource (and one it cancelled), the ACKs and NAKs
+ * between them: 4 entries per resource and a few more cover a requester
+ * within max_dest_rd_atomic; what does not fit is recovered by its
+ * retries. Rounded up to a power of two, at most KR_RESPQ_MAX.
+ */
+#define KR_RESPQ_PER_RES        4
+#define KR_RESPQ_MIN            4
+#define KR_RESPQ_MAX            256
 /* An atomic works on one little-endian 64-bit word of memory. */
 #define KR_ATOMIC_SIZE          sizeof(__le64)
 #define KR_TIMEOUT_BASE_NS      4096ull /* local ACK timeout unit */
@@ -192,7 +201,8 @@ struct KiteRoceQp {
     uint32_t nres;              /* ring size (0: READ/atomic NAK'd) */
     uint32_t res_next;
     /* Ordered output queue. */
-    KrRespItem respq[KR_RESPQ_DEPTH];
+    KrRespItem *respq;          /* RC from RTR on; NULL before */
+    uint32_t respq_size;        /* entries, a power of two (0: none) */
     uint32_t respq_head, respq_tail;   /* free-running */
     bool resp_urgent;           /* a NAK or atomic ACK is queued */
 
@@ -261,6 +271,8 @@ bool kr_resp_step(KiteRoceQp *qp);
 bool kr_resp_has_work(const KiteRoceQp *qp);
 void kr_resp_flush_acks(KiteRoceQp *qp);
 void kr_resp_reset(KiteRoceQp *qp);
+bool kr_resp_alloc(KiteRoceQp *qp);
+void kr_resp_release(KiteRoceQp *qp);
 void kr_resp_ud(KiteRoceQp *qp, const struct kite_roce_pkt *p);
 
 /* kite_roce_comp.c */

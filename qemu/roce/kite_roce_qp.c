@@ -229,6 +229,7 @@ void kite_roce_qp_destroy(KiteRoceQp *qp)
         }
     }
     kr_qp_unready(qp);
+    kr_resp_release(qp);
     free(qp->res);
     free(qp->sq);
     free(qp);
@@ -275,6 +276,22 @@ static void kr_qp_reset(KiteRoceQp *qp)
     kr_sq_uncache(qp, 0, true);
     kr_req_reset(qp);
     kr_resp_reset(qp);
+    kr_resp_release(qp);
+}
+
+/*
+ * The responder's output queue, for a QP that receives requests: without
+ * memory for it the QP goes to ERR with KITE_EVT_QP_FATAL, which the host
+ * reports as for any device-initiated error.
+ */
+static void kr_qp_resp_ready(KiteRoceQp *qp)
+{
+    if (qp->state == KITE_QPS_RESET || qp->state == KITE_QPS_INIT ||
+        qp->state == KITE_QPS_ERR || kr_resp_alloc(qp)) {
+        return;
+    }
+    kr_qp_error(qp, KITE_EVT_QP_FATAL);
+    kr_flush(qp);
 }
 
 bool kr_req_active(const KiteRoceQp *qp)
@@ -369,6 +386,9 @@ void kite_roce_qp_modify(KiteRoceQp *qp, const struct kite_roce_qp_attr *a,
         kr_qp_ready(qp);
     }
     if (!(mask & KITE_QP_ATTR_STATE)) {
+        if (mask & KITE_QP_ATTR_MAX_DEST_RD_ATOMIC) {
+            kr_qp_resp_ready(qp);
+        }
         return;
     }
     qp->state = a->state;
@@ -384,7 +404,11 @@ void kite_roce_qp_modify(KiteRoceQp *qp, const struct kite_roce_qp_attr *a,
         kr_resp_reset(qp);
         kr_flush(qp);
         break;
+    case KITE_QPS_RTR:
+        kr_qp_resp_ready(qp);
+        break;
     case KITE_QPS_RTS:
+        kr_qp_resp_ready(qp);
         if (old != KITE_QPS_RTS) {
             qp->retry_left = qp->retry_cnt;
             qp->rnr_left = qp->rnr_retry;

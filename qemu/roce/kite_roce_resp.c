@@ -8,6 +8,8 @@
  *
  * Copyright (c) 2026 The Kite authors
  */
+#include <stdlib.h>
+
 #include "kite_roce_int.h"
 
 #define KR_NO_NAK       0
@@ -25,12 +27,54 @@ static KrRespItem *kr_respq_push(KiteRoceQp *qp)
 {
     KrRespItem *it;
 
-    if (kr_respq_len(qp) >= KR_RESPQ_DEPTH) {
+    if (kr_respq_len(qp) >= qp->respq_size) {
         return NULL;
     }
-    it = &qp->respq[qp->respq_tail++ % KR_RESPQ_DEPTH];
+    it = &qp->respq[qp->respq_tail++ & (qp->respq_size - 1)];
     memset(it, 0, sizeof(*it));
     return it;
+}
+
+/*
+ * Give an RC QP the output queue its responder resources need (at the
+ * move to RTR, or when max_dest_rd_atomic grows later). Queued entries
+ * keep their free-running indexes. false: no memory (nothing changed).
+ */
+bool kr_resp_alloc(KiteRoceQp *qp)
+{
+    uint32_t want = kr_next_pow2(qp->nres * KR_RESPQ_PER_RES + KR_RESPQ_MIN);
+    KrRespItem *q;
+    uint32_t k;
+
+    if (qp->cfg.type != KITE_QPT_RC) {
+        return true;
+    }
+    if (want > KR_RESPQ_MAX) {
+        want = KR_RESPQ_MAX;
+    }
+    if (qp->respq_size >= want) {
+        return true;
+    }
+    q = calloc(want, sizeof(*q));
+    if (!q) {
+        return false;
+    }
+    for (k = qp->respq_head; k != qp->respq_tail; k++) {
+        q[k & (want - 1)] = qp->respq[k & (qp->respq_size - 1)];
+    }
+    free(qp->respq);
+    qp->respq = q;
+    qp->respq_size = want;
+    return true;
+}
+
+/* Drop the output queue (RESET, destroy): an idle QP holds none. */
+void kr_resp_release(KiteRoceQp *qp)
+{
+    free(qp->respq);
+    qp->respq = NULL;
+    qp->respq_size = 0;
+    qp->respq_head = qp->respq_tail = 0;
 }
 
 /*
@@ -45,7 +89,7 @@ static void kr_resp_queue_ack(KiteRoceQp *qp, uint8_t syndrome, uint32_t psn)
         qp->resp_urgent = true;
     }
     if (syndrome == KITE_AETH_ACK_UNLIMITED && kr_respq_len(qp)) {
-        it = &qp->respq[(qp->respq_tail - 1) % KR_RESPQ_DEPTH];
+        it = &qp->respq[(qp->respq_tail - 1) & (qp->respq_size - 1)];
         if (it->kind == KR_RI_ACK && it->syndrome == syndrome) {
             if (kite_psn_cmp(psn, it->psn) > 0) {
                 it->psn = psn;
@@ -121,7 +165,7 @@ bool kr_resp_step(KiteRoceQp *qp)
     if (!kr_respq_len(qp)) {
         return false;
     }
-    it = &qp->respq[qp->respq_head % KR_RESPQ_DEPTH];
+    it = &qp->respq[qp->respq_head & (qp->respq_size - 1)];
     switch (it->kind) {
     case KR_RI_NONE:
         qp->respq_head++;
@@ -180,7 +224,7 @@ bool kr_resp_step(KiteRoceQp *qp)
 void kr_resp_flush_acks(KiteRoceQp *qp)
 {
     while (kr_respq_len(qp) &&
-           qp->respq[qp->respq_head % KR_RESPQ_DEPTH].kind != KR_RI_READ) {
+           qp->respq[qp->respq_head & (qp->respq_size - 1)].kind != KR_RI_READ) {
         kr_resp_step(qp);
     }
 }
@@ -339,7 +383,7 @@ static KrResource *kr_res_new(KiteRoceQp *qp)
 
     if (r->valid && !r->atomic) {
         for (k = qp->respq_head; k != qp->respq_tail; k++) {
-            KrRespItem *q = &qp->respq[k % KR_RESPQ_DEPTH];
+            KrRespItem *q = &qp->respq[k & (qp->respq_size - 1)];
 
             if (q->kind == KR_RI_READ && q->res_first_psn == r->first_psn) {
                 q->kind = KR_RI_NONE;
@@ -653,7 +697,7 @@ static void kr_resp_dup(KiteRoceQp *qp, const struct kite_roce_pkt *p,
             if (atomic) {
                 /* Replay the saved result; never execute again. */
                 for (k = qp->respq_head; k != qp->respq_tail; k++) {
-                    KrRespItem *q = &qp->respq[k % KR_RESPQ_DEPTH];
+                    KrRespItem *q = &qp->respq[k & (qp->respq_size - 1)];
 
                     if (q->kind == KR_RI_ATOMIC && q->psn == p->psn) {
                         return;     /* a replay is queued already */
@@ -676,7 +720,7 @@ static void kr_resp_dup(KiteRoceQp *qp, const struct kite_roce_pkt *p,
             }
             /* Restart a queued stream of this resource in place. */
             for (it = NULL, k = qp->respq_head; k != qp->respq_tail; k++) {
-                KrRespItem *q = &qp->respq[k % KR_RESPQ_DEPTH];
+                KrRespItem *q = &qp->respq[k & (qp->respq_size - 1)];
 
                 if (q->kind == KR_RI_READ &&
                     q->res_first_psn == r->first_psn) {

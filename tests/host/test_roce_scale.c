@@ -17,6 +17,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "kite_roce_int.h"
 #include "kite_roce_pkt.h"
 #include "roce_fixture.h"
 
@@ -222,12 +223,218 @@ static void test_round_robin_fairness(void **st)
     free(s);
 }
 
+/* What node B sends back: READ responses and atomic ACKs. */
+typedef struct Seen {
+    Fx *f;
+    unsigned reads, atomics;
+    uint32_t read_psn[8];
+    uint64_t atomic_orig[8];
+    bool data_ok;
+} Seen;
+
+static void seen_tap(Sim *s, int src, const uint8_t *frame, size_t len,
+                     void *arg)
+{
+    Seen *sn = arg;
+    struct kite_roce_pkt p;
+
+    (void)s;
+    if (src != 1 || kite_roce_parse(frame, len, &p) != KITE_ROCE_OK) {
+        return;
+    }
+    if (p.opcode == KITE_OP_READ_RESP_ONLY && sn->reads < 8) {
+        uint32_t k = (p.psn - 0x100) & KITE_PSN_MASK;
+
+        sn->read_psn[sn->reads++] = p.psn;
+        if (p.paylen != 1000 ||
+            memcmp(p.payload, sim_mem(sn->f->b, 0x100000 + 1000 * k), 1000)) {
+            sn->data_ok = false;
+        }
+    }
+    if (p.opcode == KITE_OP_ATOMIC_ACK && sn->atomics < 8) {
+        sn->atomic_orig[sn->atomics++] = p.atomic_orig;
+    }
+}
+
+static Fx *rd_atomic_fx(Seen *sn, uint8_t max_dest)
+{
+    SimConnParams p;
+    Fx *f;
+
+    sim_default_params(&p);
+    p.max_rd_atomic = max_dest;
+    p.max_dest_rd_atomic = max_dest;
+    f = fx_new(&p, KITE_QPT_RC, false);
+    memset(sn, 0, sizeof(*sn));
+    sn->f = f;
+    sn->data_ok = true;
+    f->s.tap = seen_tap;
+    f->s.tap_arg = sn;
+    return f;
+}
+
+static void inject(Fx *f, const struct kite_roce_pkt *pk)
+{
+    uint8_t frame[KITE_ROCE_MAX_FRAME];
+    size_t len = kite_roce_build(frame, sizeof(frame), pk);
+
+    assert_true(len > 0);
+    assert_true(kite_roce_rx(f->b->e, frame, len));
+}
+
+static void inject_read(Fx *f, uint32_t psn)
+{
+    struct kite_roce_pkt pk;
+
+    fx_pkt_a_to_b(f, &pk, KITE_OP_READ_REQ, psn);
+    pk.reth_va = IOVA + 0x100000 + 1000 * ((psn - 0x100) & KITE_PSN_MASK);
+    pk.reth_rkey = f->bkey;
+    pk.reth_len = 1000;
+    inject(f, &pk);
+}
+
+static void inject_fetch_add(Fx *f, uint32_t psn)
+{
+    struct kite_roce_pkt pk;
+
+    fx_pkt_a_to_b(f, &pk, KITE_OP_FETCH_ADD, psn);
+    pk.atomic_va = IOVA + 0x200000;
+    pk.atomic_rkey = f->bkey;
+    pk.atomic_swap_add = 1;
+    inject(f, &pk);
+}
+
+/*
+ * The responder's queue exists from RTR on, sized by max_dest_rd_atomic,
+ * and is gone again at RESET; a QP that never gets there has none.
+ */
+static void test_respq_lazy(void **st)
+{
+    Seen sn;
+    Fx *f = rd_atomic_fx(&sn, 2);
+    struct kite_roce_qp_cfg cfg = sim_qp(f->b, f->bqp)->cfg;
+    struct kite_roce_qp_attr a;
+    KiteRoceQp *qb = sim_qp(f->b, f->bqp)->qp, *q;
+    int marker;
+
+    (void)st;
+    assert_non_null(qb->respq);
+    assert_int_equal(qb->respq_size,
+                     kr_next_pow2(2 * KR_RESPQ_PER_RES + KR_RESPQ_MIN));
+    cfg.host = &marker;
+    cfg.qpn = IDLE_QPN_BASE;
+    q = kite_roce_qp_create(f->b->e, &cfg);
+    assert_non_null(q);
+    assert_null(q->respq);
+    memset(&a, 0, sizeof(a));
+    a.state = KITE_QPS_INIT;
+    a.max_dest_rd_atomic = KR_MAX_RD_ATOM;
+    kite_roce_qp_modify(q, &a, KITE_QP_ATTR_STATE |
+                        KITE_QP_ATTR_MAX_DEST_RD_ATOMIC);
+    assert_null(q->respq);
+    a.state = KITE_QPS_RTR;
+    kite_roce_qp_modify(q, &a, KITE_QP_ATTR_STATE);
+    assert_non_null(q->respq);
+    assert_int_equal(q->respq_size, KR_RESPQ_MAX);
+    a.state = KITE_QPS_RESET;
+    kite_roce_qp_modify(q, &a, KITE_QP_ATTR_STATE);
+    assert_null(q->respq);
+    kite_roce_qp_destroy(q);
+
+    /* Raising max_dest_rd_atomic in RTS grows the queue. */
+    a.max_dest_rd_atomic = 8;
+    sim_modify(f->b, f->bqp, &a, KITE_QP_ATTR_MAX_DEST_RD_ATOMIC);
+    assert_int_equal(qb->respq_size,
+                     kr_next_pow2(8 * KR_RESPQ_PER_RES + KR_RESPQ_MIN));
+    fx_free(f);
+}
+
+/*
+ * READs past max_dest_rd_atomic: each new one takes the oldest resource
+ * and cancels its queued response, so only the newest max_dest_rd_atomic
+ * are answered, with the right data.
+ */
+static void test_read_limit(void **st)
+{
+    Seen sn;
+    Fx *f = rd_atomic_fx(&sn, 2);
+    SimWr w;
+
+    (void)st;
+    fx_fill(sim_mem(f->b, 0x100000), 8000, 9);
+    inject_read(f, 0x100);
+    inject_read(f, 0x101);
+    inject_read(f, 0x102);
+    fx_run(f);
+    assert_int_equal(sn.reads, 2);
+    assert_int_equal(sn.read_psn[0], 0x101);
+    assert_int_equal(sn.read_psn[1], 0x102);
+    assert_true(sn.data_ok);
+    assert_int_equal(fx_state(f->b, f->bqp), KITE_QPS_RTS);
+
+    /* Within the limit, READs from the requester complete as ever. */
+    fx_free(f);
+    f = rd_atomic_fx(&sn, 2);
+    fx_fill(sim_mem(f->b, 0x100000), 8000, 9);
+    w = fx_wr(KITE_WQE_READ, 0);
+    fx_sge(&w, 0x10000, 8000, f->akey);
+    w.raddr = IOVA + 0x100000;
+    w.rkey = f->bkey;
+    sim_post_send(f->a, f->aqp, &w);
+    sim_post_send(f->a, f->aqp, &w);
+    sim_post_send(f->a, f->aqp, &w);
+    fx_run(f);
+    fx_expect_cqe(f->a, f->a_scq, f->aqp, 0, KITE_CQE_READ, 0, 8000);
+    fx_expect_cqe(f->a, f->a_scq, f->aqp, 1, KITE_CQE_READ, 0, 8000);
+    fx_expect_cqe(f->a, f->a_scq, f->aqp, 2, KITE_CQE_READ, 0, 8000);
+    assert_memory_equal(sim_mem(f->a, 0x10000), sim_mem(f->b, 0x100000),
+                        8000);
+    fx_free(f);
+}
+
+/*
+ * Atomics keep max_dest_rd_atomic saved results: a duplicate of one of
+ * them is answered from it without executing again, a duplicate of an
+ * older one finds nothing and is dropped.
+ */
+static void test_atomic_limit(void **st)
+{
+    Seen sn;
+    Fx *f = rd_atomic_fx(&sn, 2);
+    uint64_t dropped;
+
+    (void)st;
+    mem_st64(sim_mem(f->b, 0x200000), 0);
+    inject_fetch_add(f, 0x100);
+    inject_fetch_add(f, 0x101);
+    inject_fetch_add(f, 0x102);
+    fx_run(f);
+    assert_int_equal(mem_ld64(sim_mem(f->b, 0x200000)), 3);
+    assert_int_equal(sn.atomics, 3);
+    assert_int_equal(sn.atomic_orig[2], 2);
+    dropped = kite_roce_counters(f->b->e)->rx_dropped;
+    inject_fetch_add(f, 0x100);
+    fx_run(f);
+    assert_int_equal(sn.atomics, 3);
+    assert_int_equal(kite_roce_counters(f->b->e)->rx_dropped, dropped + 1);
+    inject_fetch_add(f, 0x102);
+    fx_run(f);
+    assert_int_equal(sn.atomics, 4);
+    assert_int_equal(sn.atomic_orig[3], 2);
+    assert_int_equal(mem_ld64(sim_mem(f->b, 0x200000)), 3);
+    assert_int_equal(fx_state(f->b, f->bqp), KITE_QPS_RTS);
+    fx_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_runs_touch_busy_qps_only),
         cmocka_unit_test(test_ready_after_idle),
         cmocka_unit_test(test_round_robin_fairness),
+        cmocka_unit_test(test_respq_lazy),
+        cmocka_unit_test(test_read_limit),
+        cmocka_unit_test(test_atomic_limit),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
