@@ -253,6 +253,8 @@ void kr_flush(KiteRoceQp *qp);
 bool kr_req_active(const KiteRoceQp *qp);
 bool kr_qp_has_work(KiteRoceQp *qp);
 void kr_qp_ready(KiteRoceQp *qp);
+bool kr_resp_alloc(KiteRoceQp *qp);
+void kr_resp_release(KiteRoceQp *qp);
 uint32_t kr_next_pow2(uint32_t v);
 
 /* kite_roce_req.c */
@@ -271,8 +273,6 @@ bool kr_resp_step(KiteRoceQp *qp);
 bool kr_resp_has_work(const KiteRoceQp *qp);
 void kr_resp_flush_acks(KiteRoceQp *qp);
 void kr_resp_reset(KiteRoceQp *qp);
-bool kr_resp_alloc(KiteRoceQp *qp);
-void kr_resp_release(KiteRoceQp *qp);
 void kr_resp_ud(KiteRoceQp *qp, const struct kite_roce_pkt *p);
 
 /* kite_roce_comp.c */

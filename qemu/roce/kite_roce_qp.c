@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Kite RoCEv2 transport engine: engine and QP lifetime, the QP number
- * index, MODIFY_QP and its state effects, flush, doorbells, the send run
- * loop, timers and counters.
+ * index, MODIFY_QP and its state effects (the responder's output queue),
+ * flush, doorbells, the ready ring and the send run loop, timers and
+ * counters.
  *
  * Copyright (c) 2026 The Kite authors
  */
@@ -277,6 +278,49 @@ static void kr_qp_reset(KiteRoceQp *qp)
     kr_req_reset(qp);
     kr_resp_reset(qp);
     kr_resp_release(qp);
+}
+
+/*
+ * Give an RC QP the output queue its responder resources need (at the
+ * move to RTR, or when max_dest_rd_atomic grows later). Queued entries
+ * keep their free-running indexes. false: no memory (nothing changed).
+ */
+bool kr_resp_alloc(KiteRoceQp *qp)
+{
+    uint32_t want = kr_next_pow2(qp->nres * KR_RESPQ_PER_RES +
+                                 KR_RESPQ_MIN);
+    KrRespItem *q;
+    uint32_t k;
+
+    if (qp->cfg.type != KITE_QPT_RC) {
+        return true;
+    }
+    if (want > KR_RESPQ_MAX) {
+        want = KR_RESPQ_MAX;
+    }
+    if (qp->respq_size >= want) {
+        return true;
+    }
+    q = calloc(want, sizeof(*q));
+    if (!q) {
+        return false;
+    }
+    for (k = qp->respq_head; k != qp->respq_tail; k++) {
+        q[k & (want - 1)] = qp->respq[k & (qp->respq_size - 1)];
+    }
+    free(qp->respq);
+    qp->respq = q;
+    qp->respq_size = want;
+    return true;
+}
+
+/* Drop the output queue (RESET, destroy): an idle QP holds none. */
+void kr_resp_release(KiteRoceQp *qp)
+{
+    free(qp->respq);
+    qp->respq = NULL;
+    qp->respq_size = 0;
+    qp->respq_head = qp->respq_tail = 0;
 }
 
 /*

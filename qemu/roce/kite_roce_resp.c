@@ -8,8 +8,6 @@
  *
  * Copyright (c) 2026 The Kite authors
  */
-#include <stdlib.h>
-
 #include "kite_roce_int.h"
 
 #define KR_NO_NAK       0
@@ -33,48 +31,6 @@ static KrRespItem *kr_respq_push(KiteRoceQp *qp)
     it = &qp->respq[qp->respq_tail++ & (qp->respq_size - 1)];
     memset(it, 0, sizeof(*it));
     return it;
-}
-
-/*
- * Give an RC QP the output queue its responder resources need (at the
- * move to RTR, or when max_dest_rd_atomic grows later). Queued entries
- * keep their free-running indexes. false: no memory (nothing changed).
- */
-bool kr_resp_alloc(KiteRoceQp *qp)
-{
-    uint32_t want = kr_next_pow2(qp->nres * KR_RESPQ_PER_RES + KR_RESPQ_MIN);
-    KrRespItem *q;
-    uint32_t k;
-
-    if (qp->cfg.type != KITE_QPT_RC) {
-        return true;
-    }
-    if (want > KR_RESPQ_MAX) {
-        want = KR_RESPQ_MAX;
-    }
-    if (qp->respq_size >= want) {
-        return true;
-    }
-    q = calloc(want, sizeof(*q));
-    if (!q) {
-        return false;
-    }
-    for (k = qp->respq_head; k != qp->respq_tail; k++) {
-        q[k & (want - 1)] = qp->respq[k & (qp->respq_size - 1)];
-    }
-    free(qp->respq);
-    qp->respq = q;
-    qp->respq_size = want;
-    return true;
-}
-
-/* Drop the output queue (RESET, destroy): an idle QP holds none. */
-void kr_resp_release(KiteRoceQp *qp)
-{
-    free(qp->respq);
-    qp->respq = NULL;
-    qp->respq_size = 0;
-    qp->respq_head = qp->respq_tail = 0;
 }
 
 /*
