@@ -243,6 +243,12 @@ struct kite_roce_frame_info {
 bool kite_roce_frame_peek(const uint8_t *frame, size_t len,
                           struct kite_roce_frame_info *fi);
 
+/*
+ * How many QP steps kite_roce_run() has tried since kite_roce_new(): it
+ * tries only QPs that may have work (tests, profiling).
+ */
+uint64_t kite_roce_qp_visits(const KiteRoce *e);
+
 /* QP @qp's timer fired. */
 void kite_roce_qp_timer(KiteRoceQp *qp);
 

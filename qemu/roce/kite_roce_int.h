@@ -32,7 +32,16 @@
  * MTU 256 that is 256 bytes short of KITE_MAX_MSG_SIZE.
  */
 #define KR_MAX_READ_PSNS        ((1u << 23) - 1)
-#define KR_RESPQ_DEPTH          256     /* responder output queue */
+/*
+ * The responder's output queue holds, besides one READ or atomic entry
+ * per responder resource (and one it cancelled), the ACKs and NAKs
+ * between them: 4 entries per resource and a few more cover a requester
+ * within max_dest_rd_atomic; what does not fit is recovered by its
+ * retries. Rounded up to a power of two, at most KR_RESPQ_MAX.
+ */
+#define KR_RESPQ_PER_RES        4
+#define KR_RESPQ_MIN            4
+#define KR_RESPQ_MAX            256
 /* An atomic works on one little-endian 64-bit word of memory. */
 #define KR_ATOMIC_SIZE          sizeof(__le64)
 #define KR_TIMEOUT_BASE_NS      4096ull /* local ACK timeout unit */
@@ -118,6 +127,9 @@ struct KiteRoceQp {
     KiteRoceQp *next;           /* engine's list of QPs */
     KiteRoceQp *prev;
     KiteRoceQp *hnext;          /* next in the QP number index bucket */
+    /* Ring of QPs that may have work (NULL when not on it). */
+    KiteRoceQp *rnext;
+    KiteRoceQp *rprev;
     struct kite_roce_qp_cfg cfg;
 
     /* Attributes. */
@@ -189,7 +201,8 @@ struct KiteRoceQp {
     uint32_t nres;              /* ring size (0: READ/atomic NAK'd) */
     uint32_t res_next;
     /* Ordered output queue. */
-    KrRespItem respq[KR_RESPQ_DEPTH];
+    KrRespItem *respq;          /* RC from RTR on; NULL before */
+    uint32_t respq_size;        /* entries, a power of two (0: none) */
     uint32_t respq_head, respq_tail;   /* free-running */
     bool resp_urgent;           /* a NAK or atomic ACK is queued */
 
@@ -209,7 +222,13 @@ struct KiteRoce {
     uint32_t eth_mtu;
     struct kite_roce_counters cnt;
     KiteRoceQp *qps;
-    KiteRoceQp *rr;             /* round-robin cursor */
+    /*
+     * The QPs that may have work, in round-robin order from the one the
+     * next run serves first. Every QP with work is on it; a QP found idle
+     * leaves it, so a run costs what the busy QPs do, not what all do.
+     */
+    KiteRoceQp *ready;
+    uint64_t qp_visits;         /* QP steps tried by kite_roce_run() */
     KiteRoceQp **qp_hash;       /* by QP number, qp_hash_size buckets */
     uint32_t qp_hash_size;
     uint32_t nqps;
@@ -233,6 +252,9 @@ void kr_qp_error(KiteRoceQp *qp, uint8_t event);
 void kr_flush(KiteRoceQp *qp);
 bool kr_req_active(const KiteRoceQp *qp);
 bool kr_qp_has_work(KiteRoceQp *qp);
+void kr_qp_ready(KiteRoceQp *qp);
+bool kr_resp_alloc(KiteRoceQp *qp);
+void kr_resp_release(KiteRoceQp *qp);
 uint32_t kr_next_pow2(uint32_t v);
 
 /* kite_roce_req.c */

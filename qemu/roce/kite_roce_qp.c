@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Kite RoCEv2 transport engine: engine and QP lifetime, the QP number
- * index, MODIFY_QP and its state effects, flush, doorbells, the send run
- * loop, timers and counters.
+ * index, MODIFY_QP and its state effects (the responder's output queue),
+ * flush, doorbells, the ready ring and the send run loop, timers and
+ * counters.
  *
  * Copyright (c) 2026 The Kite authors
  */
@@ -58,6 +59,53 @@ void kite_roce_set_port(KiteRoce *e, const uint8_t *mac, uint32_t eth_mtu)
 {
     memcpy(e->mac, mac, sizeof(e->mac));
     e->eth_mtu = eth_mtu;
+}
+
+/* ------------------------------------------------------------------ */
+/* The ready ring                                                      */
+/* ------------------------------------------------------------------ */
+
+/*
+ * @qp may have work now: put it on the ready ring, last in the round the
+ * next run makes. Wherever what kr_qp_has_work() tests can turn true
+ * (doorbells, MODIFY_QP, received packets, timers, a move to ERR) this is
+ * called; a QP put here without work just leaves at its next step.
+ */
+void kr_qp_ready(KiteRoceQp *qp)
+{
+    KiteRoce *e = qp->e;
+
+    if (qp->rnext) {
+        return;
+    }
+    if (!e->ready) {
+        qp->rnext = qp->rprev = qp;
+        e->ready = qp;
+        return;
+    }
+    qp->rnext = e->ready;
+    qp->rprev = e->ready->rprev;
+    qp->rprev->rnext = qp;
+    e->ready->rprev = qp;
+}
+
+static void kr_qp_unready(KiteRoceQp *qp)
+{
+    KiteRoce *e = qp->e;
+
+    if (!qp->rnext) {
+        return;
+    }
+    if (qp->rnext == qp) {
+        e->ready = NULL;
+    } else {
+        qp->rprev->rnext = qp->rnext;
+        qp->rnext->rprev = qp->rprev;
+        if (e->ready == qp) {
+            e->ready = qp->rnext;
+        }
+    }
+    qp->rnext = qp->rprev = NULL;
 }
 
 /* ------------------------------------------------------------------ */
@@ -181,9 +229,8 @@ void kite_roce_qp_destroy(KiteRoceQp *qp)
             break;
         }
     }
-    if (e->rr == qp) {
-        e->rr = qp->next;
-    }
+    kr_qp_unready(qp);
+    kr_resp_release(qp);
     free(qp->res);
     free(qp->sq);
     free(qp);
@@ -225,6 +272,7 @@ const struct kite_roce_counters *kite_roce_counters(const KiteRoce *e)
 
 static void kr_qp_reset(KiteRoceQp *qp)
 {
+    kr_qp_unready(qp);
     kr_comp_cancel_timer(qp);
     memset(qp->sq, 0, qp->sq_depth * sizeof(*qp->sq));
     qp->sq_pi = qp->sq_ci = qp->req_idx = 0;
@@ -234,6 +282,65 @@ static void kr_qp_reset(KiteRoceQp *qp)
     kr_sq_uncache(qp, 0, true);
     kr_req_reset(qp);
     kr_resp_reset(qp);
+    kr_resp_release(qp);
+}
+
+/*
+ * Give an RC QP the output queue its responder resources need (at the
+ * move to RTR, or when max_dest_rd_atomic grows later). Queued entries
+ * keep their free-running indexes. false: no memory (nothing changed).
+ */
+bool kr_resp_alloc(KiteRoceQp *qp)
+{
+    uint32_t want = kr_next_pow2(qp->nres * KR_RESPQ_PER_RES +
+                                 KR_RESPQ_MIN);
+    KrRespItem *q;
+    uint32_t k;
+
+    if (qp->cfg.type != KITE_QPT_RC) {
+        return true;
+    }
+    if (want > KR_RESPQ_MAX) {
+        want = KR_RESPQ_MAX;
+    }
+    if (qp->respq_size >= want) {
+        return true;
+    }
+    q = calloc(want, sizeof(*q));
+    if (!q) {
+        return false;
+    }
+    for (k = qp->respq_head; k != qp->respq_tail; k++) {
+        q[k & (want - 1)] = qp->respq[k & (qp->respq_size - 1)];
+    }
+    free(qp->respq);
+    qp->respq = q;
+    qp->respq_size = want;
+    return true;
+}
+
+/* Drop the output queue (RESET, destroy): an idle QP holds none. */
+void kr_resp_release(KiteRoceQp *qp)
+{
+    free(qp->respq);
+    qp->respq = NULL;
+    qp->respq_size = 0;
+    qp->respq_head = qp->respq_tail = 0;
+}
+
+/*
+ * The responder's output queue, for a QP that receives requests: without
+ * memory for it the QP goes to ERR with KITE_EVT_QP_FATAL, which the host
+ * reports as for any device-initiated error.
+ */
+static void kr_qp_resp_ready(KiteRoceQp *qp)
+{
+    if (qp->state == KITE_QPS_RESET || qp->state == KITE_QPS_INIT ||
+        qp->state == KITE_QPS_ERR || kr_resp_alloc(qp)) {
+        return;
+    }
+    kr_qp_error(qp, KITE_EVT_QP_FATAL);
+    kr_flush(qp);
 }
 
 bool kr_req_active(const KiteRoceQp *qp)
@@ -323,10 +430,20 @@ void kite_roce_qp_modify(KiteRoceQp *qp, const struct kite_roce_qp_attr *a,
         qp->sport = kite_roce_udp_sport(qp->cfg.qpn, qp->dest_qpn,
                                         qp->path.flow_label);
     }
+    if (qp->state != KITE_QPS_RESET) {
+        /* Limits, the state or the window may have changed. */
+        kr_qp_ready(qp);
+    }
     if (!(mask & KITE_QP_ATTR_STATE)) {
+        if (mask & KITE_QP_ATTR_MAX_DEST_RD_ATOMIC) {
+            kr_qp_resp_ready(qp);
+        }
         return;
     }
     qp->state = a->state;
+    if (qp->state != KITE_QPS_RESET) {
+        kr_qp_ready(qp);
+    }
     switch (a->state) {
     case KITE_QPS_RESET:
         kr_qp_reset(qp);
@@ -336,7 +453,11 @@ void kite_roce_qp_modify(KiteRoceQp *qp, const struct kite_roce_qp_attr *a,
         kr_resp_reset(qp);
         kr_flush(qp);
         break;
+    case KITE_QPS_RTR:
+        kr_qp_resp_ready(qp);
+        break;
     case KITE_QPS_RTS:
+        kr_qp_resp_ready(qp);
         if (old != KITE_QPS_RTS) {
             qp->retry_left = qp->retry_cnt;
             qp->rnr_left = qp->rnr_retry;
@@ -370,6 +491,7 @@ void kr_qp_error(KiteRoceQp *qp, uint8_t event)
     }
     kr_resp_reset(qp);
     qp->flush_pending = true;
+    kr_qp_ready(qp);
     e->ops->kick(e->opaque);
 }
 
@@ -497,6 +619,7 @@ void kite_roce_sq_doorbell(KiteRoceQp *qp, uint32_t pi)
     if (qp->state == KITE_QPS_ERR) {
         qp->flush_pending = true;
     }
+    kr_qp_ready(qp);
     e->ops->kick(e->opaque);
 }
 
@@ -510,6 +633,7 @@ void kite_roce_rq_doorbell(KiteRoceQp *qp, uint32_t pi)
     kr_doorbell_check(qp, pi, &qp->rq_pi, qp->rq_ci, qp->cfg.rq_log_depth);
     if (qp->state == KITE_QPS_ERR) {
         qp->flush_pending = true;
+        kr_qp_ready(qp);
         e->ops->kick(e->opaque);
     }
 }
@@ -603,39 +727,39 @@ static bool kr_qp_step(KiteRoceQp *qp)
     return kr_req_step(qp);
 }
 
+/*
+ * Round robin over the ready ring, one step per QP per round; a QP found
+ * idle leaves the ring. Only the steps that did something count against
+ * @budget.
+ */
 bool kite_roce_run(KiteRoce *e, unsigned budget)
 {
     unsigned done = 0;
     KiteRoceQp *qp;
 
-    while (done < budget && e->qps) {
-        KiteRoceQp *start = e->rr ? e->rr : e->qps;
-        bool progress = false;
-
-        qp = start;
-        do {
-            KiteRoceQp *next = qp->next ? qp->next : e->qps;
-
-            if (kr_qp_step(qp)) {
-                progress = true;
-                done++;
+    while (done < budget && e->ready) {
+        qp = e->ready;
+        e->qp_visits++;
+        if (kr_qp_step(qp)) {
+            done++;
+            /* The step may have taken it off (reset): then it moved on. */
+            if (e->ready == qp) {
+                e->ready = qp->rnext;
             }
-            qp = next;
-            if (done >= budget) {
-                break;
-            }
-        } while (qp != start);
-        e->rr = qp;
-        if (!progress) {
-            break;
+        } else {
+            kr_qp_unready(qp);
         }
     }
-    for (qp = e->qps; qp; qp = qp->next) {
-        if (kr_qp_has_work(qp)) {
-            return true;
-        }
+    /* Drop the idle QPs at the front so that true means work. */
+    while (e->ready && !kr_qp_has_work(e->ready)) {
+        kr_qp_unready(e->ready);
     }
-    return false;
+    return e->ready != NULL;
+}
+
+uint64_t kite_roce_qp_visits(const KiteRoce *e)
+{
+    return e->qp_visits;
 }
 
 void kite_roce_qp_timer(KiteRoceQp *qp)
@@ -649,6 +773,7 @@ void kite_roce_qp_timer(KiteRoceQp *qp)
     }
     kr_comp_timer(qp);
     if (kr_qp_has_work(qp)) {
+        kr_qp_ready(qp);
         e->ops->kick(e->opaque);
     }
 }

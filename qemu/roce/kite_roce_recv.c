@@ -93,6 +93,7 @@ bool kite_roce_rx(KiteRoce *e, const uint8_t *frame, size_t len)
         kr_comp_rx(qp, &p);
     }
     if (kr_qp_has_work(qp)) {
+        kr_qp_ready(qp);
         e->ops->kick(e->opaque);
     }
     return true;

@@ -21,14 +21,20 @@ static uint32_t kr_respq_len(const KiteRoceQp *qp)
     return qp->respq_tail - qp->respq_head;
 }
 
+/* Entry @k (free-running) of the queue. */
+static KrRespItem *kr_respq_at(const KiteRoceQp *qp, uint32_t k)
+{
+    return &qp->respq[k & (qp->respq_size - 1)];
+}
+
 static KrRespItem *kr_respq_push(KiteRoceQp *qp)
 {
     KrRespItem *it;
 
-    if (kr_respq_len(qp) >= KR_RESPQ_DEPTH) {
+    if (kr_respq_len(qp) >= qp->respq_size) {
         return NULL;
     }
-    it = &qp->respq[qp->respq_tail++ % KR_RESPQ_DEPTH];
+    it = kr_respq_at(qp, qp->respq_tail++);
     memset(it, 0, sizeof(*it));
     return it;
 }
@@ -45,7 +51,7 @@ static void kr_resp_queue_ack(KiteRoceQp *qp, uint8_t syndrome, uint32_t psn)
         qp->resp_urgent = true;
     }
     if (syndrome == KITE_AETH_ACK_UNLIMITED && kr_respq_len(qp)) {
-        it = &qp->respq[(qp->respq_tail - 1) % KR_RESPQ_DEPTH];
+        it = kr_respq_at(qp, qp->respq_tail - 1);
         if (it->kind == KR_RI_ACK && it->syndrome == syndrome) {
             if (kite_psn_cmp(psn, it->psn) > 0) {
                 it->psn = psn;
@@ -121,7 +127,7 @@ bool kr_resp_step(KiteRoceQp *qp)
     if (!kr_respq_len(qp)) {
         return false;
     }
-    it = &qp->respq[qp->respq_head % KR_RESPQ_DEPTH];
+    it = kr_respq_at(qp, qp->respq_head);
     switch (it->kind) {
     case KR_RI_NONE:
         qp->respq_head++;
@@ -180,7 +186,7 @@ bool kr_resp_step(KiteRoceQp *qp)
 void kr_resp_flush_acks(KiteRoceQp *qp)
 {
     while (kr_respq_len(qp) &&
-           qp->respq[qp->respq_head % KR_RESPQ_DEPTH].kind != KR_RI_READ) {
+           kr_respq_at(qp, qp->respq_head)->kind != KR_RI_READ) {
         kr_resp_step(qp);
     }
 }
@@ -339,7 +345,7 @@ static KrResource *kr_res_new(KiteRoceQp *qp)
 
     if (r->valid && !r->atomic) {
         for (k = qp->respq_head; k != qp->respq_tail; k++) {
-            KrRespItem *q = &qp->respq[k % KR_RESPQ_DEPTH];
+            KrRespItem *q = kr_respq_at(qp, k);
 
             if (q->kind == KR_RI_READ && q->res_first_psn == r->first_psn) {
                 q->kind = KR_RI_NONE;
@@ -653,7 +659,7 @@ static void kr_resp_dup(KiteRoceQp *qp, const struct kite_roce_pkt *p,
             if (atomic) {
                 /* Replay the saved result; never execute again. */
                 for (k = qp->respq_head; k != qp->respq_tail; k++) {
-                    KrRespItem *q = &qp->respq[k % KR_RESPQ_DEPTH];
+                    KrRespItem *q = kr_respq_at(qp, k);
 
                     if (q->kind == KR_RI_ATOMIC && q->psn == p->psn) {
                         return;     /* a replay is queued already */
@@ -676,7 +682,7 @@ static void kr_resp_dup(KiteRoceQp *qp, const struct kite_roce_pkt *p,
             }
             /* Restart a queued stream of this resource in place. */
             for (it = NULL, k = qp->respq_head; k != qp->respq_tail; k++) {
-                KrRespItem *q = &qp->respq[k % KR_RESPQ_DEPTH];
+                KrRespItem *q = kr_respq_at(qp, k);
 
                 if (q->kind == KR_RI_READ &&
                     q->res_first_psn == r->first_psn) {
