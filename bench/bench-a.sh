@@ -147,7 +147,7 @@ one() {
 			echo "BENCH $kind $tool $size $mtu $qps value $v1 $v2 tries=$try"
 			return 0
 		fi
-		echo "# $kind $tool $size mtu $mtu q $qps: try $try: exit $rc, result '${line:-none}': $(tail -n 2 /tmp/bench.out | tr '\n' ' ')"
+		echo "# $kind $tool $size mtu $mtu q $qps: try $try: exit $rc, result '${line:-none}': $(grep -v '^--' /tmp/bench.out | tail -n 4 | tr '\n' ' ')"
 	done
 	echo "BENCH $kind $tool $size $mtu $qps FAILED"
 	return 1

@@ -20,6 +20,8 @@
 #                                   netdevs at 1500, then at 9000)
 #   BENCH_SECS=5 bench/run.sh       seconds per bw case (default 3; empty:
 #                                   the case's ITERS iterations)
+#   BENCH_NO_ENGINE=1 bench/run.sh  without the engine micro-benchmark
+#                                   (bench/engine, run after the guests)
 #   BENCH_KINDS="kite rxe" bench/run.sh   some transports (kite kite-rxe rxe-kite rxe)
 #
 # Exit status: 0 when every case has a figure for every transport run.
@@ -116,5 +118,13 @@ if not order:
 sys.exit(1 if bad else 0)
 PY
 prc=$?
+# The engine alone on the host, against memcpy (after the guests, so that
+# it has the machine to itself); its lines go under the table.
+erc=0
+if [ -z "${BENCH_NO_ENGINE:-}" ]; then
+	make --no-print-directory -s -C bench/engine run 2>&1 | tee "$out/engine.txt" |
+		tee -a "$out/results.txt"
+	erc=${PIPESTATUS[0]}
+fi
 echo "bench: table in $out/results.txt, raw lines in $out/results.raw, logs in out/logs/bench/"
-[ $vmrc -eq 0 ] && [ $prc -eq 0 ]
+[ $vmrc -eq 0 ] && [ $prc -eq 0 ] && [ $erc -eq 0 ]
