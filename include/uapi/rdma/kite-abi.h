@@ -82,8 +82,9 @@ struct kite_alloc_pd_resp {
  * registers only, as before.
  *
  * Size checks: a request shorter than its structure (CREATE_CQ and
- * CREATE_QP: than the structure without dbrec_va, and the whole structure
- * with the DBREC bit), an unknown comp_mask bit, a non-zero reserved
+ * CREATE_QP: a length other than the first version's, up to buf_len /
+ * rq_len, or the whole structure's; the whole structure with the DBREC
+ * bit), an unknown comp_mask bit, a non-zero reserved
  * field, non-zero bytes after the structure, or a response
  * buffer shorter than the response structure (for every command with a
  * driver response, ucontext and PD included) → EINVAL. REG_MR and

@@ -50,20 +50,21 @@ int kite_udata_get_req(struct ib_udata *udata, void *req, size_t len)
  * @min: length of the request's first version
  * @len: sizeof(*@req)
  *
- * A request of @min up to @len bytes is read as far as it goes (the rest
- * of @req stays zero); a longer one as by kite_udata_get_req().
+ * A request is one of the structure's versions: exactly @min bytes (the
+ * rest of @req stays zero), or @len bytes and more as by
+ * kite_udata_get_req(). A length in between cuts a field in two.
  *
- * Return: 0, -EINVAL (shorter than @min, non-zero bytes after @len) or
- * -EFAULT.
+ * Return: 0, -EINVAL (not a version's length, non-zero bytes after @len)
+ * or -EFAULT.
  */
 int kite_udata_get_req_min(struct ib_udata *udata, void *req, size_t min,
 			   size_t len)
 {
-	if (udata->inlen < min)
-		return -EINVAL;
 	if (udata->inlen >= len)
 		return kite_udata_get_req(udata, req, len);
-	return ib_copy_from_udata(req, udata, udata->inlen);
+	if (udata->inlen != min)
+		return -EINVAL;
+	return ib_copy_from_udata(req, udata, min);
 }
 
 /**
