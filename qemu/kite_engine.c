@@ -74,9 +74,9 @@ bool kite_engine_rx(KiteState *s, const uint8_t *buf, size_t size)
 
 /* ---- engine callbacks (struct kite_roce_ops) --------------------------- */
 
-static uint8_t kite_engine_mem_rw(void *opaque, uint32_t pdn, uint32_t key,
-                                  uint32_t access, uint64_t va, void *buf,
-                                  uint32_t len, bool write)
+static uint8_t kite_engine_mem_rw(void *opaque, void *qp, uint32_t pdn,
+                                  uint32_t key, uint32_t access, uint64_t va,
+                                  void *buf, uint32_t len, bool write)
 {
     KiteState *s = opaque;
     PCIDevice *pci = PCI_DEVICE(s);

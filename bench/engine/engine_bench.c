@@ -128,13 +128,14 @@ static void *xalloc(size_t n)
 
 /* ---- struct kite_roce_ops ---- */
 
-static uint8_t cb_mem_rw(void *opaque, uint32_t pdn, uint32_t key,
-                         uint32_t access, uint64_t va, void *buf,
-                         uint32_t len, bool write)
+static uint8_t cb_mem_rw(void *opaque, void *qp, uint32_t pdn,
+                         uint32_t key, uint32_t access, uint64_t va,
+                         void *buf, uint32_t len, bool write)
 {
     Node *n = opaque;
     uint64_t off = va - MR_IOVA;
 
+    (void)qp;
     (void)access;
     if (key != MR_KEY || pdn != PDN || va < MR_IOVA || off > n->mem_len ||
         len > n->mem_len - off) {

@@ -54,11 +54,17 @@
 
 /* ABI version: major changes break the driver, minor ones only add. */
 #define KITE_ABI_MAJOR			1
-#define KITE_ABI_MINOR			2	/* 2: doorbell records */
+#define KITE_ABI_MINOR			3	/* 3: memory management */
 /* Minor version from which QUERY_QP_STATS and the longer kite_stats exist. */
 #define KITE_ABI_MINOR_QP_STATS		1
 /* Minor version from which CREATE_CQ/CREATE_QP take doorbell records. */
 #define KITE_ABI_MINOR_DBREC		2
+/*
+ * Minor version from which the memory-management extensions exist: ALLOC_MR,
+ * ALLOC_MW, DEALLOC_MW, REREG_MR, the REG_MR/LOCAL_INV/BIND_MW/SEND_INV WQEs
+ * and the capability registers from KITE_REG_CAP_MAX_MW.
+ */
+#define KITE_ABI_MINOR_MEM_MGT		3
 #define KITE_ABI_VERSION(maj, min)	(((maj) << 16) | (min))
 #define KITE_ABI_VER_MAJOR(v)		((v) >> 16)
 #define KITE_ABI_VER_MINOR(v)		((v) & 0xffff)
@@ -166,6 +172,9 @@
 #define KITE_REG_CAP_NUM_MSIX		0x14c
 #define KITE_REG_CAP_MAX_RD_ATOM	0x150	/* per QP, both directions */
 #define KITE_REG_CAP_FLAGS		0x154	/* KITE_DEV_CAP_* */
+#define KITE_REG_CAP_MAX_MW		0x158	/* memory windows */
+#define KITE_REG_CAP_MAX_FRWR_PAGES	0x15c	/* page list of a REG_MR WQE */
+#define KITE_REG_CAP_MAX_SGE_RD		0x160	/* SGEs of a READ WQE */
 
 #define KITE_MIN_LOG_DEPTH		2	/* every ring has at least 4 entries */
 #define KITE_RING_ALIGN			4096	/* ring base alignment (bytes) */
@@ -178,6 +187,10 @@
 #define KITE_DEV_CAP_UD			(1u << 2)
 #define KITE_DEV_CAP_ATOMIC		(1u << 3)
 #define KITE_DEV_CAP_IPV6		(1u << 4)
+/* ALLOC_MR, REG_MR and LOCAL_INV WQEs, SEND_INV (both sides), REREG_MR. */
+#define KITE_DEV_CAP_MEM_MGT		(1u << 5)
+/* Memory windows type 1 and 2B: ALLOC_MW, DEALLOC_MW, BIND_MW WQEs. */
+#define KITE_DEV_CAP_MW			(1u << 6)
 
 /* Path MTU values, numbered as the IB spec (and ib_core) numbers them. */
 enum kite_mtu {
@@ -220,7 +233,11 @@ enum kite_aq_opcode {
 	KITE_CMD_DESTROY_QP = 0x1b,
 	KITE_CMD_QUERY_QP_STATS = 0x1c,	/* handle = qpn; out: kite_qp_stats */
 	KITE_CMD_REG_MR = 0x20,
-	KITE_CMD_DEREG_MR = 0x21,
+	KITE_CMD_DEREG_MR = 0x21,	/* also frees an ALLOC_MR MR */
+	KITE_CMD_ALLOC_MR = 0x22,	/* MR for REG_MR WQEs; out[0] = key */
+	KITE_CMD_REREG_MR = 0x23,	/* out[0] = the new key */
+	KITE_CMD_ALLOC_MW = 0x24,	/* out[0] = key */
+	KITE_CMD_DEALLOC_MW = 0x25,	/* kite_cmd_destroy, handle = key */
 	KITE_CMD_ADD_GID = 0x28,
 	KITE_CMD_DEL_GID = 0x29,
 	KITE_CMD_QUERY_STATS = 0x30,
@@ -441,6 +458,8 @@ struct kite_av {
 #define KITE_ACCESS_REMOTE_WRITE	(1u << 1)
 #define KITE_ACCESS_REMOTE_READ		(1u << 2)
 #define KITE_ACCESS_REMOTE_ATOMIC	(1u << 3)
+/* MRs only: memory windows may be bound to the MR. */
+#define KITE_ACCESS_MW_BIND		(1u << 4)
 
 struct kite_qp_attr {
 	__le32 attr_mask;	/* KITE_QP_ATTR_* (MODIFY_QP only) */
@@ -493,6 +512,47 @@ struct kite_cmd_reg_mr {
 
 #define KITE_MR_DMA_ALL			(1u << 31)	/* key_variant flag */
 
+/*
+ * ALLOC_MR: an MR of PD @pdn in the free state, with no translation, for
+ * REG_MR WQEs of up to @max_pages pages (1 .. CAP_MAX_FRWR_PAGES).
+ */
+struct kite_cmd_alloc_mr {
+	__le32 pdn;
+	__le32 max_pages;
+	__le32 key_variant;	/* low 8 bits: variant byte of the key */
+	__le32 reserved;
+};
+
+/* REREG_MR: which parts of the MR change (kite_cmd_rereg_mr.flags). */
+#define KITE_REREG_TRANS		(1u << 0)	/* iova, length, pbl */
+#define KITE_REREG_PD			(1u << 1)	/* pdn */
+#define KITE_REREG_ACCESS		(1u << 2)	/* access */
+
+struct kite_cmd_rereg_mr {
+	__le32 key;		/* the MR's current key */
+	__le32 flags;		/* KITE_REREG_* (at least one) */
+	__le32 pdn;
+	__le32 access;		/* KITE_ACCESS_* */
+	__le64 iova;
+	__le64 length;
+	struct kite_pbl_desc pbl;
+	__le32 key_variant;	/* low 8 bits: variant byte of the new key */
+	__le32 reserved;
+};
+
+enum kite_mw_type {
+	KITE_MW_TYPE_1 = 1,	/* bound to the PD, by BIND_MW on behalf of ibv_bind_mw */
+	KITE_MW_TYPE_2 = 2,	/* type 2B: bound to the QP that binds it */
+};
+
+struct kite_cmd_alloc_mw {
+	__le32 pdn;
+	__u8 type;		/* enum kite_mw_type */
+	__u8 reserved[3];
+	__le32 key_variant;	/* low 8 bits: variant byte of the key */
+	__le32 reserved2;
+};
+
 enum kite_gid_type {
 	KITE_GID_ROCE_V2_IPV4 = 0,
 	KITE_GID_ROCE_V2_IPV6 = 1,
@@ -521,6 +581,9 @@ struct kite_aq_cmd {
 		struct kite_cmd_modify_qp modify_qp;
 		struct kite_cmd_query_obj query_obj;
 		struct kite_cmd_reg_mr reg_mr;
+		struct kite_cmd_alloc_mr alloc_mr;
+		struct kite_cmd_rereg_mr rereg_mr;
+		struct kite_cmd_alloc_mw alloc_mw;
 		struct kite_cmd_gid gid;
 		__u8 raw[KITE_AQ_PAYLOAD_SIZE];
 	};
@@ -560,7 +623,10 @@ struct kite_device_attr {
 	__le32 vendor_id;
 	__le32 vendor_part_id;
 	__le32 hw_version;
-	__le32 reserved[7];
+	__le32 max_mw;		/* from ABI 1.3, else 0 */
+	__le32 max_frwr_pages;	/* from ABI 1.3, else 0 */
+	__le32 max_sge_rd;	/* from ABI 1.3, else 0 (then: max_sge) */
+	__le32 reserved[4];
 };
 
 /* Link QUERY_PORT reports, in IB encodings: 1x EDR = 25 Gb/s. */
@@ -787,6 +853,10 @@ enum kite_wqe_opcode {
 	KITE_WQE_READ = 0x04,
 	KITE_WQE_CMP_SWP = 0x05,
 	KITE_WQE_FETCH_ADD = 0x06,
+	KITE_WQE_SEND_INV = 0x07,	/* RC; imm_data = the rkey to invalidate */
+	KITE_WQE_LOCAL_INV = 0x08,	/* imm_data = the key to invalidate */
+	KITE_WQE_REG_MR = 0x09,		/* segment kite_wqe_reg_mr */
+	KITE_WQE_BIND_MW = 0x0a,	/* segment kite_wqe_bind_mw */
 };
 
 #define KITE_WQE_F_SIGNALED		(1u << 0)
@@ -806,7 +876,7 @@ struct kite_sq_wqe_hdr {
 	__u8 reserved;
 	__le16 inline_len;
 	__le16 reserved2;
-	__le32 imm_data;	/* big-endian on the wire, copied as is */
+	__le32 imm_data;	/* *_IMM: as on the wire; *_INV: the key, LE */
 	__le32 reserved3;
 };
 
@@ -833,6 +903,35 @@ struct kite_wqe_ud {
 /* remote_qkey with this bit set: the device sends the QP's own Q_Key. */
 #define KITE_WQE_UD_QKEY_OWN		(1u << 31)
 
+/*
+ * Fast registration of the ALLOC_MR MR whose index @key names: @npages u64
+ * page addresses at @pbl_addr (8-byte aligned, read when the WQE executes),
+ * each page 2^@page_shift bytes, mapped as REG_MR maps its level-1 list.
+ */
+struct kite_wqe_reg_mr {
+	__le64 iova;
+	__le64 length;
+	__le64 pbl_addr;
+	__le32 key;		/* the new key: the MR's index, a new variant */
+	__le32 access;		/* KITE_ACCESS_* */
+	__le32 npages;
+	__u8 page_shift;
+	__u8 reserved[3];
+};
+
+/*
+ * Binding of the window @mw_key names to [@addr, @addr + @length) of the MR
+ * @mr_key with the remote rights @access; type 1 with @length 0 unbinds.
+ */
+struct kite_wqe_bind_mw {
+	__le64 addr;
+	__le64 length;
+	__le32 mw_key;		/* the new key: the window's index, a new variant */
+	__le32 mr_key;
+	__le32 access;		/* KITE_ACCESS_REMOTE_* */
+	__le32 reserved;
+};
+
 struct kite_sge {
 	__le64 addr;
 	__le32 length;
@@ -845,9 +944,9 @@ struct kite_rq_wqe_hdr {
 };
 
 #define KITE_SQ_MIN_LOG_STRIDE		6
-#define KITE_SQ_MAX_LOG_STRIDE		9
+#define KITE_SQ_MAX_LOG_STRIDE		10
 #define KITE_RQ_MIN_LOG_STRIDE		4
-#define KITE_RQ_MAX_LOG_STRIDE		8
+#define KITE_RQ_MAX_LOG_STRIDE		10
 
 enum kite_cqe_opcode {
 	KITE_CQE_SEND = 0x00,
@@ -855,6 +954,9 @@ enum kite_cqe_opcode {
 	KITE_CQE_READ = 0x02,
 	KITE_CQE_CMP_SWP = 0x03,
 	KITE_CQE_FETCH_ADD = 0x04,
+	KITE_CQE_REG_MR = 0x05,
+	KITE_CQE_LOCAL_INV = 0x06,
+	KITE_CQE_BIND_MW = 0x07,
 	KITE_CQE_RECV = 0x80,
 	KITE_CQE_RECV_WRITE_IMM = 0x81,
 };
@@ -866,6 +968,7 @@ enum kite_cqe_status {
 	KITE_CQE_LOC_QP_OP_ERR = 2,
 	KITE_CQE_LOC_PROT_ERR = 4,
 	KITE_CQE_WR_FLUSH_ERR = 5,
+	KITE_CQE_MW_BIND_ERR = 6,
 	KITE_CQE_BAD_RESP_ERR = 7,
 	KITE_CQE_LOC_ACCESS_ERR = 8,
 	KITE_CQE_REM_INV_REQ_ERR = 9,
@@ -883,6 +986,8 @@ enum kite_cqe_status {
 #define KITE_CQE_F_IMM			(1u << 1)
 #define KITE_CQE_F_GRH			(1u << 2)
 #define KITE_CQE_F_SOLICITED		(1u << 3)
+/* A SEND_INV received: imm_data holds the rkey it invalidated (LE). */
+#define KITE_CQE_F_INV			(1u << 4)
 
 /*
  * A UD/GSI receive buffer starts with a GRH area of this many bytes: the
@@ -936,6 +1041,9 @@ KITE_ASSERT_SIZE(kite_av, 32);
 KITE_ASSERT_SIZE(kite_qp_attr, 72);
 KITE_ASSERT_SIZE(kite_cmd_modify_qp, 80);
 KITE_ASSERT_SIZE(kite_cmd_reg_mr, 48);
+KITE_ASSERT_SIZE(kite_cmd_alloc_mr, 16);
+KITE_ASSERT_SIZE(kite_cmd_rereg_mr, 56);
+KITE_ASSERT_SIZE(kite_cmd_alloc_mw, 16);
 KITE_ASSERT_SIZE(kite_device_attr, 128);
 KITE_ASSERT_SIZE(kite_port_attr, 36);
 KITE_ASSERT_SIZE(kite_stats, 240);
@@ -946,6 +1054,8 @@ KITE_ASSERT_SIZE(kite_sq_wqe_hdr, 16);
 KITE_ASSERT_SIZE(kite_wqe_raddr, 16);
 KITE_ASSERT_SIZE(kite_wqe_atomic, 32);
 KITE_ASSERT_SIZE(kite_wqe_ud, 40);
+KITE_ASSERT_SIZE(kite_wqe_reg_mr, 40);
+KITE_ASSERT_SIZE(kite_wqe_bind_mw, 32);
 KITE_ASSERT_SIZE(kite_sge, 16);
 KITE_ASSERT_SIZE(kite_rq_wqe_hdr, 16);
 KITE_ASSERT_SIZE(kite_cqe, 32);

@@ -44,11 +44,32 @@ struct kite_roce_ops {
      * KITE_CQE_SUCCESS, KITE_CQE_LOC_PROT_ERR (key, PD, bounds),
      * KITE_CQE_LOC_ACCESS_ERR (access bits) or KITE_CQE_GENERAL_ERR (the
      * memory could not be accessed). @len 0 only checks the key and PD.
-     * Nothing is written unless the whole check passes.
+     * Nothing is written unless the whole check passes. @qp is the host
+     * QP doing the access (a type-2B window accepts only the QP it is
+     * bound to); a key naming a window is valid only for remote access
+     * (a KITE_ACCESS_REMOTE_* bit in @access).
      */
-    uint8_t (*mem_rw)(void *opaque, uint32_t pdn, uint32_t key,
+    uint8_t (*mem_rw)(void *opaque, void *qp, uint32_t pdn, uint32_t key,
                       uint32_t access, uint64_t va, void *buf, uint32_t len,
                       bool write);
+    /*
+     * Optional (NULL: these opcodes complete with KITE_CQE_LOC_QP_OP_ERR).
+     * Execute the memory-management WQE @wqe (@len bytes: its header and
+     * segment as read from the SQ; opcode KITE_WQE_LOCAL_INV, _REG_MR or
+     * _BIND_MW) for QP @qp of PD @pdn, when the engine reaches it in SQ
+     * order. Returns the CQE status: KITE_CQE_SUCCESS, _LOC_QP_OP_ERR,
+     * _LOC_PROT_ERR, _MW_BIND_ERR or _GENERAL_ERR.
+     */
+    uint8_t (*mem_op)(void *opaque, void *qp, uint32_t pdn, const void *wqe,
+                      uint32_t len);
+    /*
+     * Optional (NULL: every received SEND_INV fails as below). A SEND_INV
+     * for responder QP @qp of PD @pdn has arrived: invalidate @rkey.
+     * KITE_CQE_SUCCESS, or KITE_CQE_REM_INV_REQ_ERR when the key may not
+     * be invalidated (the responder then NAKs an invalid request).
+     */
+    uint8_t (*remote_inv)(void *opaque, void *qp, uint32_t pdn,
+                          uint32_t rkey);
     /*
      * Per-QP callbacks get @qp, the host pointer of the QP's
      * kite_roce_qp_cfg, so the host needs no QP number lookup.

@@ -248,7 +248,8 @@ uint8_t kr_sge_copy(KiteRoceQp *qp, const KrSendWqe *w, uint32_t off,
             continue;
         }
         n = sl - off < len ? sl - off : len;
-        st = e->ops->mem_rw(e->opaque, qp->cfg.pdn, w->sge[i].lkey,
+        st = e->ops->mem_rw(e->opaque, qp->cfg.host, qp->cfg.pdn,
+                            w->sge[i].lkey,
                             write ? KITE_ACCESS_LOCAL_WRITE : 0,
                             w->sge[i].addr + off, buf, n, write);
         if (st != KITE_CQE_SUCCESS) {

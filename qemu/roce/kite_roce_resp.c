@@ -154,9 +154,9 @@ bool kr_resp_step(KiteRoceQp *qp)
                                              k, it->res_npsn), it->psn);
     data = kr_frame_payload(qp, &p);
     if (plen) {
-        st = e->ops->mem_rw(e->opaque, qp->cfg.pdn, it->rkey,
-                            KITE_ACCESS_REMOTE_READ, it->va, data,
-                            plen, false);
+        st = e->ops->mem_rw(e->opaque, qp->cfg.host, qp->cfg.pdn, it->rkey,
+                            KITE_ACCESS_REMOTE_READ, it->va, data, plen,
+                            false);
         if (st != KITE_CQE_SUCCESS) {
             uint32_t psn = it->psn;
 
@@ -279,8 +279,8 @@ static uint8_t kr_rq_scatter(KiteRoceQp *qp, const uint8_t *buf,
             continue;
         }
         n = sl - off < len ? sl - off : len;
-        st = e->ops->mem_rw(e->opaque, qp->cfg.pdn, qp->recv_sge[i].lkey,
-                            KITE_ACCESS_LOCAL_WRITE,
+        st = e->ops->mem_rw(e->opaque, qp->cfg.host, qp->cfg.pdn,
+                            qp->recv_sge[i].lkey, KITE_ACCESS_LOCAL_WRITE,
                             qp->recv_sge[i].addr + off, (void *)buf, n, true);
         if (st != KITE_CQE_SUCCESS) {
             return st;
@@ -323,10 +323,10 @@ static uint8_t kr_probe(KiteRoceQp *qp, uint32_t rkey, uint32_t access,
     if (va + len < va) {
         return KITE_CQE_LOC_PROT_ERR;
     }
-    st = e->ops->mem_rw(e->opaque, qp->cfg.pdn, rkey, access, va, &tmp, 1,
-                        false);
+    st = e->ops->mem_rw(e->opaque, qp->cfg.host, qp->cfg.pdn, rkey, access, va,
+                        &tmp, 1, false);
     if (st == KITE_CQE_SUCCESS && len > 1) {
-        st = e->ops->mem_rw(e->opaque, qp->cfg.pdn, rkey, access,
+        st = e->ops->mem_rw(e->opaque, qp->cfg.host, qp->cfg.pdn, rkey, access,
                             va + len - 1, &tmp, 1, false);
     }
     return st;
@@ -459,8 +459,8 @@ static bool kr_resp_msg(KiteRoceQp *qp, const struct kite_roce_pkt *p,
         if (p->paylen) {
             KiteRoce *e = qp->e;
 
-            st = e->ops->mem_rw(e->opaque, qp->cfg.pdn, qp->wr_rkey,
-                                KITE_ACCESS_REMOTE_WRITE,
+            st = e->ops->mem_rw(e->opaque, qp->cfg.host, qp->cfg.pdn,
+                                qp->wr_rkey, KITE_ACCESS_REMOTE_WRITE,
                                 qp->wr_va + qp->wr_off, (void *)p->payload,
                                 p->paylen, true);
             if (st) {
@@ -589,7 +589,7 @@ static void kr_resp_atomic(KiteRoceQp *qp, const struct kite_roce_pkt *p,
     if (!(qp->access & KITE_ACCESS_REMOTE_ATOMIC)) {
         goto access;
     }
-    st = e->ops->mem_rw(e->opaque, qp->cfg.pdn, p->atomic_rkey,
+    st = e->ops->mem_rw(e->opaque, qp->cfg.host, qp->cfg.pdn, p->atomic_rkey,
                         KITE_ACCESS_REMOTE_ATOMIC, p->atomic_va, &word,
                         sizeof(word), false);
     if (st) {
@@ -603,9 +603,9 @@ static void kr_resp_atomic(KiteRoceQp *qp, const struct kite_roce_pkt *p,
     }
     if (val != orig || op == KITE_OP_FETCH_ADD) {
         kr_set_le64(&word, val);
-        st = e->ops->mem_rw(e->opaque, qp->cfg.pdn, p->atomic_rkey,
-                            KITE_ACCESS_REMOTE_ATOMIC, p->atomic_va, &word,
-                            sizeof(word), true);
+        st = e->ops->mem_rw(e->opaque, qp->cfg.host, qp->cfg.pdn,
+                            p->atomic_rkey, KITE_ACCESS_REMOTE_ATOMIC,
+                            p->atomic_va, &word, sizeof(word), true);
         if (st) {
             goto access;
         }

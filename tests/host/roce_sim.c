@@ -43,14 +43,16 @@ uint8_t *sim_mem(SimNode *n, uint64_t off)
 
 /* ---- engine callbacks ---- */
 
-static uint8_t cb_mem_rw(void *opaque, uint32_t pdn, uint32_t key,
-                         uint32_t access, uint64_t va, void *buf,
-                         uint32_t len, bool write)
+static uint8_t cb_mem_rw(void *opaque, void *qp, uint32_t pdn,
+                         uint32_t key, uint32_t access, uint64_t va,
+                         void *buf, uint32_t len, bool write)
 {
     SimNode *n = opaque;
     uint32_t idx = kite_key_index(key);
     SimMr *mr;
     uint64_t o;
+
+    (void)qp;
 
     if (idx >= SIM_MAX_MRS || !n->mr[idx].valid || n->mr[idx].key != key ||
         n->mr[idx].pdn != pdn) {

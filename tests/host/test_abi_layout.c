@@ -154,6 +154,30 @@ LAYOUT_TEST(kite_cmd_reg_mr, 48, 8,
 	FLD(key_variant, 40, 4),
 	FLD(reserved, 44, 4))
 
+LAYOUT_TEST(kite_cmd_alloc_mr, 16, 4,
+	FLD(pdn, 0, 4),
+	FLD(max_pages, 4, 4),
+	FLD(key_variant, 8, 4),
+	FLD(reserved, 12, 4))
+
+LAYOUT_TEST(kite_cmd_rereg_mr, 56, 8,
+	FLD(key, 0, 4),
+	FLD(flags, 4, 4),
+	FLD(pdn, 8, 4),
+	FLD(access, 12, 4),
+	FLD(iova, 16, 8),
+	FLD(length, 24, 8),
+	FLD(pbl, 32, 16),
+	FLD(key_variant, 48, 4),
+	FLD(reserved, 52, 4))
+
+LAYOUT_TEST(kite_cmd_alloc_mw, 16, 4,
+	FLD(pdn, 0, 4),
+	FLD(type, 4, 1),
+	FLD(reserved, 5, 3),
+	FLD(key_variant, 8, 4),
+	FLD(reserved2, 12, 4))
+
 LAYOUT_TEST(kite_cmd_gid, 24, 4,
 	FLD(gid, 0, 16),
 	FLD(index, 16, 2),
@@ -220,7 +244,10 @@ LAYOUT_TEST(kite_device_attr, 128, 8,
 	FLD(vendor_id, 88, 4),
 	FLD(vendor_part_id, 92, 4),
 	FLD(hw_version, 96, 4),
-	FLD(reserved, 100, 28))
+	FLD(max_mw, 100, 4),
+	FLD(max_frwr_pages, 104, 4),
+	FLD(max_sge_rd, 108, 4),
+	FLD(reserved, 112, 16))
 
 LAYOUT_TEST(kite_port_attr, 36, 4,
 	FLD(state, 0, 1),
@@ -327,6 +354,24 @@ LAYOUT_TEST(kite_wqe_ud, 40, 4,
 	FLD(remote_qpn, 32, 4),
 	FLD(remote_qkey, 36, 4))
 
+LAYOUT_TEST(kite_wqe_reg_mr, 40, 8,
+	FLD(iova, 0, 8),
+	FLD(length, 8, 8),
+	FLD(pbl_addr, 16, 8),
+	FLD(key, 24, 4),
+	FLD(access, 28, 4),
+	FLD(npages, 32, 4),
+	FLD(page_shift, 36, 1),
+	FLD(reserved, 37, 3))
+
+LAYOUT_TEST(kite_wqe_bind_mw, 32, 8,
+	FLD(addr, 0, 8),
+	FLD(length, 8, 8),
+	FLD(mw_key, 16, 4),
+	FLD(mr_key, 20, 4),
+	FLD(access, 24, 4),
+	FLD(reserved, 28, 4))
+
 LAYOUT_TEST(kite_sge, 16, 8,
 	FLD(addr, 0, 8),
 	FLD(length, 8, 4),
@@ -409,6 +454,9 @@ static void test_layout_published_sizes(void **state)
 	X(kite_cmd_modify_qp)\
 	X(kite_cmd_query_obj)\
 	X(kite_cmd_reg_mr)\
+	X(kite_cmd_alloc_mr)\
+	X(kite_cmd_rereg_mr)\
+	X(kite_cmd_alloc_mw)\
 	X(kite_cmd_gid)\
 	X(kite_aq_cmd)\
 	X(kite_aq_cqe)\
@@ -422,6 +470,8 @@ static void test_layout_published_sizes(void **state)
 	X(kite_wqe_raddr)\
 	X(kite_wqe_atomic)\
 	X(kite_wqe_ud)\
+	X(kite_wqe_reg_mr)\
+	X(kite_wqe_bind_mw)\
 	X(kite_sge)\
 	X(kite_rq_wqe_hdr)\
 	X(kite_cqe)\

@@ -105,7 +105,7 @@ static void test_pci_identity(void **state)
 		V(KITE_DB_NUM_PAGES, 256),
 		V(KITE_DB_BAR_SIZE, 1048576),
 		V(KITE_ABI_MAJOR, 1),
-		V(KITE_ABI_MINOR, 2),
+		V(KITE_ABI_MINOR, 3),
 		V(KITE_MSIX_ADMIN, 0),
 		V(KITE_MSIX_ETH, 1),
 		V(KITE_MSIX_COMP_BASE, 2),
@@ -178,6 +178,9 @@ static const struct value_check regs[] = {
 	V(KITE_REG_CAP_NUM_MSIX, 0x14c),
 	V(KITE_REG_CAP_MAX_RD_ATOM, 0x150),
 	V(KITE_REG_CAP_FLAGS, 0x154),
+	V(KITE_REG_CAP_MAX_MW, 0x158),
+	V(KITE_REG_CAP_MAX_FRWR_PAGES, 0x15c),
+	V(KITE_REG_CAP_MAX_SGE_RD, 0x160),
 };
 
 static void test_reg_offsets(void **state)
@@ -289,6 +292,8 @@ static void test_reg_bits(void **state)
 		V(KITE_DEV_CAP_UD, 1u << 2),
 		V(KITE_DEV_CAP_ATOMIC, 1u << 3),
 		V(KITE_DEV_CAP_IPV6, 1u << 4),
+		V(KITE_DEV_CAP_MEM_MGT, 1u << 5),
+		V(KITE_DEV_CAP_MW, 1u << 6),
 	};
 	static const struct value_check fatal[] = {
 		V(KITE_FATAL_NONE, 0),
@@ -345,9 +350,9 @@ static void test_limits(void **state)
 		V(KITE_PBL_CHUNK_SIZE, 4096),
 		V(KITE_PBL_ENTRIES_PER_CHUNK, 512),
 		V(KITE_SQ_MIN_LOG_STRIDE, 6),
-		V(KITE_SQ_MAX_LOG_STRIDE, 9),
+		V(KITE_SQ_MAX_LOG_STRIDE, 10),
 		V(KITE_RQ_MIN_LOG_STRIDE, 4),
-		V(KITE_RQ_MAX_LOG_STRIDE, 8),
+		V(KITE_RQ_MAX_LOG_STRIDE, 10),
 		V(KITE_QPN_MASK, 0xffffff),
 		V(KITE_PSN_MASK, 0xffffff),
 		V(KITE_GSI_QPN, 1),
@@ -355,6 +360,7 @@ static void test_limits(void **state)
 		V(KITE_CQE_OP_RECV_BIT, 0x80),
 		V(KITE_ABI_MINOR_QP_STATS, 1),
 		V(KITE_ABI_MINOR_DBREC, 2),
+		V(KITE_ABI_MINOR_MEM_MGT, 3),
 		V(KITE_KEY_VARIANT_BITS, 8),
 		V(KITE_KEY_VARIANT_MASK, 0xff),
 	};
@@ -397,6 +403,10 @@ static void test_aq_opcodes(void **state)
 		V(KITE_CMD_QUERY_QP_STATS, 0x1c),
 		V(KITE_CMD_REG_MR, 0x20),
 		V(KITE_CMD_DEREG_MR, 0x21),
+		V(KITE_CMD_ALLOC_MR, 0x22),
+		V(KITE_CMD_REREG_MR, 0x23),
+		V(KITE_CMD_ALLOC_MW, 0x24),
+		V(KITE_CMD_DEALLOC_MW, 0x25),
 		V(KITE_CMD_ADD_GID, 0x28),
 		V(KITE_CMD_DEL_GID, 0x29),
 		V(KITE_CMD_QUERY_STATS, 0x30),
@@ -438,6 +448,11 @@ static void test_aq_status(void **state)
 		V(KITE_CQ_FLAG_ARMED, 1u << 0),
 		V(KITE_QP_FLAG_SIG_ALL, 1u << 0),
 		V(KITE_MR_DMA_ALL, 1u << 31),
+		V(KITE_REREG_TRANS, 1u << 0),
+		V(KITE_REREG_PD, 1u << 1),
+		V(KITE_REREG_ACCESS, 1u << 2),
+		V(KITE_MW_TYPE_1, 1),
+		V(KITE_MW_TYPE_2, 2),
 	};
 
 	(void)state;
@@ -498,6 +513,7 @@ static void test_object_enums(void **state)
 		V(KITE_ACCESS_REMOTE_WRITE, 1u << 1),
 		V(KITE_ACCESS_REMOTE_READ, 1u << 2),
 		V(KITE_ACCESS_REMOTE_ATOMIC, 1u << 3),
+		V(KITE_ACCESS_MW_BIND, 1u << 4),
 	};
 
 	(void)state;
@@ -587,6 +603,10 @@ static void test_wqe_cqe_enums(void **state)
 		V(KITE_WQE_READ, 0x04),
 		V(KITE_WQE_CMP_SWP, 0x05),
 		V(KITE_WQE_FETCH_ADD, 0x06),
+		V(KITE_WQE_SEND_INV, 0x07),
+		V(KITE_WQE_LOCAL_INV, 0x08),
+		V(KITE_WQE_REG_MR, 0x09),
+		V(KITE_WQE_BIND_MW, 0x0a),
 	};
 	static const struct value_check wqe_flags[] = {
 		V(KITE_WQE_F_SIGNALED, 1u << 0),
@@ -600,6 +620,9 @@ static void test_wqe_cqe_enums(void **state)
 		V(KITE_CQE_READ, 0x02),
 		V(KITE_CQE_CMP_SWP, 0x03),
 		V(KITE_CQE_FETCH_ADD, 0x04),
+		V(KITE_CQE_REG_MR, 0x05),
+		V(KITE_CQE_LOCAL_INV, 0x06),
+		V(KITE_CQE_BIND_MW, 0x07),
 		V(KITE_CQE_RECV, 0x80),
 		V(KITE_CQE_RECV_WRITE_IMM, 0x81),
 	};
@@ -608,6 +631,7 @@ static void test_wqe_cqe_enums(void **state)
 		V(KITE_CQE_F_IMM, 1u << 1),
 		V(KITE_CQE_F_GRH, 1u << 2),
 		V(KITE_CQE_F_SOLICITED, 1u << 3),
+		V(KITE_CQE_F_INV, 1u << 4),
 	};
 
 	(void)state;
@@ -633,6 +657,7 @@ static void test_cqe_status_literal(void **state)
 		V(KITE_CQE_LOC_QP_OP_ERR, 2),
 		V(KITE_CQE_LOC_PROT_ERR, 4),
 		V(KITE_CQE_WR_FLUSH_ERR, 5),
+		V(KITE_CQE_MW_BIND_ERR, 6),
 		V(KITE_CQE_BAD_RESP_ERR, 7),
 		V(KITE_CQE_LOC_ACCESS_ERR, 8),
 		V(KITE_CQE_REM_INV_REQ_ERR, 9),
