@@ -18,6 +18,7 @@ PKGS=(
 	cmake libnl-3-dev libnl-route-3-dev libudev-dev
 	libpci-dev
 	tshark
+	nvme-cli fio nfs-kernel-server nfs-common
 )
 # Wait for another apt/dpkg (e.g. unattended-upgrades) instead of failing.
 APT_OPTS=(-o DPkg::Lock::Timeout=600)

@@ -24,6 +24,10 @@
 #                                kite-uverbs-fuzz (kite-uverbs-fuzz.c), an ldd script
 #                                (the loader's --list), and
 #                                an /init that runs /test.sh
+#   out/guest/initramfs-storage.cpio.gz  the same plus nvme-cli, fio, the
+#                                NFS server and client tools and the NVMe
+#                                over Fabrics and NFS modules (the storage
+#                                VM group, make bench)
 #
 # The per-run test script is not in this image: scripts/vm.sh appends a small
 # second cpio archive holding /test.sh (the kernel unpacks concatenated
@@ -111,6 +115,15 @@ bins=(/usr/bin/ip /usr/bin/rdma /usr/sbin/bridge /usr/sbin/tc /usr/sbin/ethtool 
 # and carries Soft-RoCE next to kite: vm.sh --virtio; sch_netem lets a test
 # drop frames on a netdev with tc).
 mods=(ib_core ib_uverbs rdma_ucm rdma_rxe crc32_generic virtio_pci virtio_net sch_netem)
+# The storage image (initramfs-storage.cpio.gz, below): Debian's nvme-cli,
+# fio, the NFS server (rpc.nfsd, rpc.mountd, exportfs) and client
+# (mount.nfs), and the NVMe over Fabrics (host and target, RAM disks for
+# namespaces) and NFS over RDMA modules.
+storage_bins=(/usr/sbin/nvme /usr/bin/fio /usr/sbin/rpc.nfsd /usr/sbin/rpc.mountd
+	/usr/sbin/exportfs /sbin/mount.nfs)
+storage_mods=(nvme_rdma nvme_fabrics nvmet nvmet_rdma brd null_blk configfs
+	rpcrdma nfsd nfsv4 nfs sunrpc)
+storage_pkgs=(nvme-cli libnvme1 fio nfs-kernel-server nfs-common libtirpc3)
 
 # --- input hash: skip the build when nothing changed ----------------------
 inputs_hash() {
@@ -122,6 +135,8 @@ inputs_hash() {
 		dpkg-query -W -f='${Package} ${Version}\n' libc6 iproute2 ethtool netcat-openbsd busybox-static \
 			"linux-image-$kver" 2>/dev/null
 		echo "mods=${mods[*]}"
+		echo "storage=${storage_bins[*]} ${storage_mods[*]}"
+		dpkg-query -W -f='${Package} ${Version}\n' "${storage_pkgs[@]}" 2>/dev/null
 		if [ -n "$rc" ]; then
 			echo "rdma-core=$(cat "$rc/.hash") tools=${rc_tools[*]} perftest=${perftest[*]}"
 			echo "perftest-build=$(cat "$pt/.hash")"
@@ -136,6 +151,7 @@ inputs_hash() {
 }
 hash=$(inputs_hash)
 if [ "$force" = 0 ] && [ -f "$out/initramfs.cpio.gz" ] && [ -f "$out/vmlinuz" ] &&
+	{ [ -z "$rc" ] || [ -f "$out/initramfs-storage.cpio.gz" ]; } &&
 	[ "$(cat "$out/.hash" 2>/dev/null)" = "$hash" ]; then
 	exit 0
 fi
@@ -260,12 +276,17 @@ for ko in "${kite_kos[@]}"; do
 		need+=("$d")
 	done
 done
-# modprobe --show-depends resolves each module's full dependency closure.
-for m in "${need[@]}"; do
-	/sbin/modprobe -S "$kver" --show-depends "$m" | awk '$1 == "insmod" { print $2 }'
-done | sort -u | while read -r ko; do
-	install -D -m 644 "$ko" "$stage$ko"
-done
+# install_mods MODULE...: copy each module with its full dependency closure
+# (modprobe --show-depends resolves it).
+install_mods() {
+	local m ko
+	for m in "$@"; do
+		/sbin/modprobe -S "$kver" --show-depends "$m" | awk '$1 == "insmod" { print $2 }'
+	done | sort -u | while read -r ko; do
+		install -D -m 644 "$ko" "$stage$ko"
+	done
+}
+install_mods "${need[@]}"
 for f in modules.order modules.builtin modules.builtin.modinfo; do
 	[ -f "$mdir/$f" ] && install -D -m 644 "$mdir/$f" "$stage$mdir/$f"
 done
@@ -336,12 +357,45 @@ echo "kite" >"$stage/etc/hostname"
 printf 'root:x:0:0:root:/root:/bin/sh\n' >"$stage/etc/passwd"
 printf 'root:x:0:\n' >"$stage/etc/group"
 
-tmp=$(mktemp "$out/initramfs.XXXXXX")
-(cd "$stage" && find . -print0 | LC_ALL=C sort -z | cpio --null -o -H newc --quiet -R 0:0) |
-	gzip -6 >"$tmp"
-chmod 644 "$tmp"
-mv "$tmp" "$out/initramfs.cpio.gz"
+# write_image NAME: the stage as out/guest/NAME.
+write_image() {
+	tmp=$(mktemp "$out/initramfs.XXXXXX")
+	(cd "$stage" && find . -print0 | LC_ALL=C sort -z | cpio --null -o -H newc --quiet -R 0:0) |
+		gzip -6 >"$tmp"
+	chmod 644 "$tmp"
+	mv "$tmp" "$out/$1"
+	tmp=
+}
+write_image initramfs.cpio.gz
+
+# --- storage image ------------------------------------------------------------
+# The base image plus the storage tools and modules (storage_bins,
+# storage_mods above), for the storage VM group and make bench's NVMe rows
+# only: fio alone needs about 80 MB of libraries (ceph's, glusterfs', ICU),
+# which every other guest would have to unpack into its RAM. Needs
+# rdma-core (fio links libibverbs): copy_host_deps takes it from there.
+rm -f "$out/initramfs-storage.cpio.gz"
+if [ -n "$rc" ]; then
+	for b in "${storage_bins[@]}"; do
+		[ -x "$b" ] || { echo "mkinitramfs: $b missing (run scripts/install-deps.sh)" >&2; exit 1; }
+		install -D -m 755 "$(readlink -f "$b")" "$stage$b"
+		copy_host_deps "$b"
+	done
+	ln -sf mount.nfs "$stage/sbin/mount.nfs4"
+	# What the NFS tools read or write: TI-RPC's transports, the mount
+	# table, nfsd's state (v4recovery: the legacy client tracker, no
+	# nfsdcld daemon needed) and exports; nvme-cli's host NQN and ID are
+	# made by each guest (nvme gen-hostnqn), never copied from this host.
+	copy_file /etc/netconfig
+	ln -sf /proc/self/mounts "$stage/etc/mtab"
+	mkdir -p "$stage/var/lib/nfs/v4recovery" "$stage/var/lib/nfs/rpc_pipefs" "$stage/etc/nvme"
+	: >"$stage/etc/exports"
+	install_mods "${storage_mods[@]}"
+	/sbin/depmod -b "$stage" "$kver"
+	write_image initramfs-storage.cpio.gz
+fi
 cp "$vmlinuz" "$out/vmlinuz"
 echo "$kver" >"$out/kver"
 echo "$hash" >"$out/.hash"
 echo "mkinitramfs: $out/initramfs.cpio.gz ($(du -h "$out/initramfs.cpio.gz" | cut -f1), kernel $kver${kite_kos[0]:+, with kite.ko and kite_ib.ko}${rc:+, with rdma-core})"
+[ -z "$rc" ] || echo "mkinitramfs: $out/initramfs-storage.cpio.gz ($(du -h "$out/initramfs-storage.cpio.gz" | cut -f1), with nvme-cli, fio and the NFS tools)"
