@@ -21,16 +21,17 @@ hook_qom() {
 	return 1
 }
 
-# hook_link GUEST off|on: take GUEST's Kite link down or up (HMP set_link
-# on its netdev n0; the device raises PORT_ERR / PORT_ACTIVE, see
-# hardware.rst).
+# hook_link GUEST off|on [NETDEV]: take GUEST's Kite link down or up (HMP
+# set_link on its netdev n0, or NETDEV; the device raises PORT_ERR /
+# PORT_ACTIVE, see hardware.rst).
 hook_link() {
-	local out
+	local out nd=${3:-n0}
 	case ${2:-} in off | on) ;; *) echo "link: want off or on, not '${2:-}'"; return 1 ;; esac
-	out=$(vm hmp "$1" "set_link n0 $2" 2>&1 | tr -d '\r')
+	case $nd in n[0-9] | n[0-9][0-9]) ;; *) echo "link: no netdev '$nd'"; return 1 ;; esac
+	out=$(vm hmp "$1" "set_link $nd $2" 2>&1 | tr -d '\r')
 	# HMP prints nothing on success.
-	[ -z "$out" ] && { echo "$1: n0 $2"; return 0; }
-	echo "$1: set_link n0 $2: '$(echo $out | cut -c1-200)'"
+	[ -z "$out" ] && { echo "$1: $nd $2"; return 0; }
+	echo "$1: set_link $nd $2: '$(echo $out | cut -c1-200)'"
 	return 1
 }
 

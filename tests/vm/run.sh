@@ -102,6 +102,36 @@ group_rxe() {
 		"a=$t/rdma-a.sh" "b=$t/rdma-b.sh")
 }
 
+# Storage over RDMA (storage-a.sh, storage-b.sh, storage-lib.sh,
+# storage.hook), two guests booting the storage image (nvme-cli, fio, the
+# NFS tools) joined by three links as in make bench: NVMe over RDMA
+# (nvmet-rdma target, nvme-rdma host, fio verify) Kite<->Kite, Kite host
+# with an rxe target and rxe host with a Kite target, over IPv4 and IPv6;
+# a 10 s link outage during a verify job on Kite<->Kite; NFS 4.2 over RDMA
+# Kite<->Kite and Kite client with an rxe server. storage-rxe: the same
+# checks over rxe<->rxe, the baseline. 2 GiB guests: each holds a RAM
+# disk namespace of 288 MiB besides the 41 MB image.
+storage_cmd() {
+	local name=$1
+	shift
+	# shellcheck disable=SC2054 # "a,b" is one argument
+	cmd=(scripts/vm.sh --test "$name" --timeout "$secs" --mem 2G
+		--initrd out/guest/initramfs-storage.cpio.gz --include "$t/lib.sh"
+		--include "$t/rdma-lib.sh" --include "$t/storage-lib.sh"
+		--link a,b --virtio a,b --xlink a=kite,b=virtio-net-pci "$@"
+		--hook "bash $top/$t/storage.hook" "a=$t/storage-a.sh" "b=$t/storage-b.sh")
+}
+
+group_storage() {
+	secs=${KITE_STORAGE_TIMEOUT:-1800}
+	storage_cmd storage
+}
+
+group_storage-rxe() {
+	secs=${KITE_STORAGE_TIMEOUT:-1800}
+	storage_cmd storage-rxe --env STOR_NVME=rxe --env STOR_NFS=rxe --env STOR_FAULT=rxe
+}
+
 pattern=
 if [ "${1:-}" = -t ]; then
 	pattern=${2-}
