@@ -20,10 +20,16 @@
 # so that a fast transport is timed over as long a run as a slow one. A run that prints 0.00 (perftest
 # under TCG sometimes cannot sample the CPU clock) or fails is repeated up
 # to 3 times; after that the line says FAILED. BENCH_REPEAT runs each case
-# that many times (the host takes the median).
+# that many times (the host takes the median). Then, per transport and
+# MTU, NVMe over RDMA (nvme-rdma host, nvmet-rdma target on a RAM disk,
+# fio; BENCH_NVME=0 leaves it out): 4k random reads at QD16 (IOPS),
+# 4k at QD1 (mean latency) and 128k sequential reads (MiB/s), each
+# BENCH_NVME_SECS (10) seconds, as BENCH lines with TOOL nvme_randread,
+# nvme_read_lat, nvme_seqread.
 . /kite/lib.sh
 . /kite/rdma-lib.sh
-plan 5
+. /kite/storage-lib.sh
+plan 6
 RUN_TIMEOUT=${BENCH_RUN_TIMEOUT:-120}
 REPEAT=${BENCH_REPEAT:-1}
 [ -f /kite/cases.sh ] && . /kite/cases.sh
@@ -49,6 +55,18 @@ up() {
 up kite-up kite 198.18.0.1 "${KITE_MAC_kite0:-}" kite
 up rxe-up rxe 198.18.1.1 "${KITE_MAC_virtio0:-}" rxe rxe0
 up mix-up kite 198.18.2.1 "${KITE_MAC_kite1:-}" mix
+# NVMe over RDMA (BENCH_NVME=0: none): this guest's target serves the
+# rxe host of rxe-kite (on b) on the mix link; b's serves the others.
+NVME_ON=${BENCH_NVME:-1}
+NVME_SECS=${BENCH_NVME_SECS:-10}
+NQN_A=$(stor_nqn a) NQN_B=$(stor_nqn b)
+if [ "$NVME_ON" = 0 ]; then
+	skip nvmet-setup "BENCH_NVME=0"
+elif out=$(nvmet_setup "$NQN_A" 2>&1 && nvmet_port 1 198.18.2.1 ipv4 "$NQN_A" 2>&1); then
+	ok nvmet-setup
+else
+	fail nvmet-setup "$out"
+fi
 kinds=
 for k in ${BENCH_KINDS:-kite kite-rxe rxe-kite rxe}; do
 	case $k in
@@ -174,6 +192,25 @@ set_mtu() {
 	done
 }
 
+# nvme_rows KIND MTU: the NVMe over RDMA rows of KIND (nvme_bench_host of
+# storage-lib.sh on the host side: here, or on b for rxe-kite).
+nvme_rows() {
+	local kind=$1 mtu=$2 ans
+	if [ "$kind" != rxe-kite ]; then
+		nvme_bench_host "$kind" "$(server_addr "$kind")" "$NQN_B" "$mtu" "$NVME_SECS"
+		return
+	fi
+	ans=$(agent_call $B $((NVME_SECS * 3 + 300)) "SH - . /kite/lib.sh; . /kite/rdma-lib.sh; . /kite/storage-lib.sh; nvme_bench_host $kind $(server_addr "$kind") $NQN_A $mtu $NVME_SECS")
+	echo "$ans" | grep -E '^(BENCH|#) '
+	echo "$ans" | grep -q '^BENCH ' || nvme_failed "$kind" "$mtu"
+}
+# nvme_failed KIND MTU: KIND's NVMe rows, all FAILED.
+nvme_failed() {
+	local t
+	for t in nvme_randread:4096 nvme_read_lat:4096 nvme_seqread:131072; do
+		echo "BENCH $1 ${t%:*} ${t#*:} $2 1 FAILED"
+	done
+}
 # Before its cases, a quick ibv_rc_pingpong decides whether a transport's
 # data path works at all (if not, its cases are FAILED at once instead of
 # timing out).
@@ -189,6 +226,7 @@ for kind in $kinds; do
 				set -- $(echo "$c" | tr : ' ')
 				echo "BENCH $kind $1 $2 $m ${4:-1} FAILED"
 			done
+			[ "$NVME_ON" = 0 ] || nvme_failed "$kind" "$m"
 		done
 		kinds=$(echo " $kinds " | sed "s/ $kind / /")
 	fi
@@ -203,6 +241,7 @@ for m in $MTUS; do
 				set -- $(echo "$c" | tr : ' ')
 				one "$kind" "$m" "$1" "$2" "$3" "${4:-}"
 			done
+			[ "$NVME_ON" = 0 ] || nvme_rows "$kind" "$m"
 		done
 	done
 done

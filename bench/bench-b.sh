@@ -4,10 +4,12 @@
 # Soft-RoCE rxe1 on the second virtio-net NIC (198.18.2.2, the link to
 # guest a's second Kite NIC: the mixed Kite<->rxe transport), then serves
 # guest a through the agent of tests/vm/rdma-lib.sh (perftest servers, and
-# the clients of the rxe->Kite runs) until a is done.
+# the clients of the rxe->Kite runs) until a is done. Its NVMe over RDMA
+# target (storage-lib.sh) serves a's hosts on all three links.
 . /kite/lib.sh
 . /kite/rdma-lib.sh
-plan 4
+. /kite/storage-lib.sh
+plan 5
 RUN_TIMEOUT=${BENCH_RUN_TIMEOUT:-120}
 
 # up NAME KIND ADDR MAC TAG [RXENAME]: one device (rdma_up_mac), one result.
@@ -26,6 +28,16 @@ up() {
 up kite-up kite 198.18.0.2 "${KITE_MAC_kite0:-}" kite
 up rxe-up rxe 198.18.1.2 "${KITE_MAC_virtio0:-}" rxe rxe0
 up mix-up rxe 198.18.2.2 "${KITE_MAC_virtio1:-}" mix rxe1
+# The NVMe over RDMA target of a's hosts, on each link.
+NQN=$(stor_nqn b)
+if [ "${BENCH_NVME:-1}" = 0 ]; then
+	skip nvmet-setup "BENCH_NVME=0"
+elif out=$(nvmet_setup "$NQN" 2>&1 && nvmet_port 1 198.18.0.2 ipv4 "$NQN" 2>&1 &&
+	nvmet_port 2 198.18.1.2 ipv4 "$NQN" 2>&1 && nvmet_port 3 198.18.2.2 ipv4 "$NQN" 2>&1); then
+	ok nvmet-setup
+else
+	fail nvmet-setup "$out"
+fi
 agent_start
 if wait_until 3600 test -f /tmp/agent.quit; then ok served; else fail served "guest a never said it was done"; fi
 agent_stop

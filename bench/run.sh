@@ -23,6 +23,8 @@
 #   BENCH_NO_ENGINE=1 bench/run.sh  without the engine micro-benchmark
 #                                   (bench/engine, run after the guests)
 #   BENCH_KINDS="kite rxe" bench/run.sh   some transports (kite kite-rxe rxe-kite rxe)
+#   BENCH_NVME=0 bench/run.sh       without the NVMe over RDMA rows (fio over
+#                                   nvme-rdma; BENCH_NVME_SECS per case, 10)
 #
 # Exit status: 0 when every case has a figure for every transport run.
 set -uo pipefail
@@ -41,12 +43,16 @@ rm -f "$out/cases.sh"
 [ -n "${BENCH_KINDS:-}" ] && echo "BENCH_KINDS='$BENCH_KINDS'" >>"$out/cases.sh"
 [ -n "${BENCH_MTUS:-}" ] && echo "BENCH_MTUS='$BENCH_MTUS'" >>"$out/cases.sh"
 [ -n "${BENCH_SECS+set}" ] && echo "BENCH_SECS='$BENCH_SECS'" >>"$out/cases.sh"
+[ -n "${BENCH_NVME:-}" ] && echo "BENCH_NVME='$BENCH_NVME'" >>"$out/cases.sh"
+[ -n "${BENCH_NVME_SECS:-}" ] && echo "BENCH_NVME_SECS='$BENCH_NVME_SECS'" >>"$out/cases.sh"
 [ -f "$out/cases.sh" ] && inc=(--include "$out/cases.sh")
 timeout=${BENCH_TIMEOUT:-3600}
 echo "bench: booting two guests (2 kite + 1 virtio-net NIC on a, 1 kite + 2 virtio-net on b); log: out/logs/bench/a.log"
 t0=$(date +%s)
-scripts/vm.sh --test bench --timeout "$timeout" --include tests/vm/lib.sh \
-	--include tests/vm/rdma-lib.sh "${inc[@]}" --link a,b --virtio a,b \
+# The storage image: the NVMe over RDMA rows need nvme-cli, fio and nvmet.
+scripts/vm.sh --test bench --timeout "$timeout" --initrd out/guest/initramfs-storage.cpio.gz \
+	--mem 2G --include tests/vm/lib.sh --include tests/vm/rdma-lib.sh \
+	--include tests/vm/storage-lib.sh "${inc[@]}" --link a,b --virtio a,b \
 	--xlink a=kite,b=virtio-net-pci "${env[@]}" \
 	a=bench/bench-a.sh b=bench/bench-b.sh
 vmrc=$?
@@ -94,7 +100,8 @@ bad = 0
 for key in order:
     tool, size, mtu, qps = key
     unit = ("us" if tool.endswith("_lat") else "kop/s" if tool == "ib_atomic_bw"
-            else "kmsg/s" if rate(tool, size) else "MB/s")
+            else "kmsg/s" if rate(tool, size) else "IOPS" if tool == "nvme_randread"
+            else "MiB/s" if tool == "nvme_seqread" else "MB/s")
     row = "%-13s %6d %5d %3d" % (tool, size, mtu, qps)
     for kind in kinds:
         v = cell(kind, key)
@@ -112,6 +119,12 @@ print("bw: BW average (atomic and 64-byte cases: thousand operations per second)
       " higher is better; lat: t_typical, lower is better; mtu: RoCE path MTU"
       " (1024 over netdevs at MTU 1500, 4096 over MTU 9000); qps: perftest -q;"
       " a ratio above 1 means faster for bw and slower for lat than rxe<->rxe.")
+if any(k[0].startswith("nvme_") for k in order):
+    print("nvme_*: NVMe over RDMA (nvme-rdma host on the client's side, nvmet-rdma"
+          " target with a RAM disk on the server's), fio with libaio and O_DIRECT:"
+          " nvme_randread 4k random reads at QD16 (IOPS), nvme_read_lat 4k random"
+          " reads at QD1 (mean latency), nvme_seqread 128k sequential reads at"
+          " QD16 (MiB/s).")
 if not order:
     print("no results (see out/logs/bench/a.log)")
     bad = 1

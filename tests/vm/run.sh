@@ -21,8 +21,12 @@
 #          4096, IPv6 (interop.sh)
 #   rxe    (not by default) the same checks over Soft-RoCE on virtio-net
 #          NICs: the baseline that shows the checks themselves are right
+#   storage NVMe over RDMA (nvmet-rdma, nvme-rdma, fio verify) Kite<->Kite,
+#          Kite host + rxe target, rxe host + Kite target, IPv4 and IPv6;
+#          a link outage during a verify job; NFS 4.2 over RDMA (storage-*.sh)
+#   storage-rxe (not by default) the same over rxe<->rxe
 #
-#   tests/vm/run.sh [GROUP...]      (default: pair fault rdma interop)
+#   tests/vm/run.sh [GROUP...]      (default: pair fault rdma interop storage)
 #   tests/vm/run.sh -t GLOB         the groups whose name matches the shell
 #                                   glob (rxe too); none is one failure
 #
@@ -149,7 +153,7 @@ if [ -n "$pattern" ]; then
 		exit 1
 	fi
 fi
-[ ${#groups[@]} -gt 0 ] || groups=(pair fault rdma interop)
+[ ${#groups[@]} -gt 0 ] || groups=(pair fault rdma interop storage)
 
 pass=0 fail=0 skip=0
 # The guest image must match out/kite.ko (a no-op when it does).

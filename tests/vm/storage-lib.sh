@@ -358,3 +358,38 @@ stor_dmesg_check() {
 	bad=$(dmesg | grep -E "$STOR_BAD_DMESG")
 	[ -z "$bad" ] && ok "$1" || fail "$1" "$(echo "$bad" | head -n 3)"
 }
+
+# nvme_bench_host KIND ADDR NQN MTU SECS: make bench's NVMe over RDMA rows,
+# this guest as the host of NQN at ADDR (connected for these runs only):
+# fio 4k random reads at queue depth 16 (IOPS), 4k random reads at queue
+# depth 1 (mean latency, us) and 128k sequential reads at queue depth 16
+# (MiB/s), SECS seconds each. One line per case, as bench-a.sh's:
+#   BENCH KIND TOOL SIZE MTU 1 value V tries=1   (or ... FAILED)
+nvme_bench_host() {
+	local kind=$1 addr=$2 nqn=$3 mtu=$4 secs=$5 blk= c out v
+	modprobe nvme_rdma
+	stor_hostnqn
+	if timeout $STOR_CMD_SECS $NVME connect -t rdma -a "$addr" -s $NVME_PORT -n "$nqn" \
+		>/tmp/bench.nvme 2>&1 && wait_until 20 nvme_blk; then
+		blk=$(nvme_blk)
+	else
+		echo "# $kind nvme connect to $addr: $(tail -n 2 /tmp/bench.nvme | tr '\n' ' ')"
+	fi
+	for c in nvme_randread:4096:randread:4k:16 nvme_read_lat:4096:randread:4k:1 \
+		nvme_seqread:131072:read:128k:16; do
+		set -- $(echo "$c" | tr : ' ')
+		if [ -n "$blk" ] && out=$(fio_run "$1" /dev/$blk "$3" "$4" "$5" "$secs"); then
+			# out: NAME IOPS KiB/s LAT_US
+			case $1 in
+			nvme_randread) v=$(echo "$out" | awk '{ print $2 }') ;;
+			nvme_read_lat) v=$(echo "$out" | awk '{ printf "%.2f", $4 }') ;;
+			*) v=$(echo "$out" | awk '{ printf "%.2f", $3 / 1024 }') ;;
+			esac
+			echo "BENCH $kind $1 $2 $mtu 1 value $v tries=1"
+		else
+			[ -n "$blk" ] && echo "# $kind $1: $(tail -n 2 /tmp/fio.$1 | tr '\n' ' ')"
+			echo "BENCH $kind $1 $2 $mtu 1 FAILED"
+		fi
+	done
+	[ -z "$blk" ] || timeout $STOR_CMD_SECS $NVME disconnect -n "$nqn" >/dev/null 2>&1
+}
