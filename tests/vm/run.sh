@@ -115,6 +115,7 @@ group_rxe() {
 # Kite<->Kite and Kite client with an rxe server. storage-rxe: the same
 # checks over rxe<->rxe, the baseline. 2 GiB guests: each holds a RAM
 # disk namespace of 288 MiB besides the 41 MB image.
+# KITE_STORAGE_VERIFY_MB: MiB each NVMe verify job writes (default 256).
 storage_cmd() {
 	local name=$1
 	shift
@@ -122,7 +123,8 @@ storage_cmd() {
 	cmd=(scripts/vm.sh --test "$name" --timeout "$secs" --mem 2G
 		--initrd out/guest/initramfs-storage.cpio.gz --include "$t/lib.sh"
 		--include "$t/rdma-lib.sh" --include "$t/storage-lib.sh"
-		--link a,b --virtio a,b --xlink a=kite,b=virtio-net-pci "$@"
+		--link a,b --virtio a,b --xlink a=kite,b=virtio-net-pci
+		--env "STOR_VERIFY_MB=${KITE_STORAGE_VERIFY_MB:-256}" "$@"
 		--hook "bash $top/$t/storage.hook" "a=$t/storage-a.sh" "b=$t/storage-b.sh")
 }
 
