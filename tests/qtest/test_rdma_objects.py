@@ -698,11 +698,13 @@ def test_reset_clears_rdma_objects(env):
     check_eq(r.qp(pd, r.cq()), FIRST_QPN, "QPNs start again after reset")
 
 
-def mr_map(d, key, pdn, access, addr, length, max_ranges=16, path=K0):
-    """The device's MR lookup through x-mr-map: (CQE status, [(dma, len)])."""
+def mr_map(d, key, pdn, access, addr, length, max_ranges=16, path=K0,
+           qpn=0):
+    """The device's MR lookup through x-mr-map: (CQE status, [(dma, len)]);
+    qpn: the QP doing the access (type-2B windows)."""
     d.q.qmp("qom-set", path=path, property="x-mr-map",
             value={"key": key, "pdn": pdn, "access": access, "addr": addr,
-                   "len": length, "max-ranges": max_ranges})
+                   "len": length, "max-ranges": max_ranges, "qpn": qpn})
     r = d.q.qmp("qom-get", path=path, property="x-mr-map-result")
     return r["status"], [(x["addr"], x["len"]) for x in r["ranges"]]
 
