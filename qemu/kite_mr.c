@@ -424,6 +424,30 @@ uint8_t kite_mr_map(KiteState *s, uint32_t key, uint32_t pdn, uint32_t qpn,
 }
 
 /*
+ * An MR's range: @length 1 .. CAP_MAX_MR_SIZE, [@iova, @iova + @length)
+ * not wrapping, and exactly the pages it touches in @d, checked before the
+ * page list is read (kite_pbl_walk() checks the shift). BAD_PARAM if not.
+ */
+static uint8_t kite_mr_range_check(uint64_t iova, uint64_t length,
+                                   const struct kite_pbl_desc *d)
+{
+    if (!length || length > KITE_DEF_MAX_MR_SIZE) {
+        return kite_bad_param("MR length", length);
+    }
+    if (!kite_range_ok(iova, length)) {
+        return kite_bad_param("MR iova + length", iova);
+    }
+    if (d->page_shift < 64 &&
+        (KITE_DEF_PAGE_SIZES & (1ull << d->page_shift)) &&
+        !kite_mr_pages_ok(iova, length, d->page_shift,
+                          le32_to_cpu(d->npages))) {
+        return kite_bad_param("MR npages for iova/length",
+                              le32_to_cpu(d->npages));
+    }
+    return KITE_STS_OK;
+}
+
+/*
  * Validates an MR's page list @d (as kite_pbl_walk()) into @pbl and, while
  * the budget allows (@freed: bytes the caller will give back on success),
  * copies a level 1 or 2 list into a new *@pages (else NULL). Nothing is
@@ -495,22 +519,9 @@ uint8_t kite_cmd_reg_mr(KiteState *s, const struct kite_aq_cmd *cmd,
         }
         iova = length = 0;
     } else {
-        if (!length || length > KITE_DEF_MAX_MR_SIZE) {
-            return kite_bad_param("MR length", length);
-        }
-        if (!kite_range_ok(iova, length)) {
-            return kite_bad_param("MR iova + length", iova);
-        }
-        /*
-         * Exactly the pages that [iova, iova + length) touches, checked
-         * before the page list is read (kite_pbl_load() checks the shift).
-         */
-        if (c->pbl.page_shift < 64 &&
-            (KITE_DEF_PAGE_SIZES & (1ull << c->pbl.page_shift)) &&
-            !kite_mr_pages_ok(iova, length, c->pbl.page_shift,
-                              le32_to_cpu(c->pbl.npages))) {
-            return kite_bad_param("MR npages for iova/length",
-                                  le32_to_cpu(c->pbl.npages));
+        st = kite_mr_range_check(iova, length, &c->pbl);
+        if (st != KITE_STS_OK) {
+            return st;
         }
         st = kite_mr_walk_cached(s, &c->pbl, 0, &pbl, &pages);
         if (st != KITE_STS_OK) {
@@ -656,18 +667,9 @@ uint8_t kite_cmd_rereg_mr(KiteState *s, const struct kite_aq_cmd *cmd,
     if (flags & KITE_REREG_TRANS) {
         iova = le64_to_cpu(c->iova);
         length = le64_to_cpu(c->length);
-        if (!length || length > KITE_DEF_MAX_MR_SIZE) {
-            return kite_bad_param("MR length", length);
-        }
-        if (!kite_range_ok(iova, length)) {
-            return kite_bad_param("MR iova + length", iova);
-        }
-        if (c->pbl.page_shift < 64 &&
-            (KITE_DEF_PAGE_SIZES & (1ull << c->pbl.page_shift)) &&
-            !kite_mr_pages_ok(iova, length, c->pbl.page_shift,
-                              le32_to_cpu(c->pbl.npages))) {
-            return kite_bad_param("MR npages for iova/length",
-                                  le32_to_cpu(c->pbl.npages));
+        st = kite_mr_range_check(iova, length, &c->pbl);
+        if (st != KITE_STS_OK) {
+            return st;
         }
     }
     pdn = flags & KITE_REREG_PD ? le32_to_cpu(c->pdn) : mr->pdn;

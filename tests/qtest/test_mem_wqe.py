@@ -10,19 +10,12 @@ from harness import check, check_eq, test, wait_for
 from hw import C
 from rdma import PAGE, PBL_ENTRY, Cq, Qp, V4_GID, check_cqe, \
     loopback_pair, pattern, pbl, pbl_list, raddr, reg_mr_payload
-from test_mem_mgt import alloc_mr_payload, alloc_mw_payload, rereg_payload
+from test_mem_mgt import ACC, BIND, FAR, LW, OK, PROT, RA, RR, RW, \
+    alloc_mr_payload, alloc_mw_payload, rereg_payload
 from test_rdma_objects import mr_map
 
-LW = C.KITE_ACCESS_LOCAL_WRITE
-RW = C.KITE_ACCESS_REMOTE_WRITE
-RR = C.KITE_ACCESS_REMOTE_READ
-RA = C.KITE_ACCESS_REMOTE_ATOMIC
-BIND = C.KITE_ACCESS_MW_BIND
-OK = C.KITE_CQE_SUCCESS
-PROT = C.KITE_CQE_LOC_PROT_ERR
 QP_OP = C.KITE_CQE_LOC_QP_OP_ERR
 BIND_ERR = C.KITE_CQE_MW_BIND_ERR
-FAR = 1 << 40                   # nothing is mapped there
 FR_IOVA = 0x80000100            # iova of the fast registrations
 WIN_IOVA = 0x90000000           # iova of the MR windows are bound to
 MAX_FRWR = C.KITE_DEF_MAX_FRWR_PAGES
@@ -128,7 +121,7 @@ def test_frwr_register_access_invalidate(env):
     check_eq(m.mapped(k1, RW, FR_IOVA - 1, 2)[0], PROT, "below the iova")
     check_eq(m.mapped(k1, RW, FR_IOVA + 3 * PAGE - 0x100, 1)[0], PROT,
              "beyond the length")
-    check_eq(m.mapped(k1, RA, FR_IOVA, 8)[0], C.KITE_CQE_LOC_ACCESS_ERR,
+    check_eq(m.mapped(k1, RA, FR_IOVA, 8)[0], ACC,
              "a right the WQE did not give")
     data = pattern(0x400, 3)
     m.write(k1, FR_IOVA + 0xe00, data, "WRITE through the new key")
@@ -317,8 +310,8 @@ def test_mw_type1(env):
              "below the window")
     check_eq(m.mapped(w5, RR, WIN_IOVA + 3 * PAGE - 1, 2)[0], PROT,
              "beyond the window")
-    check_eq(m.mapped(w5, RA, WIN_IOVA + PAGE, 8)[0],
-             C.KITE_CQE_LOC_ACCESS_ERR, "a right the window lacks")
+    check_eq(m.mapped(w5, RA, WIN_IOVA + PAGE, 8)[0], ACC,
+             "a right the window lacks")
     for acc in (0, LW):
         check_eq(m.mapped(w5, acc, WIN_IOVA + PAGE, 8)[0], PROT,
                  "local access 0x%x through a window" % acc)
@@ -342,7 +335,7 @@ def test_mw_type1(env):
     check_eq(m.mapped(w5, RR, WIN_IOVA + PAGE, 8)[0], PROT, "the old key")
     check_eq(m.mapped(w6, RR, WIN_IOVA, 8), (OK, [(m.page(8), 8)]),
              "the new binding")
-    check_eq(m.mapped(w6, RW, WIN_IOVA, 8)[0], C.KITE_CQE_LOC_ACCESS_ERR,
+    check_eq(m.mapped(w6, RW, WIN_IOVA, 8)[0], ACC,
              "the new rights")
     # Length 0 unbinds: the MR is free to go.
     s = m.bind(a, variant(w, 7), 0, 0, 0, 0)
