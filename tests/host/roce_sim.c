@@ -843,7 +843,7 @@ uint32_t sim_write_send(SimNode *n, uint32_t qpn, const SimWr *wr)
     memcpy(w, &hdr, sizeof(hdr));
     off += sim_put_seg(w + off, q, wr);
     if (wr->flags & KITE_WQE_F_INLINE) {
-        if (off + wr->inline_len <= stride) {
+        if (wr->inline_len && off + wr->inline_len <= stride) {
             memcpy(w + off, wr->inl, wr->inline_len);
         }
     } else {
