@@ -456,33 +456,28 @@ static bool cb_gid_get(void *opaque, uint8_t index, uint8_t *gid)
     return true;
 }
 
+/* The callbacks every node has; the memory operations are optional. */
+#define SIM_OPS_BASE \
+    .mem_rw = cb_mem_rw, \
+    .wqe_read = cb_wqe_read, \
+    .cq_post = cb_cq_post, \
+    .qp_event = cb_qp_event, \
+    .transmit = cb_transmit, \
+    .now_ns = cb_now, \
+    .timer_mod = cb_timer_mod, \
+    .kick = cb_kick, \
+    .gid_is_local = cb_gid_is_local, \
+    .gid_get = cb_gid_get
+
 static const struct kite_roce_ops sim_ops = {
-    .mem_rw = cb_mem_rw,
+    SIM_OPS_BASE,
     .mem_op = cb_mem_op,
     .remote_inv = cb_remote_inv,
-    .wqe_read = cb_wqe_read,
-    .cq_post = cb_cq_post,
-    .qp_event = cb_qp_event,
-    .transmit = cb_transmit,
-    .now_ns = cb_now,
-    .timer_mod = cb_timer_mod,
-    .kick = cb_kick,
-    .gid_is_local = cb_gid_is_local,
-    .gid_get = cb_gid_get,
 };
 
-/* The same without the optional memory operations. */
+/* For sim_drop_mem_ops(). */
 static const struct kite_roce_ops sim_ops_no_mem = {
-    .mem_rw = cb_mem_rw,
-    .wqe_read = cb_wqe_read,
-    .cq_post = cb_cq_post,
-    .qp_event = cb_qp_event,
-    .transmit = cb_transmit,
-    .now_ns = cb_now,
-    .timer_mod = cb_timer_mod,
-    .kick = cb_kick,
-    .gid_is_local = cb_gid_is_local,
-    .gid_get = cb_gid_get,
+    SIM_OPS_BASE,
 };
 
 /* ---- setup ---- */
