@@ -390,13 +390,16 @@ static void test_send_inv(void **st)
 {
     Fx *f = fx_new(NULL, KITE_QPT_RC, false);
     uint32_t fr1 = sim_alloc_mr(f->b, PDN, 8), fr2 = sim_alloc_mr(f->b, PDN, 8);
-    uint32_t k1, k2;
+    uint32_t fr3 = sim_alloc_mr(f->b, PDN, 8);
+    uint32_t k1, k2, k3;
     OpLog log = { 0 };
     SimWr w;
 
     (void)st;
     k1 = reg_b(f, fr1, 0x51);
     k2 = reg_on(f, f->b, f->bqp, f->b_scq, fr2, 0x52, FR_OFF + FR_LEN,
+                FR_LEN, FR_ACCESS);
+    k3 = reg_on(f, f->b, f->bqp, f->b_scq, fr3, 0x53, FR_OFF + 2 * FR_LEN,
                 FR_LEN, FR_ACCESS);
     f->s.tap = op_tap;
     f->s.tap_arg = &log;
@@ -423,11 +426,21 @@ static void test_send_inv(void **st)
     assert_int_equal(log.op[2], KITE_OP_SEND_MIDDLE);
     assert_int_equal(log.op[3], KITE_OP_SEND_LAST_INV);
     assert_int_equal(log.ieth[3], k2);
+    /* Inline data, as for SEND. */
+    fx_recv(f->b, f->bqp, 0x120000, 0x1000, f->bkey);
+    w = fx_inv(KITE_WQE_SEND_INV, k3, KITE_WQE_F_INLINE);
+    w.inl = sim_mem(f->a, 0x40);
+    w.inline_len = 24;
+    sim_post_send(f->a, f->aqp, &w);
+    fx_run(f);
+    fx_expect_cqe(f->a, f->a_scq, f->aqp, 2, KITE_CQE_SEND, 0, 24);
+    expect_recv_inv(f->b, f->b_rcq, f->bqp, 2, 24, k3);
+    assert_memory_equal(sim_mem(f->b, 0x120000), sim_mem(f->a, 0x40), 24);
     /* The rkeys are gone. */
     w = rdma(f, KITE_WQE_READ, 0x20000, 64, FR_IOVA + FR_OFF, k1);
     sim_post_send(f->a, f->aqp, &w);
     fx_run(f);
-    fx_expect_cqe(f->a, f->a_scq, f->aqp, 2, KITE_CQE_READ,
+    fx_expect_cqe(f->a, f->a_scq, f->aqp, 3, KITE_CQE_READ,
                   KITE_CQE_REM_ACCESS_ERR, 0);
     fx_free(f);
 }
