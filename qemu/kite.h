@@ -165,6 +165,7 @@ typedef struct KiteQp {
     KiteQpDbrec dbrec;
     struct kite_qp_attr attr;   /* little-endian, as QUERY_QP returns it */
     KiteRoceQp *eqp;            /* transport state in the RoCEv2 engine */
+    uint32_t mw_bound;          /* type-2B windows bound to it */
     QEMUTimer *timer;           /* the engine's per-QP timer */
 } KiteQp;
 
@@ -435,6 +436,7 @@ uint8_t kite_cmd_dealloc_mw(KiteState *s, const struct kite_aq_cmd *cmd,
 uint8_t kite_mw_bind(KiteState *s, KiteQp *qp,
                      const struct kite_wqe_bind_mw *w);
 void kite_mw_invalidate(KiteState *s, KiteMr *mw);
+void kite_mw_qp_destroyed(KiteState *s, KiteQp *qp);
 KiteMr *kite_mw_resolve(KiteState *s, KiteMr *mw, uint32_t pdn, uint32_t qpn,
                         uint32_t access, uint64_t addr, uint64_t len,
                         uint8_t *status);

@@ -68,9 +68,13 @@ uint8_t kite_cmd_alloc_mw(KiteState *s, const struct kite_aq_cmd *cmd,
     return KITE_STS_OK;
 }
 
-/* Unbinds @mw if it is bound: its MR counts one window less. */
+/*
+ * Unbinds @mw if it is bound: its MR (and for type 2B its QP) counts one
+ * window less.
+ */
 void kite_mw_invalidate(KiteState *s, KiteMr *mw)
 {
+    KiteQp *qp;
     KiteMr *mr;
 
     if (!mw->live) {
@@ -79,6 +83,11 @@ void kite_mw_invalidate(KiteState *s, KiteMr *mw)
     mr = kite_mr_slot(s, mw->mw_mr);
     assert(mr && mr->mw_bound);
     mr->mw_bound--;
+    if (mw->kind == KITE_MR_KIND_MW2) {
+        qp = kite_qp_find(s, mw->mw_qpn);
+        assert(qp && qp->mw_bound);
+        qp->mw_bound--;
+    }
     mw->live = false;
     mw->access = 0;
     mw->iova = mw->length = 0;
@@ -177,10 +186,35 @@ uint8_t kite_mw_bind(KiteState *s, KiteQp *qp,
         mw->iova = addr;
         mw->length = length;
         mw->mw_mr = kite_key_index(mr_key);
-        mw->mw_qpn = mw->kind == KITE_MR_KIND_MW2 ? qp->qpn : 0;
+        mw->mw_qpn = 0;
+        if (mw->kind == KITE_MR_KIND_MW2) {
+            mw->mw_qpn = qp->qpn;
+            qp->mw_bound++;
+        }
         mr->mw_bound++;
     }
     return KITE_CQE_SUCCESS;
+}
+
+/*
+ * DESTROY_QP of @qp: the type-2B windows bound to it become free, as no
+ * QP can reach them any more (and their MRs may go). The scan of the MR
+ * table runs only for a QP that has such windows.
+ */
+void kite_mw_qp_destroyed(KiteState *s, KiteQp *qp)
+{
+    uint32_t i;
+
+    for (i = kite_table_next(&s->mr_tab, 0);
+         qp->mw_bound && i < s->mr_tab.size;
+         i = kite_table_next(&s->mr_tab, i + 1)) {
+        KiteMr *mw = kite_table_get(&s->mr_tab, i);
+
+        if (mw->kind == KITE_MR_KIND_MW2 && mw->live &&
+            mw->mw_qpn == qp->qpn) {
+            kite_mw_invalidate(s, mw);
+        }
+    }
 }
 
 /*

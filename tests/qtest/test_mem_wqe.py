@@ -356,7 +356,8 @@ def test_mw_type1(env):
 def test_mw_type2b_and_send_inv(env):
     """A type-2B window: bound to the QP that binds it, remote access only
     through that QP, LOCAL_INV, SEND_INV of a window and of a
-    fast-register MR with the invalidated key in the receive CQE."""
+    fast-register MR with the invalidated key in the receive CQE, and
+    DESTROY_QP freeing the windows bound to the QP."""
     m = Mem(env)
     a, b, d = m.a, m.b, m.d
     w = d.exec_ok(C.KITE_CMD_ALLOC_MW, alloc_mw_payload(
@@ -410,6 +411,17 @@ def test_mw_type2b_and_send_inv(env):
     check_eq(m.mapped(fk, RW, FR_IOVA, 8)[0], PROT, "the MR after SEND_INV")
     m.done(a, m.reg(a, variant(m.fk, 0x45), [m.page(1)]),
            C.KITE_CQE_REG_MR, "REG_MR after the remote invalidation")
+    # Destroying the QP a type-2B window is bound to frees the window.
+    w4 = variant(w, 4)
+    m.done(b, m.bind(b, w4, m.mk, WIN_IOVA, PAGE, RR), C.KITE_CQE_BIND_MW,
+           "bind before DESTROY_QP")
+    st, _ = d.exec(C.KITE_CMD_DEREG_MR, destroy_payload(m.mk))
+    check_eq(st, C.KITE_STS_BUSY, "DEREG_MR under a 2B window again")
+    d.exec_ok(C.KITE_CMD_DESTROY_QP, destroy_payload(b.qpn))
+    check_eq(m.mapped(w4, RR, WIN_IOVA, 8, qpn=b.qpn)[0], PROT,
+             "the window of a destroyed QP")
+    d.exec_ok(C.KITE_CMD_DEREG_MR, destroy_payload(m.mk))
+    d.exec_ok(C.KITE_CMD_DEALLOC_MW, destroy_payload(w))
 
 
 def mw_case(env, what, post, want, status_qp="a"):
