@@ -411,6 +411,8 @@ bool kite_pbl_entry_ok(uint64_t e, uint8_t shift);
 bool kite_range_ok(uint64_t addr, uint64_t len);
 bool kite_mr_cache_room(KiteState *s, uint64_t bytes);
 void kite_mr_uncache(KiteState *s, KiteMr *mr);
+KiteMr *kite_mr_new(KiteState *s, uint8_t kind, KitePd *pd, uint32_t pdn,
+                    uint32_t actor, uint8_t variant);
 void kite_mr_release(KiteState *s, KiteMr *mr);
 uint8_t kite_cmd_reg_mr(KiteState *s, const struct kite_aq_cmd *cmd,
                         KiteCmdResult *res);

@@ -29,7 +29,6 @@ uint8_t kite_cmd_alloc_mr(KiteState *s, const struct kite_aq_cmd *cmd,
     uint32_t kv = le32_to_cpu(c->key_variant);
     uint64_t bytes = (uint64_t)max_pages * sizeof(uint64_t);
     uint64_t *pages;
-    uint32_t index;
     KitePd *pd;
     KiteMr *mr;
     uint8_t st;
@@ -60,21 +59,15 @@ uint8_t kite_cmd_alloc_mr(KiteState *s, const struct kite_aq_cmd *cmd,
     if (!pages) {
         return KITE_STS_NO_RESOURCES;
     }
-    mr = kite_table_alloc(&s->mr_tab, KITE_MR_FIRST, &index);
+    mr = kite_mr_new(s, KITE_MR_KIND_FAST, pd, pdn, actor, kv);
     if (!mr) {
         g_free(pages);
         return KITE_STS_NO_RESOURCES;
     }
-    mr->valid = true;
-    mr->kind = KITE_MR_KIND_FAST;
-    mr->key = kite_key_make(index, kv);
-    mr->pdn = pdn;
     mr->pages = pages;
     mr->cached = max_pages;
     mr->max_pages = max_pages;
     s->mr_cache_bytes += bytes;
-    pd->refs++;
-    s->num_mr++;
     res->out[0] = mr->key;
     trace_kite_mr_alloc(mr->key, pdn, max_pages);
     return KITE_STS_OK;

@@ -304,6 +304,37 @@ void kite_mr_uncache(KiteState *s, KiteMr *mr)
 }
 
 /*
+ * A new MR or window (@kind) of PD @pd (number @pdn) for context @actor
+ * under key variant @variant: it references the PD and the context and
+ * counts as an MR or a window. NULL when no index is free.
+ */
+KiteMr *kite_mr_new(KiteState *s, uint8_t kind, KitePd *pd, uint32_t pdn,
+                    uint32_t actor, uint8_t variant)
+{
+    uint32_t index;
+    KiteMr *mr = kite_table_alloc(&s->mr_tab, KITE_MR_FIRST, &index);
+
+    if (!mr) {
+        return NULL;
+    }
+    mr->valid = true;
+    mr->kind = kind;
+    mr->key = kite_key_make(index, variant);
+    mr->owner = actor;
+    mr->pdn = pdn;
+    pd->refs++;
+    if (actor) {
+        s->uctx[actor].refs++;
+    }
+    if (kite_mr_is_window(mr)) {
+        s->num_mw++;
+    } else {
+        s->num_mr++;
+    }
+    return mr;
+}
+
+/*
  * Frees the MR or window @mr (DEREG_MR, DEALLOC_MW): its page copy, its
  * references on its PD and context, its index.
  */
@@ -490,7 +521,6 @@ uint8_t kite_cmd_reg_mr(KiteState *s, const struct kite_aq_cmd *cmd,
     uint64_t *pages = NULL;
     KitePd *pd;
     KiteMr *mr;
-    uint32_t index;
     uint8_t st;
 
     if (kv & ~(KITE_MR_DMA_ALL | KITE_KEY_VARIANT_MASK)) {
@@ -532,18 +562,14 @@ uint8_t kite_cmd_reg_mr(KiteState *s, const struct kite_aq_cmd *cmd,
         g_free(pages);
         return KITE_STS_NO_RESOURCES;
     }
-    mr = kite_table_alloc(&s->mr_tab, KITE_MR_FIRST, &index);
+    mr = kite_mr_new(s, KITE_MR_KIND_REGULAR, pd, pdn, actor,
+                     kv & KITE_KEY_VARIANT_MASK);
     if (!mr) {
         g_free(pages);
         return KITE_STS_NO_RESOURCES;
     }
-    mr->valid = true;
     mr->live = true;
-    mr->kind = KITE_MR_KIND_REGULAR;
     mr->dma_all = dma_all;
-    mr->key = kite_key_make(index, kv & KITE_KEY_VARIANT_MASK);
-    mr->owner = actor;
-    mr->pdn = pdn;
     mr->access = access;
     mr->iova = iova;
     mr->length = length;
@@ -553,11 +579,6 @@ uint8_t kite_cmd_reg_mr(KiteState *s, const struct kite_aq_cmd *cmd,
         mr->cached = pbl.npages;
         s->mr_cache_bytes += (uint64_t)pbl.npages * sizeof(*pages);
     }
-    pd->refs++;
-    if (actor) {
-        s->uctx[actor].refs++;
-    }
-    s->num_mr++;
     res->out[0] = mr->key;
     trace_kite_mr_reg(mr->key, pdn, actor, access, iova, length, pbl.level,
                       pbl.npages, !!pages);

@@ -28,7 +28,6 @@ uint8_t kite_cmd_alloc_mw(KiteState *s, const struct kite_aq_cmd *cmd,
     uint32_t actor = le32_to_cpu(cmd->hdr.uctx);
     uint32_t pdn = le32_to_cpu(c->pdn);
     uint32_t kv = le32_to_cpu(c->key_variant);
-    uint32_t index;
     KitePd *pd;
     KiteMr *mw;
     uint8_t st;
@@ -49,20 +48,11 @@ uint8_t kite_cmd_alloc_mw(KiteState *s, const struct kite_aq_cmd *cmd,
     if (!kite_obj_room(s, s->num_mw, KITE_DEF_MAX_MW)) {
         return KITE_STS_NO_RESOURCES;
     }
-    mw = kite_table_alloc(&s->mr_tab, KITE_MR_FIRST, &index);
+    mw = kite_mr_new(s, c->type == KITE_MW_TYPE_1 ? KITE_MR_KIND_MW1 :
+                     KITE_MR_KIND_MW2, pd, pdn, actor, kv);
     if (!mw) {
         return KITE_STS_NO_RESOURCES;
     }
-    mw->valid = true;
-    mw->kind = c->type == KITE_MW_TYPE_1 ? KITE_MR_KIND_MW1 : KITE_MR_KIND_MW2;
-    mw->key = kite_key_make(index, kv);
-    mw->owner = actor;
-    mw->pdn = pdn;
-    pd->refs++;
-    if (actor) {
-        s->uctx[actor].refs++;
-    }
-    s->num_mw++;
     res->out[0] = mw->key;
     trace_kite_mw_alloc(mw->key, pdn, actor, c->type);
     return KITE_STS_OK;
