@@ -14,6 +14,11 @@
  * registered it, so both ways give the same result. No host pointer into
  * guest memory is ever kept.
  *
+ * The MR table also holds the fast-register MRs (kite_frwr.c) and memory
+ * windows (kite_mw.c): one key space, one lookup (kite_mr_map()), entries
+ * made by kite_mr_new() and freed by kite_mr_release(). REREG_MR changes a
+ * regular MR in place under a new key once every check has passed.
+ *
  * Copyright (c) 2026 The Kite authors
  */
 #include "qemu/osdep.h"
