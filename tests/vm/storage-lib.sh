@@ -27,8 +27,9 @@ STOR_READ_SECS=${STOR_READ_SECS:-10}
 # outage of the fault check is well below it.
 STOR_CTRL_LOSS_TMO=${STOR_CTRL_LOSS_TMO:-120}
 STOR_RECONNECT_DELAY=2
-# Keep-alive timeout (s): short enough that an outage of 10 s is always
-# noticed (the host must reconnect, not just resume).
+# Keep-alive timeout (s) of the fault check's connection: short enough
+# that an outage of 10 s is always noticed (the host must reconnect, not
+# just resume); the other connections keep the default.
 STOR_KATO=3
 # Bounds (s) of each step; fio's are generous (Soft-RoCE under TCG does
 # about 1000 IOPS).
@@ -182,8 +183,8 @@ nvme_host_suite() {
 		fail "$n-discover" "$(echo "$out" | tail -n 3)"
 	fi
 	if ! out=$(timeout $STOR_CMD_SECS $NVME connect -t rdma -a "$addr" -s $NVME_PORT -n "$nqn" \
-		--ctrl-loss-tmo=$STOR_CTRL_LOSS_TMO --reconnect-delay=$STOR_RECONNECT_DELAY \
-		--keep-alive-tmo=$STOR_KATO 2>&1) || ! wait_until 20 nvme_blk; then
+		--ctrl-loss-tmo=$STOR_CTRL_LOSS_TMO --reconnect-delay=$STOR_RECONNECT_DELAY 2>&1) ||
+		! wait_until 20 nvme_blk; then
 		fail "$n-connect" "$(echo "$out" | tail -n 2) $(dmesg | grep -E 'nvme|rdma' | tail -n 3)"
 		for r in verify randread disconnect; do fail "$n-$r" "not run: no connection"; done
 		timeout $STOR_CMD_SECS $NVME disconnect -n "$nqn" >/dev/null 2>&1
@@ -228,28 +229,41 @@ nvme_fault_suite() {
 	fi
 	ctrl=$(nvme_ctrl "$nqn") blk=$(nvme_blk)
 	ok "$n-connect"
-	# A verify job long enough that the outage falls inside its writes:
-	# rate-limited, 32 MiB at 400 IOPS each way.
+	# A verify job long enough that the outage falls inside it: 32 MiB
+	# at 400 IOPS, about 20 s of writes, then as long reading back.
 	fio_verify "$n-verify" /dev/$blk 32 --rate_iops=400 >/tmp/fault.fio 2>&1 &
 	pid=$!
-	# Wait until the job's writes run (or it ended early).
-	wait_until 60 sh -c "[ \$(awk '{ print \$5 }' /sys/block/$blk/stat) -gt 500 ] || ! kill -0 $pid"
+	# (fio lays out and starts its job first.)
+	sleep 5
 	since=$(dmesg | wc -l)
 	# (host_call's request line must reach the console: no redirection)
-	host_call link "$nd" off && ok "$n-link-off" || fail "$n-link-off" "$HOST_ANS"
+	if ! kill -0 $pid 2>/dev/null; then
+		fail "$n-link-off" "the verify job ended before the outage: $(tail -n 2 /tmp/fault.fio)"
+	elif host_call link "$nd" off; then
+		ok "$n-link-off"
+	else
+		fail "$n-link-off" "$HOST_ANS"
+	fi
 	sleep $STOR_OUTAGE_SECS
-	host_call link "$nd" on && ok "$n-link-on" || fail "$n-link-on" "$HOST_ANS"
+	if ! host_call link "$nd" on; then
+		fail "$n-link-on" "$HOST_ANS"
+	elif ! kill -0 $pid 2>/dev/null; then
+		fail "$n-link-on" "the verify job ended during the outage: $(tail -n 2 /tmp/fault.fio)"
+	else
+		ok "$n-link-on"
+	fi
 	wait $pid
 	cat /tmp/fault.fio
 	grep -q "^FAIL " /tmp/fault.fio && failures=$((failures + 1))
 	# The host lost the controller (keep-alive or I/O error) and got it
-	# back on its own.
-	out=$(dmesg | sed "1,${since}d" | grep "$ctrl")
-	if echo "$out" | grep -q "Successfully reconnected" && ctrl_live "$ctrl"; then
+	# back on its own (the job cannot end without it, unless it failed).
+	if wait_until $STOR_CMD_SECS sh -c "dmesg | sed '1,${since}d' | grep -q '$ctrl: Successfully reconnected'" &&
+		wait_until $STOR_CMD_SECS ctrl_live "$ctrl"; then
 		ok "$n-reconnected"
 	else
-		fail "$n-reconnected" "state $(cat /sys/class/nvme/$ctrl/state 2>/dev/null): $(echo "$out" | tail -n 3)"
+		fail "$n-reconnected" "state $(cat /sys/class/nvme/$ctrl/state 2>/dev/null): $(dmesg | sed "1,${since}d" | grep "$ctrl" | tail -n 3)"
 	fi
+	out=$(dmesg | sed "1,${since}d" | grep "$ctrl")
 	echo "$out" | sed 's/^/info: dmesg: /' | head -n 10
 	if out=$(timeout $STOR_CMD_SECS $NVME disconnect -n "$nqn" 2>&1) && wait_until 20 no_nvme_blk; then
 		ok "$n-disconnect"
