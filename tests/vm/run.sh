@@ -129,12 +129,12 @@ storage_cmd() {
 }
 
 group_storage() {
-	secs=${KITE_STORAGE_TIMEOUT:-1800}
+	secs=${KITE_STORAGE_TIMEOUT:-2400}
 	storage_cmd storage
 }
 
 group_storage-rxe() {
-	secs=${KITE_STORAGE_TIMEOUT:-1800}
+	secs=${KITE_STORAGE_TIMEOUT:-2400}
 	storage_cmd storage-rxe --env STOR_NVME=rxe --env STOR_NFS=rxe --env STOR_FAULT=rxe
 }
 
