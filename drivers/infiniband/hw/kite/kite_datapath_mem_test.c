@@ -214,6 +214,24 @@ static u32 kite_dt_frmr_reg(struct kunit *test, struct kite_dt *dt,
 	return mr->rkey;
 }
 
+/* LOCAL_INV of @rkey on B, completed successfully. */
+static void kite_dt_local_inv(struct kunit *test, struct kite_dt *dt,
+			      u32 rkey, u64 wr_id)
+{
+	struct ib_send_wr inv = {};
+	struct ib_wc wc;
+
+	inv.wr_id = wr_id;
+	inv.opcode = IB_WR_LOCAL_INV;
+	inv.send_flags = IB_SEND_SIGNALED;
+	inv.ex.invalidate_rkey = rkey;
+	KUNIT_ASSERT_EQ(test, ib_post_send(dt->b, &inv, NULL), 0);
+	KUNIT_ASSERT_EQ(test, kite_dt_poll(dt->cq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(test, wc.wr_id, wr_id);
+	KUNIT_ASSERT_EQ(test, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, wc.opcode, IB_WC_LOCAL_INV);
+}
+
 /* A's RDMA WRITE of KITE_DT_MEM_LEN pattern bytes to @iova under @rkey. */
 static enum ib_wc_status kite_dt_mem_write(struct kunit *test,
 					   struct kite_dt *dt, u64 iova,
@@ -298,25 +316,13 @@ void kite_test_dp_frwr_reg(struct kunit *test)
 void kite_test_dp_frwr_local_inv(struct kunit *test)
 {
 	struct kite_dt *dt = test->priv;
-	struct ib_send_wr inv = {};
-	struct ib_wc wc;
 	struct ib_mr *mr;
 	u32 rkey;
 
 	kite_dt_setup(test);
 	mr = kite_dt_frmr(test, dt);
 	rkey = kite_dt_frmr_reg(test, dt, mr, KITE_DT_B_BUF);
-
-	inv.wr_id = 93;
-	inv.opcode = IB_WR_LOCAL_INV;
-	inv.send_flags = IB_SEND_SIGNALED;
-	inv.ex.invalidate_rkey = rkey;
-	KUNIT_ASSERT_EQ(test, ib_post_send(dt->b, &inv, NULL), 0);
-	KUNIT_ASSERT_EQ(test, kite_dt_poll(dt->cq, &wc, 1), 1);
-	KUNIT_EXPECT_EQ(test, wc.wr_id, 93);
-	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_SUCCESS);
-	KUNIT_EXPECT_EQ(test, wc.opcode, IB_WC_LOCAL_INV);
-
+	kite_dt_local_inv(test, dt, rkey, 93);
 	kite_dt_mem_refused(test, dt, mr->iova, rkey);
 }
 
@@ -373,23 +379,14 @@ void kite_test_dp_send_inv(struct kunit *test)
 void kite_test_dp_frwr_stale_key(struct kunit *test)
 {
 	struct kite_dt *dt = test->priv;
-	struct ib_send_wr inv = {};
 	u32 old_rkey, rkey;
-	struct ib_wc wc;
 	struct ib_mr *mr;
 	u8 *dst;
 
 	kite_dt_setup(test);
 	mr = kite_dt_frmr(test, dt);
 	old_rkey = kite_dt_frmr_reg(test, dt, mr, KITE_DT_B_BUF);
-
-	inv.wr_id = 96;
-	inv.opcode = IB_WR_LOCAL_INV;
-	inv.send_flags = IB_SEND_SIGNALED;
-	inv.ex.invalidate_rkey = old_rkey;
-	KUNIT_ASSERT_EQ(test, ib_post_send(dt->b, &inv, NULL), 0);
-	KUNIT_ASSERT_EQ(test, kite_dt_poll(dt->cq, &wc, 1), 1);
-	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_SUCCESS);
+	kite_dt_local_inv(test, dt, old_rkey, 96);
 
 	rkey = kite_dt_frmr_reg(test, dt, mr, KITE_DT_B_BUF);
 	KUNIT_EXPECT_NE(test, rkey, old_rkey);
