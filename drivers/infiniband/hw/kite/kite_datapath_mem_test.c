@@ -401,13 +401,16 @@ void kite_test_dp_frwr_stale_key(struct kunit *test)
 	kite_dt_mem_refused(test, dt, mr->iova, old_rkey);
 }
 
-/* alloc_mr and map_mr_sg refuse what the device cannot do. */
+/*
+ * alloc_mr and map_mr_sg refuse what the device cannot do; dereg_mr takes
+ * any key variant of the MR.
+ */
 void kite_test_dp_frwr_errors(struct kunit *test)
 {
 	struct kite_dt *dt = test->priv;
-	struct scatterlist sg;
+	struct scatterlist sg, sgl[2];
 	struct ib_mr *mr;
-	u32 max;
+	u32 max, i;
 
 	kite_dt_setup_common(test);
 	kite_dt_need_mem_mgt(test, dt->kib);
@@ -431,4 +434,24 @@ void kite_test_dp_frwr_errors(struct kunit *test)
 	KUNIT_EXPECT_LT(test, ib_map_mr_sg(mr, &sg, 1, NULL, SZ_2K), 0);
 	KUNIT_EXPECT_EQ(test, ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE), 1);
 	KUNIT_EXPECT_EQ(test, to_kmr(mr)->npages, 1);
+
+	/*
+	 * A key variant the device never took (the ULP changed it, its
+	 * REG_MR was flushed) still deregisters the MR.
+	 */
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+	dt->frmr = NULL;
+	KUNIT_EXPECT_EQ(test, ib_dereg_mr(mr), 0);
+
+	/* More pages than the MR holds: only those that fit are mapped. */
+	mr = ib_alloc_mr(dt->pd, IB_MR_TYPE_MEM_REG, 1);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(mr));
+	dt->frmr = mr;
+	sg_init_table(sgl, ARRAY_SIZE(sgl));
+	for (i = 0; i < ARRAY_SIZE(sgl); i++) {
+		sg_dma_address(&sgl[i]) = kite_dt_iova(dt, KITE_DT_B_BUF + i);
+		sg_dma_len(&sgl[i]) = PAGE_SIZE;
+	}
+	KUNIT_EXPECT_EQ(test, ib_map_mr_sg(mr, sgl, ARRAY_SIZE(sgl), NULL,
+					   PAGE_SIZE), 1);
 }
