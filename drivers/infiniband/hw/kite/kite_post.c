@@ -154,16 +154,19 @@ static int kite_send_opcode(struct kite_ib_dev *kib, const struct kite_qp *qp,
 {
 	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
 
+	bool mem_ok = kite_has_mem_mgt(kib) &&
+		      qp->ibqp.qp_type != IB_QPT_GSI;
+
 	*seg_len = 0;
-	/* Local memory operations, on every QP type (as ib_core allows). */
+	/* Local memory operations: RC, UC and UD QPs (as ib_core allows). */
 	switch (wr->opcode) {
 	case IB_WR_REG_MR:
 		*opcode = KITE_WQE_REG_MR;
 		*seg_len = sizeof(struct kite_wqe_reg_mr);
-		return kite_has_mem_mgt(kib) ? 0 : -EINVAL;
+		return mem_ok ? 0 : -EINVAL;
 	case IB_WR_LOCAL_INV:
 		*opcode = KITE_WQE_LOCAL_INV;
-		return kite_has_mem_mgt(kib) ? 0 : -EINVAL;
+		return mem_ok ? 0 : -EINVAL;
 	default:
 		break;
 	}
