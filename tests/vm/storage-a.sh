@@ -94,12 +94,14 @@ on_b() {
 for kind in $NVME_KINDS; do
 	for f in $FAMS; do
 		n=nvme-$kind-$f
+		mb=$STOR_VERIFY_OTHER_MB
+		[ "$kind-$f" = kite-v4 ] && mb=$STOR_VERIFY_MB
 		t0=$(date +%s)
 		case $kind in
 		rxe-kite)
-			on_b $((STOR_FIO_SECS * 2 + 300)) nvme_host_suite "$n" "$(addr "$kind" "$f" a)" "$NQN_A"
+			on_b $((STOR_FIO_SECS * 2 + 300)) nvme_host_suite "$n" "$(addr "$kind" "$f" a)" "$NQN_A" "$mb"
 			;;
-		*) nvme_host_suite "$n" "$(addr "$kind" "$f" b)" "$NQN_B" ;;
+		*) nvme_host_suite "$n" "$(addr "$kind" "$f" b)" "$NQN_B" "$mb" ;;
 		esac
 		echo "info: $n took $(($(date +%s) - t0)) s"
 	done
