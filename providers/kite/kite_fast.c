@@ -33,6 +33,7 @@ KITE_SAME_STATUS(KITE_CQE_LOC_LEN_ERR, IBV_WC_LOC_LEN_ERR);
 KITE_SAME_STATUS(KITE_CQE_LOC_QP_OP_ERR, IBV_WC_LOC_QP_OP_ERR);
 KITE_SAME_STATUS(KITE_CQE_LOC_PROT_ERR, IBV_WC_LOC_PROT_ERR);
 KITE_SAME_STATUS(KITE_CQE_WR_FLUSH_ERR, IBV_WC_WR_FLUSH_ERR);
+KITE_SAME_STATUS(KITE_CQE_MW_BIND_ERR, IBV_WC_MW_BIND_ERR);
 KITE_SAME_STATUS(KITE_CQE_BAD_RESP_ERR, IBV_WC_BAD_RESP_ERR);
 KITE_SAME_STATUS(KITE_CQE_LOC_ACCESS_ERR, IBV_WC_LOC_ACCESS_ERR);
 KITE_SAME_STATUS(KITE_CQE_REM_INV_REQ_ERR, IBV_WC_REM_INV_REQ_ERR);
@@ -200,8 +201,9 @@ static void kite_wq_kick(struct kite_context *ctx, struct kite_wq *wq,
 
 /*
  * The device opcode for @wr on a QP of type @qp_type, or -1 when the QP
- * type does not allow it (RC: all; UC: SEND and WRITE; UD: SEND and
- * SEND_IMM).
+ * type does not allow it (RC: all; UC: SEND, WRITE, LOCAL_INV and BIND_MW;
+ * UD: SEND and SEND_IMM). Windows are bound to RC and UC QPs only, so a
+ * user LOCAL_INV, which may name only a window, has no use on UD.
  */
 static int kite_wqe_opcode(enum ibv_qp_type qp_type, enum ibv_wr_opcode op)
 {
@@ -220,6 +222,12 @@ static int kite_wqe_opcode(enum ibv_qp_type qp_type, enum ibv_wr_opcode op)
 		return qp_type == IBV_QPT_RC ? KITE_WQE_CMP_SWP : -1;
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 		return qp_type == IBV_QPT_RC ? KITE_WQE_FETCH_ADD : -1;
+	case IBV_WR_SEND_WITH_INV:
+		return qp_type == IBV_QPT_RC ? KITE_WQE_SEND_INV : -1;
+	case IBV_WR_LOCAL_INV:
+		return qp_type == IBV_QPT_UD ? -1 : KITE_WQE_LOCAL_INV;
+	case IBV_WR_BIND_MW:
+		return qp_type == IBV_QPT_UD ? -1 : KITE_WQE_BIND_MW;
 	default:
 		return -1;
 	}
@@ -265,6 +273,61 @@ static int kite_put_inline(const struct kite_qp *qp, uint8_t *dst,
 	return 0;
 }
 
+/* ibv_access_flags a window may grant, and the device's bits for them. */
+#define KITE_MW_ACCESS	(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
+			 IBV_ACCESS_REMOTE_ATOMIC)
+
+static uint32_t kite_mw_access(unsigned int ibv_access)
+{
+	uint32_t access = 0;
+
+	if (ibv_access & IBV_ACCESS_REMOTE_WRITE)
+		access |= KITE_ACCESS_REMOTE_WRITE;
+	if (ibv_access & IBV_ACCESS_REMOTE_READ)
+		access |= KITE_ACCESS_REMOTE_READ;
+	if (ibv_access & IBV_ACCESS_REMOTE_ATOMIC)
+		access |= KITE_ACCESS_REMOTE_ATOMIC;
+	return access;
+}
+
+/*
+ * The BIND_MW segment for @wr (IBV_WR_BIND_MW, or ibv_bind_mw() for a
+ * type-1 window). What the device checks against its tables (PD, window
+ * state, the MR's range and rights) completes with an error CQE; what
+ * the provider can see wrong in the request itself is refused here:
+ * a window of another context, a new key of another window, rights other
+ * than the remote ones (zero-based windows: EOPNOTSUPP), a binding with
+ * no MR but a range (or any type-2B binding without one), a range that
+ * wraps.
+ */
+static int kite_put_bind_mw(struct kite_qp *qp, const struct ibv_send_wr *wr,
+			    struct kite_wqe_bind_mw *seg)
+{
+	const struct ibv_mw_bind_info *bi = &wr->bind_mw.bind_info;
+	const struct ibv_mw *mw = wr->bind_mw.mw;
+
+	if (!mw || mw->context != qp->vqp.qp.context ||
+	    kite_key_index(wr->bind_mw.rkey) != kite_key_index(mw->rkey))
+		return EINVAL;
+	if (bi->mw_access_flags & IBV_ACCESS_ZERO_BASED)
+		return EOPNOTSUPP;
+	if (bi->mw_access_flags & ~KITE_MW_ACCESS)
+		return EINVAL;
+	if (!bi->mr && (bi->length || bi->addr || mw->type != IBV_MW_TYPE_1))
+		return EINVAL;
+	if (bi->mr && bi->mr->context != qp->vqp.qp.context)
+		return EINVAL;
+	if (bi->addr + bi->length < bi->addr)
+		return EINVAL;
+	seg->addr = htole64(bi->addr);
+	seg->length = htole64(bi->length);
+	seg->mw_key = htole32(wr->bind_mw.rkey);
+	seg->mr_key = htole32(bi->mr ? bi->mr->lkey : 0);
+	seg->access = htole32(kite_mw_access(bi->mw_access_flags));
+	seg->reserved = 0;
+	return 0;
+}
+
 /*
  * Write the WQE for @wr into @wqe (a free SQ slot of the QP's stride). The
  * header goes in last, as one structure, after the segment and the data;
@@ -289,6 +352,11 @@ static int kite_build_send_wqe(struct kite_qp *qp, const struct ibv_send_wr *wr,
 	case KITE_WQE_WRITE_IMM:
 		/* Network byte order already: copied to the wire as is. */
 		hdr.imm_data = (__force __le32)wr->imm_data;
+		break;
+	case KITE_WQE_SEND_INV:
+	case KITE_WQE_LOCAL_INV:
+		/* The key, little-endian (not a wire field). */
+		hdr.imm_data = htole32(wr->invalidate_rkey);
 		break;
 	default:
 		break;
@@ -323,8 +391,20 @@ static int kite_build_send_wqe(struct kite_qp *qp, const struct ibv_send_wr *wr,
 		data += sizeof(*at);
 		break;
 	}
+	case KITE_WQE_BIND_MW:
+		err = kite_put_bind_mw(qp, wr, (struct kite_wqe_bind_mw *)data);
+		if (err)
+			return err;
+		break;
 	default:
 		break;
+	}
+
+	/* Memory operations carry no data: neither SGEs nor inline data. */
+	if (op == KITE_WQE_LOCAL_INV || op == KITE_WQE_BIND_MW) {
+		if (wr->num_sge || (wr->send_flags & IBV_SEND_INLINE))
+			return EINVAL;
+		goto flags;
 	}
 
 	/*
@@ -368,6 +448,7 @@ static int kite_build_send_wqe(struct kite_qp *qp, const struct ibv_send_wr *wr,
 		hdr.num_sge = wr->num_sge;
 	}
 
+flags:
 	if ((wr->send_flags & IBV_SEND_SIGNALED) || qp->sig_all)
 		hdr.flags |= KITE_WQE_F_SIGNALED;
 	if (wr->send_flags & IBV_SEND_SOLICITED)
@@ -587,6 +668,10 @@ static enum ibv_wc_opcode kite_wc_opcode(uint8_t op, bool *ok)
 		return IBV_WC_COMP_SWAP;
 	case KITE_CQE_FETCH_ADD:
 		return IBV_WC_FETCH_ADD;
+	case KITE_CQE_LOCAL_INV:
+		return IBV_WC_LOCAL_INV;
+	case KITE_CQE_BIND_MW:
+		return IBV_WC_BIND_MW;
 	case KITE_CQE_RECV:
 		return IBV_WC_RECV;
 	case KITE_CQE_RECV_WRITE_IMM:
@@ -640,6 +725,10 @@ static bool kite_cqe_to_wc(struct kite_context *ctx, struct kite_cq *cq,
 		wc->wc_flags |= IBV_WC_WITH_IMM;
 		/* As on the wire (__be32), like ibv_send_wr's imm_data. */
 		wc->imm_data = (__force __be32)cqe->imm_data;
+	} else if (cqe->flags & KITE_CQE_F_INV) {
+		/* A SEND_WITH_INV received: the rkey it invalidated. */
+		wc->wc_flags |= IBV_WC_WITH_INV;
+		wc->invalidated_rkey = le32toh(cqe->imm_data);
 	}
 	if (cqe->flags & KITE_CQE_F_GRH)
 		wc->wc_flags |= IBV_WC_GRH;
