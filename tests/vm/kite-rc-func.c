@@ -338,24 +338,6 @@ static void t_fetch_add(void)
 		bad("target holds %#" PRIx64 ", want %#llx", atom64(), A2 + 5 + add2);
 }
 
-/* A fresh QP pair for an error check; *tcp_lost set when TCP broke. */
-static int fresh_pair(struct pair *p, const struct conn_opts *o, int *tcp_lost)
-{
-	int err = pair_create(p, 0);
-
-	if (pair_exchange(p)) {
-		*tcp_lost = 1;
-		return -1;
-	}
-	if (!err && !p->peer.qpn) {
-		bad("the peer could not create its QP");
-		err = -1;
-	}
-	if (!err)
-		err = pair_connect(p, o, 0);
-	return err;
-}
-
 /* WRITE with a bad lkey: LOC_PROT_ERR; the target stays untouched. */
 static void t_err_lkey(void)
 {

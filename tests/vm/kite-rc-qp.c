@@ -122,6 +122,7 @@ int pair_exchange(struct pair *p)
 		.rkey = htonl(g.mr ? g.mr->rkey : 0),
 		.noacc_rkey = htonl(g.noacc ? g.noacc->rkey : 0),
 		.mtu = htonl(g.mtu),
+		.is_rxe = htonl(g.is_rxe),
 	}, them;
 
 	me.addr = htobe64((uintptr_t)g.buf);
@@ -136,8 +137,27 @@ int pair_exchange(struct pair *p)
 	p->peer.addr = be64toh(them.addr);
 	p->peer.noacc_addr = be64toh(them.noacc_addr);
 	p->peer.mtu = ntohl(them.mtu);
+	p->peer.is_rxe = ntohl(them.is_rxe);
 	memcpy(p->peer.gid, them.gid, 16);
 	return 0;
+}
+
+/* A fresh QP pair for an error check; *tcp_lost set when TCP broke. */
+int fresh_pair(struct pair *p, const struct conn_opts *o, int *tcp_lost)
+{
+	int err = pair_create(p, 0);
+
+	if (pair_exchange(p)) {
+		*tcp_lost = 1;
+		return -1;
+	}
+	if (!err && !p->peer.qpn) {
+		bad("the peer could not create its QP");
+		err = -1;
+	}
+	if (!err)
+		err = pair_connect(p, o, 0);
+	return err;
 }
 
 /* INIT -> RTR -> RTS towards the peer (rtr_only: stop at RTR). */

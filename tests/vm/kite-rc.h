@@ -3,7 +3,7 @@
  * Shared by the parts of kite-rc: the harness (kite-rc.c: state, reporting,
  * the TCP side channel, main), the device and QP pair helpers
  * (kite-rc-qp.c) and the modes (kite-rc-func.c, kite-rc-bulk.c,
- * kite-rc-mixed.c). See kite-rc.c for what the program does.
+ * kite-rc-mixed.c, kite-rc-mw.c). See kite-rc.c for what the program does.
  *
  * Copyright (c) 2026 The Kite authors
  */
@@ -30,7 +30,7 @@ struct qpinfo {
 	uint32_t qpn, psn, rkey, noacc_rkey;
 	uint64_t addr, noacc_addr;
 	uint8_t gid[16];
-	uint32_t mtu, pad;
+	uint32_t mtu, is_rxe;	/* is_rxe: the peer's device is Soft-RoCE */
 };
 
 struct pair {
@@ -60,6 +60,7 @@ struct rc_state {
 	uint32_t max_inline;
 	int failures, is_rxe;
 	char detail[248];	/* this check's failure, "" = passed */
+	char skip_why[120];	/* why this check did not run, "" = it ran */
 };
 
 /* One check of a mode: its result name and what both sides run. */
@@ -77,6 +78,7 @@ extern struct pair main_pair;	/* the QP pair the checks share */
 extern int fatal;		/* TCP to the peer broke: stop */
 
 void bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void skip_check(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int tcp_io(void *p, size_t len, int do_send);
 int xchg(const void *mine, void *theirs, size_t len);
 int peer_moved_on(void);
@@ -93,6 +95,7 @@ int pair_create(struct pair *p, uint32_t inline_size);
 void pair_destroy(struct pair *p);
 int pair_exchange(struct pair *p);
 int pair_connect(struct pair *p, const struct conn_opts *o, int rtr_only);
+int fresh_pair(struct pair *p, const struct conn_opts *o, int *tcp_lost);
 int wait_wc(struct pair *p, struct ibv_wc *wc, int ms);
 int expect_wc(struct pair *p, const char *what, uint64_t wr_id,
 	      enum ibv_wc_status status, int opcode, struct ibv_wc *out);
@@ -108,5 +111,7 @@ extern const size_t nfunc;
 void t_bulk(void);				/* kite-rc-bulk.c */
 void t_mixed(void);				/* kite-rc-mixed.c */
 extern const size_t mixed_buf_size;		/* its buffer, per side */
+extern const struct check mw_checks[];		/* kite-rc-mw.c */
+extern const size_t nmw;
 
 #endif /* KITE_RC_H */
