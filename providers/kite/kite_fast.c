@@ -329,6 +329,59 @@ static int kite_put_bind_mw(struct kite_qp *qp, const struct ibv_send_wr *wr,
 }
 
 /*
+ * The rest of a SEND, WRITE, READ or atomic WQE after its segment at
+ * @data: a UD QP's address segment, then the inline data or the SGEs.
+ */
+static int kite_put_data(struct kite_qp *qp, const struct ibv_send_wr *wr,
+			 int op, uint8_t *data, struct kite_sq_wqe_hdr *hdr)
+{
+	bool inline_data;
+	int err;
+
+	/*
+	 * UD (SEND and SEND_IMM only, by kite_wqe_opcode()): the AH's address
+	 * vector, the destination QP and its Q_Key. A Q_Key with
+	 * KITE_WQE_UD_QKEY_OWN set goes to the device as is: the device sends the QP's own Q_Key then
+	 * (hardware.rst, kite_wqe_ud), so the provider need not know it.
+	 */
+	if (qp->vqp.qp.qp_type == IBV_QPT_UD) {
+		struct kite_wqe_ud *ud = (struct kite_wqe_ud *)data;
+
+		if (!wr->wr.ud.ah || wr->wr.ud.remote_qpn & ~KITE_QPN_MASK)
+			return EINVAL;
+		memcpy(&ud->av, &to_kite_ah(wr->wr.ud.ah)->av, sizeof(ud->av));
+		ud->remote_qpn = htole32(wr->wr.ud.remote_qpn);
+		ud->remote_qkey = htole32(wr->wr.ud.remote_qkey);
+		data += sizeof(*ud);
+	}
+
+	/*
+	 * Inline data is for SENDs and WRITEs only; as other providers do,
+	 * IBV_SEND_INLINE on a READ or an atomic is ignored (their SGEs
+	 * describe where the result goes).
+	 */
+	inline_data = (wr->send_flags & IBV_SEND_INLINE) &&
+		      op != KITE_WQE_READ && op != KITE_WQE_CMP_SWP &&
+		      op != KITE_WQE_FETCH_ADD;
+	if (inline_data) {
+		uint16_t len = 0;
+
+		err = kite_put_inline(qp, data, wr, &len);
+		if (err)
+			return err;
+		hdr->flags |= KITE_WQE_F_INLINE;
+		hdr->inline_len = htole16(len);
+	} else {
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->sq.max_sge)
+			return EINVAL;
+		kite_put_sges((struct kite_sge *)data, wr->sg_list,
+			      wr->num_sge);
+		hdr->num_sge = wr->num_sge;
+	}
+	return 0;
+}
+
+/*
  * Write the WQE for @wr into @wqe (a free SQ slot of the QP's stride). The
  * header goes in last, as one structure, after the segment and the data;
  * the device reads none of it before the doorbell anyway.
@@ -339,7 +392,6 @@ static int kite_build_send_wqe(struct kite_qp *qp, const struct ibv_send_wr *wr,
 	enum ibv_qp_type qp_type = qp->vqp.qp.qp_type;
 	struct kite_sq_wqe_hdr hdr = {};
 	uint8_t *data = (uint8_t *)wqe + sizeof(hdr);
-	bool inline_data;
 	int op, err;
 
 	op = kite_wqe_opcode(qp_type, wr->opcode);
@@ -404,51 +456,12 @@ static int kite_build_send_wqe(struct kite_qp *qp, const struct ibv_send_wr *wr,
 	if (op == KITE_WQE_LOCAL_INV || op == KITE_WQE_BIND_MW) {
 		if (wr->num_sge || (wr->send_flags & IBV_SEND_INLINE))
 			return EINVAL;
-		goto flags;
-	}
-
-	/*
-	 * UD (SEND and SEND_IMM only, by kite_wqe_opcode()): the AH's address
-	 * vector, the destination QP and its Q_Key. A Q_Key with
-	 * KITE_WQE_UD_QKEY_OWN set goes to the device as is: the device sends the QP's own Q_Key then
-	 * (hardware.rst, kite_wqe_ud), so the provider need not know it.
-	 */
-	if (qp_type == IBV_QPT_UD) {
-		struct kite_wqe_ud *ud = (struct kite_wqe_ud *)data;
-
-		if (!wr->wr.ud.ah || wr->wr.ud.remote_qpn & ~KITE_QPN_MASK)
-			return EINVAL;
-		memcpy(&ud->av, &to_kite_ah(wr->wr.ud.ah)->av, sizeof(ud->av));
-		ud->remote_qpn = htole32(wr->wr.ud.remote_qpn);
-		ud->remote_qkey = htole32(wr->wr.ud.remote_qkey);
-		data += sizeof(*ud);
-	}
-
-	/*
-	 * Inline data is for SENDs and WRITEs only; as other providers do,
-	 * IBV_SEND_INLINE on a READ or an atomic is ignored (their SGEs
-	 * describe where the result goes).
-	 */
-	inline_data = (wr->send_flags & IBV_SEND_INLINE) &&
-		      op != KITE_WQE_READ && op != KITE_WQE_CMP_SWP &&
-		      op != KITE_WQE_FETCH_ADD;
-	if (inline_data) {
-		uint16_t len = 0;
-
-		err = kite_put_inline(qp, data, wr, &len);
+	} else {
+		err = kite_put_data(qp, wr, op, data, &hdr);
 		if (err)
 			return err;
-		hdr.flags |= KITE_WQE_F_INLINE;
-		hdr.inline_len = htole16(len);
-	} else {
-		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->sq.max_sge)
-			return EINVAL;
-		kite_put_sges((struct kite_sge *)data, wr->sg_list,
-			      wr->num_sge);
-		hdr.num_sge = wr->num_sge;
 	}
 
-flags:
 	if ((wr->send_flags & IBV_SEND_SIGNALED) || qp->sig_all)
 		hdr.flags |= KITE_WQE_F_SIGNALED;
 	if (wr->send_flags & IBV_SEND_SOLICITED)
