@@ -29,7 +29,7 @@
  * often the slot was used.
  */
 #define KITE_DEF_QPN_SLOT_BITS      19
-#define KITE_DEF_MAX_SGE            8
+#define KITE_DEF_MAX_SGE            32
 #define KITE_DEF_MAX_INLINE         256
 #define KITE_DEF_MAX_EQ             (1 + KITE_MSIX_MAX_COMP)
 #define KITE_DEF_MAX_GID            16

@@ -237,7 +237,7 @@ enum kite_aq_opcode {
 	KITE_CMD_ALLOC_MR = 0x22,	/* MR for REG_MR WQEs; out[0] = key */
 	KITE_CMD_REREG_MR = 0x23,	/* out[0] = the new key */
 	KITE_CMD_ALLOC_MW = 0x24,	/* out[0] = key */
-	KITE_CMD_DEALLOC_MW = 0x25,	/* kite_cmd_destroy, handle = key */
+	KITE_CMD_DEALLOC_MW = 0x25,	/* kite_cmd_destroy, handle = a key */
 	KITE_CMD_ADD_GID = 0x28,
 	KITE_CMD_DEL_GID = 0x29,
 	KITE_CMD_QUERY_STATS = 0x30,

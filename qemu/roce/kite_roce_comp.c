@@ -68,15 +68,11 @@ static void kr_comp_fixup(KiteRoceQp *qp)
     }
 }
 
-/* Complete the head WQE with @status (CQE if signaled or an error). */
-void kr_comp_complete_head(KiteRoceQp *qp, uint8_t status)
+/* Retire the head WQE with @status (CQE if signaled or an error). */
+static void kr_comp_retire_head(KiteRoceQp *qp, KrSqSlot *s, uint8_t status)
 {
-    KrSqSlot *s = kr_head(qp);
     bool signaled;
 
-    if (!s) {
-        return;
-    }
     signaled = qp->cfg.sig_all || (s->flags & KITE_WQE_F_SIGNALED);
     if (s->started) {
         uint32_t end = (s->first_psn + s->npsn) & KITE_PSN_MASK;
@@ -96,6 +92,25 @@ void kr_comp_complete_head(KiteRoceQp *qp, uint8_t status)
     kr_sq_uncache(qp, qp->sq_ci, false);
     qp->sq_ci++;
     kr_comp_fixup(qp);
+}
+
+/*
+ * Complete the head WQE with @status, and after a success the memory
+ * operations behind it that have been executed: they wait for nothing but
+ * their turn.
+ */
+void kr_comp_complete_head(KiteRoceQp *qp, uint8_t status)
+{
+    KrSqSlot *s = kr_head(qp);
+
+    if (!s) {
+        return;
+    }
+    kr_comp_retire_head(qp, s, status);
+    while (status == KITE_CQE_SUCCESS && qp->state != KITE_QPS_ERR &&
+           (s = kr_head(qp)) && s->started && kr_is_mem_op(s->opcode)) {
+        kr_comp_retire_head(qp, s, KITE_CQE_SUCCESS);
+    }
 }
 
 /* The head WQE fails with @status: the QP goes to ERR and flushes. */

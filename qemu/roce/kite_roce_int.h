@@ -51,6 +51,13 @@
  */
 #define KR_QP_HASH_MIN          64
 
+/*
+ * Bytes of a memory-management WQE the engine hands to ops->mem_op: the
+ * header and the largest of their segments.
+ */
+#define KR_MEM_WQE_MAX          (sizeof(struct kite_sq_wqe_hdr) + \
+                                 sizeof(struct kite_wqe_reg_mr))
+
 /* A parsed send WQE (re-read from the ring whenever it is needed). */
 typedef struct KrSendWqe {
     uint8_t opcode;             /* enum kite_wqe_opcode */
@@ -59,7 +66,7 @@ typedef struct KrSendWqe {
     uint8_t imm[4];             /* wire order */
     uint16_t inline_len;
     uint64_t raddr;
-    uint32_t rkey;
+    uint32_t rkey;              /* SEND_INV: the rkey to invalidate */
     uint64_t swap_add;
     uint64_t compare;
     uint32_t len;               /* total bytes */
@@ -73,18 +80,31 @@ typedef struct KrSendWqe {
         uint32_t lkey;
     } sge[KR_MAX_SGE];
     uint8_t inl[KR_MAX_INLINE];
+    /* LOCAL_INV, REG_MR, BIND_MW: the WQE as read, for ops->mem_op */
+    uint32_t mem_len;
+    uint8_t mem[KR_MEM_WQE_MAX];
 } KrSendWqe;
+
+/*
+ * WQEs the host executes through ops->mem_op: they take no PSN and carry
+ * no data, and complete in SQ order once executed.
+ */
+static inline bool kr_is_mem_op(uint8_t op)
+{
+    return op == KITE_WQE_LOCAL_INV || op == KITE_WQE_REG_MR ||
+           op == KITE_WQE_BIND_MW;
+}
 
 /* Per-slot requester state of an SQ WQE. */
 typedef struct KrSqSlot {
     uint32_t first_psn;         /* valid once started */
-    uint32_t npsn;              /* PSNs the WQE takes */
+    uint32_t npsn;              /* PSNs the WQE takes (memory ops: 0) */
     uint32_t len;               /* total bytes (CQE byte_len) */
     uint32_t rd_off;            /* READ: bytes placed so far */
     uint8_t opcode;             /* enum kite_wqe_opcode, 0xff unknown */
     uint8_t flags;
     uint8_t status;             /* local error found while sending */
-    bool started;
+    bool started;               /* memory ops: executed */
     bool parsed;
 } KrSqSlot;
 

@@ -511,9 +511,11 @@ static bool kr_cqe_write(KiteRoceQp *qp, bool rq, uint32_t idx,
     cqe.status = status;
     kr_set_le32(&cqe.byte_len, byte_len);
     if (imm) {
-        /* Wire order, as verbs hands it over (__be32). */
+        /* Wire order, as verbs hands it over (__be32); F_INV: an rkey, LE. */
         memcpy(&cqe.imm_data, imm, sizeof(cqe.imm_data));
-        flags |= KITE_CQE_F_IMM;
+        if (!(flags & KITE_CQE_F_INV)) {
+            flags |= KITE_CQE_F_IMM;
+        }
     }
     if (ud) {
         kr_set_le32(&cqe.src_qp, ud->deth_sqpn);

@@ -21,6 +21,12 @@ uint8_t kr_cqe_opcode(uint8_t wqe_opcode)
         return KITE_CQE_CMP_SWP;
     case KITE_WQE_FETCH_ADD:
         return KITE_CQE_FETCH_ADD;
+    case KITE_WQE_LOCAL_INV:
+        return KITE_CQE_LOCAL_INV;
+    case KITE_WQE_REG_MR:
+        return KITE_CQE_REG_MR;
+    case KITE_WQE_BIND_MW:
+        return KITE_CQE_BIND_MW;
     default:
         return KITE_CQE_SEND;
     }
@@ -79,6 +85,44 @@ static uint32_t kr_sq_seg(const uint8_t *b, int seg, KrSendWqe *w)
 }
 
 /*
+ * A memory-management WQE at @b (the whole stride): the host executes it
+ * through ops->mem_op, so the engine checks only what is its own (the QP
+ * type allows the opcode, no data, the segment fits the stride) and keeps
+ * the bytes of header and segment for the call. Returns the CQE status.
+ */
+static uint8_t kr_sq_parse_mem(KiteRoceQp *qp, const uint8_t *b,
+                               KrSendWqe *w)
+{
+    uint32_t len = sizeof(struct kite_sq_wqe_hdr);
+    uint8_t type = qp->cfg.type;
+    bool ok;
+
+    switch (w->opcode) {
+    case KITE_WQE_REG_MR:
+        len += sizeof(struct kite_wqe_reg_mr);
+        ok = type != KITE_QPT_GSI;
+        break;
+    case KITE_WQE_BIND_MW:
+        len += sizeof(struct kite_wqe_bind_mw);
+        ok = type == KITE_QPT_RC || type == KITE_QPT_UC;
+        break;
+    default:
+        ok = type != KITE_QPT_GSI;
+        break;
+    }
+    if (!ok || !qp->e->ops->mem_op || w->num_sge || w->inline_len ||
+        (w->flags & KITE_WQE_F_INLINE) || len > qp->sq_stride) {
+        return KITE_CQE_LOC_QP_OP_ERR;
+    }
+    memcpy(w->mem, b, len);
+    w->mem_len = len;
+    return KITE_CQE_SUCCESS;
+}
+
+static_assert(sizeof(struct kite_wqe_bind_mw) <=
+              sizeof(struct kite_wqe_reg_mr), "KR_MEM_WQE_MAX too small");
+
+/*
  * Read and parse SQ WQE @idx into @w. false: the ring could not be read.
  * *@status is KITE_CQE_SUCCESS or the error the WQE completes with.
  */
@@ -129,6 +173,18 @@ static bool kr_sq_parse(KiteRoceQp *qp, uint32_t idx, KrSendWqe *w,
         }
         seg = KR_SEG_RADDR;
         break;
+    case KITE_WQE_SEND_INV:
+        if (!rc) {
+            *status = KITE_CQE_LOC_QP_OP_ERR;
+            return true;
+        }
+        w->rkey = kr_le32(&hdr.imm_data);
+        break;
+    case KITE_WQE_LOCAL_INV:
+    case KITE_WQE_REG_MR:
+    case KITE_WQE_BIND_MW:
+        *status = kr_sq_parse_mem(qp, b, w);
+        return true;
     case KITE_WQE_READ:
     case KITE_WQE_CMP_SWP:
     case KITE_WQE_FETCH_ADD:
@@ -307,7 +363,8 @@ static int kr_req_state(KiteRoceQp *qp)
     if (s->status) {
         return qp->req_idx == qp->sq_ci ? KR_REQ_HEAD_ERR : KR_REQ_IDLE;
     }
-    if (rc && (int32_t)((qp->sq_psn - qp->una_psn) << 8) >=
+    if (rc && !kr_is_mem_op(s->opcode) &&
+        (int32_t)((qp->sq_psn - qp->una_psn) << 8) >=
         (int32_t)(KR_MAX_UNACKED_PSNS << 8)) {
         return KR_REQ_IDLE;
     }
@@ -447,6 +504,38 @@ static void kr_req_ud(KiteRoceQp *qp, const KrSendWqe *w, KrSqSlot *s)
     kr_comp_uc_done(qp);
 }
 
+/*
+ * Execute memory-management WQE @w at req_idx through ops->mem_op, once:
+ * after a rewind the requester passes an executed one again and only
+ * steps over it. It completes when every earlier WQE has (the completer
+ * retires executed ones as soon as they reach the head). A failure is the
+ * WQE's local error: the QP fails on it when it reaches the head.
+ */
+static void kr_req_mem_op(KiteRoceQp *qp, const KrSendWqe *w, KrSqSlot *s)
+{
+    KiteRoce *e = qp->e;
+    bool head = qp->req_idx == qp->sq_ci;
+    uint8_t st;
+
+    if (!s->started) {
+        st = e->ops->mem_op(e->opaque, qp->cfg.host, qp->cfg.pdn, w->mem,
+                            w->mem_len);
+        if (st != KITE_CQE_SUCCESS) {
+            s->status = st;
+            return;
+        }
+        s->started = true;
+        s->first_psn = qp->sq_psn;
+        s->npsn = 0;
+    }
+    qp->req_idx++;
+    if (qp->cfg.type != KITE_QPT_RC) {
+        kr_comp_uc_done(qp);
+    } else if (head) {
+        kr_comp_complete_head(qp, KITE_CQE_SUCCESS);
+    }
+}
+
 /* Send one request packet of the WQE at req_idx. */
 bool kr_req_step(KiteRoceQp *qp)
 {
@@ -481,6 +570,10 @@ bool kr_req_step(KiteRoceQp *qp)
     if (st || w->opcode != s->opcode || w->len != s->len) {
         /* The WQE changed under us: a malformed post. */
         s->status = st ? st : KITE_CQE_LOC_QP_OP_ERR;
+        return true;
+    }
+    if (kr_is_mem_op(w->opcode)) {
+        kr_req_mem_op(qp, w, s);
         return true;
     }
     if (!s->started && w->opcode == KITE_WQE_READ &&
@@ -521,19 +614,26 @@ bool kr_req_step(KiteRoceQp *qp)
     switch (w->opcode) {
     case KITE_WQE_SEND:
     case KITE_WQE_SEND_IMM:
+    case KITE_WQE_SEND_INV:
     case KITE_WQE_WRITE:
     case KITE_WQE_WRITE_IMM: {
+        bool inv = w->opcode == KITE_WQE_SEND_INV;
         bool send = w->opcode == KITE_WQE_SEND ||
-                    w->opcode == KITE_WQE_SEND_IMM;
+                    w->opcode == KITE_WQE_SEND_IMM || inv;
         bool imm = w->opcode == KITE_WQE_SEND_IMM ||
                    w->opcode == KITE_WQE_WRITE_IMM;
+        uint8_t op;
 
         off = k * qp->mtu;
         plen = w->len - off < qp->mtu ? w->len - off : qp->mtu;
         last = k + 1 == n;
-        kr_pkt_init(qp, &p, kite_roce_seg_opcode(
-                        tr | (send ? KITE_OP_SEND_FIRST : KITE_OP_WRITE_FIRST),
-                        imm, k, n), qp->sq_psn);
+        op = kite_roce_seg_opcode(tr | (send ? KITE_OP_SEND_FIRST :
+                                        KITE_OP_WRITE_FIRST), imm, k, n);
+        if (inv && last) {
+            /* The IETH rides on the last packet (RC only). */
+            op = n == 1 ? KITE_OP_SEND_ONLY_INV : KITE_OP_SEND_LAST_INV;
+        }
+        kr_pkt_init(qp, &p, op, qp->sq_psn);
         /* The payload goes straight into the frame being built. */
         data = kr_frame_payload(qp, &p);
         st = kr_sge_copy(qp, w, off, data, plen, false);
@@ -548,6 +648,9 @@ bool kr_req_step(KiteRoceQp *qp)
         }
         if (imm && last) {
             memcpy(p.imm, w->imm, 4);
+        }
+        if (inv && last) {
+            p.ieth_rkey = w->rkey;
         }
         p.se = last && (w->flags & KITE_WQE_F_SOLICITED) &&
                w->opcode != KITE_WQE_WRITE;

@@ -361,8 +361,14 @@ static KrResource *kr_res_new(KiteRoceQp *qp)
 static bool kr_is_first(uint8_t op)
 {
     return op == KITE_OP_SEND_FIRST || op == KITE_OP_SEND_ONLY ||
-           op == KITE_OP_SEND_ONLY_IMM || op == KITE_OP_WRITE_FIRST ||
-           op == KITE_OP_WRITE_ONLY || op == KITE_OP_WRITE_ONLY_IMM;
+           op == KITE_OP_SEND_ONLY_IMM || op == KITE_OP_SEND_ONLY_INV ||
+           op == KITE_OP_WRITE_FIRST || op == KITE_OP_WRITE_ONLY ||
+           op == KITE_OP_WRITE_ONLY_IMM;
+}
+
+static bool kr_has_ieth(uint8_t op)
+{
+    return op == KITE_OP_SEND_LAST_INV || op == KITE_OP_SEND_ONLY_INV;
 }
 
 static bool kr_is_last(uint8_t op)
@@ -370,7 +376,8 @@ static bool kr_is_last(uint8_t op)
     return op == KITE_OP_SEND_LAST || op == KITE_OP_SEND_LAST_IMM ||
            op == KITE_OP_SEND_ONLY || op == KITE_OP_SEND_ONLY_IMM ||
            op == KITE_OP_WRITE_LAST || op == KITE_OP_WRITE_LAST_IMM ||
-           op == KITE_OP_WRITE_ONLY || op == KITE_OP_WRITE_ONLY_IMM;
+           op == KITE_OP_WRITE_ONLY || op == KITE_OP_WRITE_ONLY_IMM ||
+           kr_has_ieth(op);
 }
 
 static bool kr_has_imm(uint8_t op)
@@ -379,10 +386,13 @@ static bool kr_has_imm(uint8_t op)
            op == KITE_OP_WRITE_LAST_IMM || op == KITE_OP_WRITE_ONLY_IMM;
 }
 
-/* SEND_* (0x00..0x05) or WRITE_* (0x06..0x0b) kind of @op, or 0xff. */
+/*
+ * SEND_* (0x00..0x05, 0x16, 0x17) or WRITE_* (0x06..0x0b) kind of @op, or
+ * 0xff.
+ */
 static uint8_t kr_msg_kind(uint8_t op)
 {
-    if (op <= KITE_OP_SEND_ONLY_IMM) {
+    if (op <= KITE_OP_SEND_ONLY_IMM || kr_has_ieth(op)) {
         return KITE_OP_SEND_FIRST;
     }
     if (op <= KITE_OP_WRITE_ONLY_IMM) {
@@ -403,6 +413,38 @@ static bool kr_resp_access_fail(KiteRoceQp *qp, bool rc, uint32_t psn)
     }
     kr_resp_fatal(qp, KITE_AETH_NAK_REM_ACC, psn, KITE_EVT_QP_ACCESS_ERR, 0);
     return false;
+}
+
+/*
+ * The last packet of a SEND with invalidate has been placed: the host
+ * invalidates the IETH's rkey and the receive completes with it. A key
+ * that may not be invalidated is an invalid request (IBTA class J): NAK,
+ * the receive completes in error, the QP goes to ERR. A retransmitted
+ * SEND_INV never gets here (kr_resp_dup() only acknowledges it again), so
+ * each message invalidates once. false: the QP failed.
+ */
+static bool kr_resp_inv(KiteRoceQp *qp, const struct kite_roce_pkt *p)
+{
+    KiteRoce *e = qp->e;
+    uint8_t st = KITE_CQE_REM_INV_REQ_ERR;
+    __le32 rkey;
+
+    if (e->ops->remote_inv) {
+        st = e->ops->remote_inv(e->opaque, qp->cfg.host, qp->cfg.pdn,
+                                p->ieth_rkey);
+    }
+    if (st != KITE_CQE_SUCCESS) {
+        kr_resp_fatal(qp, KITE_AETH_NAK_INV_REQ, p->psn, KITE_EVT_QP_REQ_ERR,
+                      KITE_CQE_REM_INV_REQ_ERR);
+        return false;
+    }
+    kr_set_le32(&rkey, p->ieth_rkey);
+    kr_post_cqe(qp, true, qp->rq_ci, KITE_CQE_RECV, KITE_CQE_SUCCESS,
+                qp->recv_off, (const uint8_t *)&rkey,
+                KITE_CQE_F_INV | (p->se ? KITE_CQE_F_SOLICITED : 0));
+    qp->rq_ci++;
+    qp->recv_valid = false;
+    return true;
 }
 
 /*
@@ -514,6 +556,9 @@ static bool kr_resp_msg(KiteRoceQp *qp, const struct kite_roce_pkt *p,
         return false;
     }
     qp->recv_off += p->paylen;
+    if (last && kr_has_ieth(op)) {
+        return kr_resp_inv(qp, p);
+    }
     if (last) {
         kr_rq_complete(qp, KITE_CQE_RECV, qp->recv_off, p, kr_has_imm(op));
     }
@@ -804,7 +849,7 @@ void kr_resp_rx(KiteRoceQp *qp, const struct kite_roce_pkt *p)
         break;
     default:
         if (kind == 0xff) {
-            /* SEND with invalidate and anything else: not supported. */
+            /* Not a request opcode the responder executes. */
             kr_resp_fatal(qp, KITE_AETH_NAK_INV_REQ, p->psn,
                           KITE_EVT_QP_REQ_ERR, 0);
             return;

@@ -17,6 +17,12 @@
 
 Fx *fx_new(const SimConnParams *pp, uint8_t type, bool loopback)
 {
+    return fx_new_stride(pp, type, loopback, 8, 7);
+}
+
+Fx *fx_new_stride(const SimConnParams *pp, uint8_t type, bool loopback,
+                  uint8_t sq_log, uint8_t rq_log)
+{
     Fx *f = calloc(1, sizeof(*f));
     SimConnParams p;
 
@@ -29,14 +35,20 @@ Fx *fx_new(const SimConnParams *pp, uint8_t type, bool loopback)
     sim_init(&f->s, loopback ? 1 : 2, MEM_SIZE, 12345);
     f->a = &f->s.node[0];
     f->b = loopback ? f->a : &f->s.node[1];
+    if (p.no_mem_ops) {
+        sim_drop_mem_ops(f->a);
+        if (!loopback) {
+            sim_drop_mem_ops(f->b);
+        }
+    }
     f->a_scq = sim_create_cq(f->a, 8);
     f->a_rcq = sim_create_cq(f->a, 8);
     f->b_scq = sim_create_cq(f->b, 8);
     f->b_rcq = sim_create_cq(f->b, 8);
-    f->aqp = sim_create_qp(f->a, type, PDN, f->a_scq, f->a_rcq, 6, 8, 6, 7,
-                           false);
-    f->bqp = sim_create_qp(f->b, type, PDN, f->b_scq, f->b_rcq, 6, 8, 6, 7,
-                           false);
+    f->aqp = sim_create_qp(f->a, type, PDN, f->a_scq, f->a_rcq, 6, sq_log,
+                           6, rq_log, false);
+    f->bqp = sim_create_qp(f->b, type, PDN, f->b_scq, f->b_rcq, 6, sq_log,
+                           6, rq_log, false);
     f->akey = sim_reg_mr(f->a, PDN, IOVA, MEM_SIZE, ALL_ACCESS, 0);
     f->bkey = loopback ? f->akey :
               sim_reg_mr(f->b, PDN, IOVA, MEM_SIZE, ALL_ACCESS, 0);
@@ -67,6 +79,46 @@ SimWr fx_wr(uint8_t op, uint8_t flags)
     memset(&w, 0, sizeof(w));
     w.opcode = op;
     w.flags = flags | KITE_WQE_F_SIGNALED;
+    return w;
+}
+
+/* Page lists of fx_reg_mr(): one 2 KiB area per MR table index. */
+#define FX_PBL_OFF      0x380000u
+#define FX_PBL_SIZE     0x800u
+#define FX_PAGE_SHIFT   12
+
+SimWr fx_reg_mr(SimNode *n, uint32_t key, uint8_t variant, uint64_t off,
+                uint32_t len, uint32_t access, uint32_t *new_key)
+{
+    uint32_t idx = kite_key_index(key), npages, i;
+    uint64_t pbl = FX_PBL_OFF + (uint64_t)idx * FX_PBL_SIZE;
+    SimWr w = fx_wr(KITE_WQE_REG_MR, 0);
+
+    npages = (len + (1u << FX_PAGE_SHIFT) - 1) >> FX_PAGE_SHIFT;
+    assert_true(npages * 8 <= FX_PBL_SIZE);
+    assert_true(pbl + FX_PBL_SIZE <= FX_PBL_OFF + SIM_MAX_MRS * FX_PBL_SIZE);
+    for (i = 0; i < npages; i++) {
+        __le64 e;
+
+        kr_set_le64(&e, off + ((uint64_t)i << FX_PAGE_SHIFT));
+        memcpy(sim_mem(n, pbl + i * 8ull), &e, sizeof(e));
+    }
+    *new_key = kite_key_make(idx, variant);
+    kr_set_le64(&w.reg_mr.iova, FR_IOVA + off);
+    kr_set_le64(&w.reg_mr.length, len);
+    kr_set_le64(&w.reg_mr.pbl_addr, pbl);
+    kr_set_le32(&w.reg_mr.key, *new_key);
+    kr_set_le32(&w.reg_mr.access, access);
+    kr_set_le32(&w.reg_mr.npages, npages);
+    w.reg_mr.page_shift = FX_PAGE_SHIFT;
+    return w;
+}
+
+SimWr fx_inv(uint8_t op, uint32_t key, uint8_t flags)
+{
+    SimWr w = fx_wr(op, flags);
+
+    w.inv_key = key;
     return w;
 }
 

@@ -33,11 +33,27 @@ typedef struct Fx {
     uint32_t akey, bkey;        /* whole memory, all access */
 } Fx;
 
+/* Where fast registrations map (fx_reg_mr()): FR_IOVA + memory offset. */
+#define FR_IOVA         0x5e0000000000ull
+
 /*
  * Two nodes (one when @loopback) with a QP of @type each, connected with
  * @pp (NULL: sim_default_params()), an MR over all memory on each.
  */
 Fx *fx_new(const SimConnParams *pp, uint8_t type, bool loopback);
+/* fx_new() with SQ and RQ WQE strides of 2^@sq_log and 2^@rq_log bytes. */
+Fx *fx_new_stride(const SimConnParams *pp, uint8_t type, bool loopback,
+                  uint8_t sq_log, uint8_t rq_log);
+/*
+ * A REG_MR work request for node @n's fast-register MR @key: the new key
+ * (variant @variant, returned in *@new_key) maps [FR_IOVA + @off,
+ * + @len) to memory offset @off (4 KiB aligned) with @access. The page
+ * list is written now, in a scratch area of the key's own.
+ */
+SimWr fx_reg_mr(SimNode *n, uint32_t key, uint8_t variant, uint64_t off,
+                uint32_t len, uint32_t access, uint32_t *new_key);
+/* A LOCAL_INV or SEND_INV work request for @key. */
+SimWr fx_inv(uint8_t op, uint32_t key, uint8_t flags);
 void fx_free(Fx *f);
 /* @n bytes of a pseudo-random pattern from @seed. */
 void fx_fill(uint8_t *p, size_t n, uint32_t seed);

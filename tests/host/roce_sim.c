@@ -43,23 +43,46 @@ uint8_t *sim_mem(SimNode *n, uint64_t off)
 
 /* ---- engine callbacks ---- */
 
+#define SIM_REMOTE_ACCESS   (KITE_ACCESS_REMOTE_WRITE | \
+                             KITE_ACCESS_REMOTE_READ | \
+                             KITE_ACCESS_REMOTE_ATOMIC)
+
+static bool sim_is_mw(const SimMr *m)
+{
+    return m->kind == SIM_MW_1 || m->kind == SIM_MW_2;
+}
+
+/* The valid MR or bound window @key names in PD @pdn, or NULL. */
+static SimMr *sim_key(SimNode *n, uint32_t pdn, uint32_t key)
+{
+    uint32_t idx = kite_key_index(key);
+    SimMr *m;
+
+    if (idx >= SIM_MAX_MRS) {
+        return NULL;
+    }
+    m = &n->mr[idx];
+    if (!m->used || !m->valid || m->key != key ||
+        m->pdn != pdn) {
+        return NULL;
+    }
+    return m;
+}
+
 static uint8_t cb_mem_rw(void *opaque, void *qp, uint32_t pdn,
                          uint32_t key, uint32_t access, uint64_t va,
                          void *buf, uint32_t len, bool write)
 {
     SimNode *n = opaque;
-    uint32_t idx = kite_key_index(key);
-    SimMr *mr;
+    SimMr *mr = sim_key(n, pdn, key), *map;
     uint64_t o;
 
-    (void)qp;
-
-    if (idx >= SIM_MAX_MRS || !n->mr[idx].valid || n->mr[idx].key != key ||
-        n->mr[idx].pdn != pdn) {
+    /* A window: remote access only, type 2B from its QP only. */
+    if (!mr || (sim_is_mw(mr) && (!(access & SIM_REMOTE_ACCESS) ||
+                                  (mr->kind == SIM_MW_2 && mr->qp != qp)))) {
         n->mem_errors++;
         return KITE_CQE_LOC_PROT_ERR;
     }
-    mr = &n->mr[idx];
     if (len) {
         if (va < mr->iova || va - mr->iova > mr->len ||
             len > mr->len - (va - mr->iova)) {
@@ -74,7 +97,9 @@ static uint8_t cb_mem_rw(void *opaque, void *qp, uint32_t pdn,
     if (!len) {
         return KITE_CQE_SUCCESS;
     }
-    o = mr->off + (va - mr->iova);
+    /* A window's range lies within its MR's: reach the bytes through it. */
+    map = sim_is_mw(mr) ? &n->mr[mr->mr_idx] : mr;
+    o = map->off + (va - map->iova);
     if (o + len > n->mem_size) {
         return KITE_CQE_GENERAL_ERR;
     }
@@ -90,6 +115,170 @@ static uint8_t cb_mem_rw(void *opaque, void *qp, uint32_t pdn,
         }
     }
     return KITE_CQE_SUCCESS;
+}
+
+/*
+ * Invalidate @key for QP @qp of PD @pdn: a valid fast-register MR with no
+ * window, or a type-2B window bound to @qp. false: not allowed.
+ */
+static bool sim_invalidate(SimNode *n, void *qp, uint32_t pdn, uint32_t key)
+{
+    SimMr *m = sim_key(n, pdn, key);
+
+    if (!m || (m->kind == SIM_MR_FAST ? m->windows != 0 :
+               m->kind != SIM_MW_2 || m->qp != qp)) {
+        return false;
+    }
+    if (m->kind == SIM_MW_2) {
+        n->mr[m->mr_idx].windows--;
+    }
+    m->valid = false;
+    return true;
+}
+
+/*
+ * REG_MR: the page list is @npages u64 node memory offsets at node memory
+ * offset pbl_addr; the sim maps only physically contiguous lists.
+ */
+static uint8_t sim_fast_reg(SimNode *n, uint32_t pdn,
+                            const struct kite_wqe_reg_mr *r)
+{
+    uint32_t key = kr_le32(&r->key), idx = kite_key_index(key);
+    uint32_t npages = kr_le32(&r->npages), i;
+    uint64_t iova = kr_le64(&r->iova), len = kr_le64(&r->length);
+    uint64_t pbl = kr_le64(&r->pbl_addr), page0 = 0, ps;
+    SimMr *m;
+
+    if (r->reserved[0] || r->reserved[1] || r->reserved[2] ||
+        r->page_shift < 12 || r->page_shift > 30 || !len ||
+        iova + len < iova) {
+        return KITE_CQE_LOC_QP_OP_ERR;
+    }
+    ps = 1ull << r->page_shift;
+    if (npages != ((iova & (ps - 1)) + len + ps - 1) >> r->page_shift) {
+        return KITE_CQE_LOC_QP_OP_ERR;
+    }
+    if (idx >= SIM_MAX_MRS) {
+        return KITE_CQE_LOC_PROT_ERR;
+    }
+    m = &n->mr[idx];
+    if (!m->used || m->kind != SIM_MR_FAST ||
+        m->valid || m->pdn != pdn || npages > m->max_pages ||
+        pbl + (uint64_t)npages * 8 > n->mem_size) {
+        return KITE_CQE_LOC_PROT_ERR;
+    }
+    for (i = 0; i < npages; i++) {
+        __le64 e;
+        uint64_t pa;
+
+        memcpy(&e, n->mem + pbl + i * 8ull, sizeof(e));
+        pa = kr_le64(&e);
+        if (!i) {
+            page0 = pa;
+        }
+        if ((pa & (ps - 1)) || pa != page0 + i * ps ||
+            pa + ps > n->mem_size) {
+            return KITE_CQE_LOC_PROT_ERR;
+        }
+    }
+    m->key = key;
+    m->iova = iova;
+    m->len = len;
+    m->access = kr_le32(&r->access);
+    m->off = page0 + (iova & (ps - 1));
+    m->valid = true;
+    return KITE_CQE_SUCCESS;
+}
+
+static uint8_t sim_bind(SimNode *n, void *qp, uint32_t pdn,
+                        const struct kite_wqe_bind_mw *b)
+{
+    uint32_t mw_key = kr_le32(&b->mw_key), idx = kite_key_index(mw_key);
+    uint64_t addr = kr_le64(&b->addr), len = kr_le64(&b->length);
+    uint32_t access = kr_le32(&b->access);
+    SimMr *w, *mr;
+
+    if (b->reserved || (access & ~SIM_REMOTE_ACCESS)) {
+        return KITE_CQE_LOC_QP_OP_ERR;
+    }
+    if (idx >= SIM_MAX_MRS) {
+        return KITE_CQE_MW_BIND_ERR;
+    }
+    w = &n->mr[idx];
+    if (!w->used || !sim_is_mw(w) || w->pdn != pdn ||
+        (w->kind == SIM_MW_2 && w->valid)) {
+        return KITE_CQE_MW_BIND_ERR;
+    }
+    mr = sim_key(n, pdn, kr_le32(&b->mr_key));
+    if (!mr || sim_is_mw(mr) || !(mr->access & KITE_ACCESS_MW_BIND) ||
+        addr < mr->iova || addr - mr->iova > mr->len ||
+        len > mr->len - (addr - mr->iova)) {
+        return KITE_CQE_MW_BIND_ERR;
+    }
+    if (w->valid) {
+        n->mr[w->mr_idx].windows--;
+    }
+    w->valid = len != 0;
+    if (w->valid) {
+        w->key = mw_key;
+        w->iova = addr;
+        w->len = len;
+        w->access = access;
+        w->mr_idx = kite_key_index(mr->key);
+        w->qp = w->kind == SIM_MW_2 ? qp : NULL;
+        mr->windows++;
+    }
+    return KITE_CQE_SUCCESS;
+}
+
+static uint8_t cb_mem_op(void *opaque, void *qp, uint32_t pdn,
+                         const void *wqe, uint32_t len)
+{
+    SimNode *n = opaque;
+    struct kite_sq_wqe_hdr hdr;
+    const uint8_t *seg = (const uint8_t *)wqe + sizeof(hdr);
+    struct kite_wqe_reg_mr r;
+    struct kite_wqe_bind_mw b;
+
+    n->mem_ops++;
+    n->cqes_at_mem_op = n->cqes;
+    n->last_mem_op_len = len;
+    memcpy(n->last_mem_op, wqe,
+           len < sizeof(n->last_mem_op) ? len : sizeof(n->last_mem_op));
+    if (len < sizeof(hdr)) {
+        return KITE_CQE_LOC_QP_OP_ERR;
+    }
+    memcpy(&hdr, wqe, sizeof(hdr));
+    switch (hdr.opcode) {
+    case KITE_WQE_LOCAL_INV:
+        return sim_invalidate(n, qp, pdn, kr_le32(&hdr.imm_data)) ?
+               KITE_CQE_SUCCESS : KITE_CQE_LOC_PROT_ERR;
+    case KITE_WQE_REG_MR:
+        if (len < sizeof(hdr) + sizeof(r)) {
+            return KITE_CQE_LOC_QP_OP_ERR;
+        }
+        memcpy(&r, seg, sizeof(r));
+        return sim_fast_reg(n, pdn, &r);
+    case KITE_WQE_BIND_MW:
+        if (len < sizeof(hdr) + sizeof(b)) {
+            return KITE_CQE_LOC_QP_OP_ERR;
+        }
+        memcpy(&b, seg, sizeof(b));
+        return sim_bind(n, qp, pdn, &b);
+    default:
+        return KITE_CQE_LOC_QP_OP_ERR;
+    }
+}
+
+static uint8_t cb_remote_inv(void *opaque, void *qp, uint32_t pdn,
+                             uint32_t rkey)
+{
+    SimNode *n = opaque;
+
+    n->remote_invs++;
+    n->last_inv_rkey = rkey;
+    return sim_invalidate(n, qp, pdn, rkey) ? KITE_CQE_SUCCESS :
+           KITE_CQE_REM_INV_REQ_ERR;
 }
 
 SimQp *sim_qp(SimNode *n, uint32_t qpn)
@@ -138,6 +327,7 @@ static bool cb_cq_post(void *opaque, uint32_t cqn, const struct kite_cqe *cqe)
     slot->flags = (uint8_t)((cqe->flags & ~KITE_CQE_F_PHASE) |
                             kite_ring_phase(cq->pi, cq->log_depth));
     cq->pi++;
+    n->cqes++;
     return true;
 }
 
@@ -266,17 +456,28 @@ static bool cb_gid_get(void *opaque, uint8_t index, uint8_t *gid)
     return true;
 }
 
+/* The callbacks every node has; the memory operations are optional. */
+#define SIM_OPS_BASE \
+    .mem_rw = cb_mem_rw, \
+    .wqe_read = cb_wqe_read, \
+    .cq_post = cb_cq_post, \
+    .qp_event = cb_qp_event, \
+    .transmit = cb_transmit, \
+    .now_ns = cb_now, \
+    .timer_mod = cb_timer_mod, \
+    .kick = cb_kick, \
+    .gid_is_local = cb_gid_is_local, \
+    .gid_get = cb_gid_get
+
 static const struct kite_roce_ops sim_ops = {
-    .mem_rw = cb_mem_rw,
-    .wqe_read = cb_wqe_read,
-    .cq_post = cb_cq_post,
-    .qp_event = cb_qp_event,
-    .transmit = cb_transmit,
-    .now_ns = cb_now,
-    .timer_mod = cb_timer_mod,
-    .kick = cb_kick,
-    .gid_is_local = cb_gid_is_local,
-    .gid_get = cb_gid_get,
+    SIM_OPS_BASE,
+    .mem_op = cb_mem_op,
+    .remote_inv = cb_remote_inv,
+};
+
+/* For sim_drop_mem_ops(). */
+static const struct kite_roce_ops sim_ops_no_mem = {
+    SIM_OPS_BASE,
 };
 
 /* ---- setup ---- */
@@ -309,6 +510,13 @@ void sim_init(Sim *s, int nodes, size_t mem_size, uint64_t seed)
     }
 }
 
+void sim_drop_mem_ops(SimNode *n)
+{
+    kite_roce_free(n->e);
+    n->e = kite_roce_new(&sim_ops_no_mem, n);
+    kite_roce_set_port(n->e, n->mac, 4200);
+}
+
 void sim_free(Sim *s)
 {
     int i, j;
@@ -337,15 +545,50 @@ void sim_free(Sim *s)
     }
 }
 
+/* A free MR table slot of @kind in PD @pdn, its key set; aborts if full. */
+static SimMr *sim_mr_new(SimNode *n, uint8_t kind, uint32_t pdn)
+{
+    uint32_t i;
+
+    for (i = 1; i < SIM_MAX_MRS; i++) {
+        SimMr *m = &n->mr[i];
+
+        if (!m->used) {
+            memset(m, 0, sizeof(*m));
+            m->used = true;
+            m->kind = kind;
+            m->pdn = pdn;
+            m->key = kite_key_make(i, (uint8_t)(0x40 + i));
+            return m;
+        }
+    }
+    abort();
+}
+
+uint32_t sim_alloc_mr(SimNode *n, uint32_t pdn, uint32_t max_pages)
+{
+    SimMr *m = sim_mr_new(n, SIM_MR_FAST, pdn);
+
+    m->max_pages = max_pages;
+    return m->key;
+}
+
+uint32_t sim_alloc_mw(SimNode *n, uint32_t pdn, uint8_t kind)
+{
+    return sim_mr_new(n, kind, pdn)->key;
+}
+
 uint32_t sim_reg_mr(SimNode *n, uint32_t pdn, uint64_t iova, uint64_t len,
                     uint32_t access, uint64_t off)
 {
     uint32_t i;
 
     for (i = 1; i < SIM_MAX_MRS; i++) {
-        if (!n->mr[i].valid) {
+        if (!n->mr[i].used) {
             SimMr *mr = &n->mr[i];
 
+            mr->used = true;
+            mr->kind = SIM_MR_REG;
             mr->valid = true;
             mr->key = kite_key_make(i, (uint8_t)(0x40 + i));
             mr->pdn = pdn;
@@ -365,6 +608,7 @@ void sim_dereg_mr(SimNode *n, uint32_t key)
 
     if (i < SIM_MAX_MRS) {
         n->mr[i].valid = false;
+        n->mr[i].used = false;
     }
 }
 
@@ -560,6 +804,12 @@ static uint32_t sim_put_seg(uint8_t *p, const SimQp *q, const SimWr *wr)
         kr_set_le64(&a.compare, wr->compare);
         memcpy(p, &a, sizeof(a));
         return sizeof(a);
+    case KITE_WQE_REG_MR:
+        memcpy(p, &wr->reg_mr, sizeof(wr->reg_mr));
+        return sizeof(wr->reg_mr);
+    case KITE_WQE_BIND_MW:
+        memcpy(p, &wr->bind_mw, sizeof(wr->bind_mw));
+        return sizeof(wr->bind_mw);
     default:
         return 0;
     }
@@ -580,11 +830,15 @@ uint32_t sim_write_send(SimNode *n, uint32_t qpn, const SimWr *wr)
 
     memset(w, 0, stride);
     kr_set_le16(&hdr.inline_len, wr->inline_len);
-    memcpy(&hdr.imm_data, wr->imm, sizeof(hdr.imm_data));
+    if (wr->opcode == KITE_WQE_SEND_INV || wr->opcode == KITE_WQE_LOCAL_INV) {
+        kr_set_le32(&hdr.imm_data, wr->inv_key);
+    } else {
+        memcpy(&hdr.imm_data, wr->imm, sizeof(hdr.imm_data));
+    }
     memcpy(w, &hdr, sizeof(hdr));
     off += sim_put_seg(w + off, q, wr);
     if (wr->flags & KITE_WQE_F_INLINE) {
-        if (off + wr->inline_len <= stride) {
+        if (wr->inline_len && off + wr->inline_len <= stride) {
             memcpy(w + off, wr->inl, wr->inline_len);
         }
     } else {

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "kite_roce.h"
+#include "kite_limits.h"
 #include "kite_roce_abi.h"
 
 #define SIM_MAX_NODES   4
@@ -32,14 +33,32 @@
 typedef struct Sim Sim;
 typedef struct SimNode SimNode;
 
+/*
+ * What an MR table slot holds. The fast-register MRs and windows are kept
+ * simple: enough to test the engine's memory operations and SEND_INV, not
+ * the device model's MR semantics (qemu/kite_mr.c).
+ */
+enum {
+    SIM_MR_REG,                 /* registered by command: always valid */
+    SIM_MR_FAST,                /* ALLOC_MR: free until a REG_MR WQE */
+    SIM_MW_1,                   /* window type 1 */
+    SIM_MW_2,                   /* window type 2B: bound to one QP */
+};
+
 typedef struct SimMr {
-    bool valid;
+    bool used;                  /* the slot is allocated */
+    bool valid;                 /* valid (MR) or bound (window) */
+    uint8_t kind;               /* SIM_MR_* / SIM_MW_* */
     uint32_t key;
     uint32_t pdn;
     uint32_t access;
     uint64_t iova;
     uint64_t len;
-    uint64_t off;               /* offset in the node's memory */
+    uint64_t off;               /* offset in the node's memory (MRs) */
+    uint32_t max_pages;         /* SIM_MR_FAST */
+    uint32_t windows;           /* MRs: windows bound to it */
+    uint32_t mr_idx;            /* windows: the MR they map through */
+    void *qp;                   /* SIM_MW_2: the QP it is bound to */
 } SimMr;
 
 typedef struct SimCq {
@@ -83,6 +102,15 @@ struct SimNode {
     uint64_t remote_reads;      /* successful REMOTE_READ accesses */
     uint64_t atomic_writes;     /* successful REMOTE_ATOMIC writes */
     uint64_t mem_errors;
+    /* mem_op and remote_inv calls (any result) */
+    uint64_t mem_ops;
+    uint64_t remote_invs;
+    uint32_t last_inv_rkey;     /* of the last remote_inv call */
+    /* CQEs posted on all CQs when the last mem_op was called (ordering) */
+    uint64_t cqes_at_mem_op;
+    uint64_t cqes;              /* CQEs posted on all CQs */
+    uint8_t last_mem_op[64];    /* the WQE bytes mem_op was last given */
+    uint32_t last_mem_op_len;
 };
 
 typedef struct SimFrame {
@@ -124,6 +152,8 @@ typedef struct SimConnParams {
     uint8_t max_dest_rd_atomic;
     uint32_t access_a, access_b;    /* QP remote access flags */
     bool b_stays_rtr;           /* leave B in RTR (responder only) */
+    bool no_mem_ops;            /* fx_new(): engines without mem_op and
+                                   remote_inv (sim_drop_mem_ops()) */
     bool ipv6;                  /* IPv6 path (set the nodes' GIDs first) */
 } SimConnParams;
 
@@ -141,7 +171,10 @@ typedef struct SimWr {
     uint32_t rkey;
     uint64_t swap_add, compare;
     unsigned num_sge;
-    SimSge sge[8];
+    SimSge sge[KITE_DEF_MAX_SGE];
+    uint32_t inv_key;           /* SEND_INV, LOCAL_INV: put in imm_data, LE */
+    struct kite_wqe_reg_mr reg_mr;      /* REG_MR segment, ABI layout */
+    struct kite_wqe_bind_mw bind_mw;    /* BIND_MW segment, ABI layout */
     const uint8_t *inl;         /* with KITE_WQE_F_INLINE */
     uint16_t inline_len;
     /* UD QPs: struct kite_wqe_ud */
@@ -157,6 +190,15 @@ uint64_t sim_rand(Sim *s);
 uint32_t sim_reg_mr(SimNode *n, uint32_t pdn, uint64_t iova, uint64_t len,
                     uint32_t access, uint64_t off);
 void sim_dereg_mr(SimNode *n, uint32_t key);
+/* ALLOC_MR: a fast-register MR of up to @max_pages pages, free. */
+uint32_t sim_alloc_mr(SimNode *n, uint32_t pdn, uint32_t max_pages);
+/* ALLOC_MW: a window of SIM_MW_1 or SIM_MW_2, unbound. */
+uint32_t sim_alloc_mw(SimNode *n, uint32_t pdn, uint8_t kind);
+/*
+ * Give node @n's engine ops without mem_op and remote_inv, as a host that
+ * has no memory operations. Only before the node has QPs.
+ */
+void sim_drop_mem_ops(SimNode *n);
 uint32_t sim_create_cq(SimNode *n, uint8_t log_depth);
 uint32_t sim_create_qp(SimNode *n, uint8_t type, uint32_t pdn,
                        uint32_t scq, uint32_t rcq, uint8_t sq_log_depth,

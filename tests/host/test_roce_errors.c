@@ -399,8 +399,8 @@ static void test_malformed_wqes(void **st)
         uint8_t op, flags, nsge;
         uint16_t inl;
     } bad[] = {
-        { 0x07, 0, 0, 0 },                          /* unknown opcode */
-        { KITE_WQE_SEND, 0, 9, 0 },                 /* > max SGEs */
+        { 0x0b, 0, 0, 0 },                          /* unknown opcode */
+        { KITE_WQE_SEND, 0, 33, 0 },                /* > max SGEs */
         { KITE_WQE_SEND, 0, 16, 0 },                /* past the stride */
         { KITE_WQE_SEND, KITE_WQE_F_INLINE, 0, 257 },   /* inline too long */
         { KITE_WQE_WRITE, KITE_WQE_F_INLINE, 0, 240 },  /* past stride */

@@ -40,6 +40,13 @@
 /* Steps after which an engine pair that has not gone idle is looping. */
 #define IDLE_STEPS      2000000ull
 #define FUZZ_NS         (3ull * 1000000000ull)
+/*
+ * Each node's fast-register MR maps FR_LEN bytes at FR_OFF (inside the
+ * MR's range) at FR_IOVA; its page list is at MR_OFF.
+ */
+#define FR_OFF          (MR_OFF + 0x1000)
+#define FR_LEN          0x4000u
+#define FR_IOVA         0x5e0000000000ull
 
 typedef struct PoolFrame {
     int dst;
@@ -52,6 +59,8 @@ typedef struct Fz {
     uint32_t scq[2], rcq[2];
     uint32_t rc[2], uc[2], ud[2];
     uint32_t key[2];
+    uint32_t fr[2];             /* fast-register MR: its latest key */
+    uint8_t fr_variant[2];
     PoolFrame *pool;
     unsigned npool;
     uint64_t rng;
@@ -126,6 +135,49 @@ static void connect_rc_uc(Fz *f, bool rc)
     sim_connect(&f->s, 0, q[0], 1, q[1], &p);
 }
 
+/*
+ * A memory operation on node @i's fast-register MR (REG_MR with a new key
+ * or LOCAL_INV; either may fail, as the MR may be in the other state), or
+ * a SEND_INV of the peer's (RC), in @w.
+ */
+static void mem_wr(Fz *f, int i, bool rc, SimWr *w)
+{
+    struct kite_wqe_reg_mr *r = &w->reg_mr;
+    uint32_t npages = FR_LEN >> 12, j;
+
+    w->num_sge = 0;
+    switch (rnd(f) % (rc ? 3 : 2)) {
+    case 0:
+        w->opcode = KITE_WQE_REG_MR;
+        for (j = 0; j < npages; j++) {
+            __le64 e;
+
+            kr_set_le64(&e, FR_OFF + j * 0x1000ull);
+            memcpy(sim_mem(&f->s.node[i], MR_OFF + i * 0x100 + j * 8), &e,
+                   sizeof(e));
+        }
+        f->fr[i] = kite_key_make(kite_key_index(f->fr[i]),
+                                 ++f->fr_variant[i]);
+        kr_set_le64(&r->iova, FR_IOVA);
+        kr_set_le64(&r->length, FR_LEN);
+        kr_set_le64(&r->pbl_addr, MR_OFF + i * 0x100);
+        kr_set_le32(&r->key, f->fr[i]);
+        kr_set_le32(&r->access, ALL_ACCESS);
+        kr_set_le32(&r->npages, npages);
+        r->page_shift = 12;
+        break;
+    case 1:
+        w->opcode = KITE_WQE_LOCAL_INV;
+        w->inv_key = f->fr[i];
+        break;
+    default:
+        w->opcode = KITE_WQE_SEND_INV;
+        w->inv_key = f->fr[!i];
+        w->num_sge = 1;
+        break;
+    }
+}
+
 /* Post receives and a mix of requests on every QP that is in RTS. */
 static void traffic(Fz *f)
 {
@@ -170,6 +222,18 @@ static void traffic(Fz *f)
                     w.sge[0].length = 8;
                     w.raddr &= ~7ull;
                 }
+                if (rnd(f) % 4 == 0) {
+                    /* Through the peer's fast-registered region. */
+                    w.rkey = f->fr[!i];
+                    w.raddr = FR_IOVA + rnd(f) % (FR_LEN - 8);
+                    w.raddr &= ~7ull;
+                    if (w.sge[0].length > FR_LEN - (w.raddr - FR_IOVA)) {
+                        w.sge[0].length = 8;
+                    }
+                }
+                if (rnd(f) % 6 == 0) {
+                    mem_wr(f, i, k == 0, &w);
+                }
             }
             sim_post_send(n, qs[k], &w);
         }
@@ -199,6 +263,7 @@ static Fz *fz_new(uint64_t seed)
         f->ud[i] = sim_create_qp(n, KITE_QPT_UD, PDN, f->scq[i], f->rcq[i],
                                  6, 8, 6, 7, false);
         f->key[i] = sim_reg_mr(n, PDN, IOVA, MR_LEN, ALL_ACCESS, MR_OFF);
+        f->fr[i] = sim_alloc_mr(n, PDN, FR_LEN >> 12);
         sim_ud_up(n, f->ud[i], 0x1234);
     }
     connect_rc_uc(f, true);
@@ -316,6 +381,7 @@ static size_t mutate_fields(Fz *f, const PoolFrame *src, uint8_t *out,
         case 5:
             p.reth_rkey = rnd(f) % 2 ? (uint32_t)rnd(f) : p.reth_rkey ^ 1;
             p.atomic_rkey = p.reth_rkey;
+            p.ieth_rkey = rnd(f) % 2 ? f->fr[src->dst] : p.reth_rkey;
             break;
         case 6:
             p.paylen = (uint32_t)(rnd(f) % 4097);
@@ -485,8 +551,16 @@ static void fuzz_run(uint64_t seed)
     settle(f);
     check_canary(f);
     verify_after(f);
-    print_message("fuzz seed %llu: %llu frames\n", (unsigned long long)seed,
-                  (unsigned long long)iter);
+    /* The traffic had memory operations and SEND_INVs executed. */
+    assert_true(f->s.node[0].mem_ops + f->s.node[1].mem_ops > 0);
+    assert_true(f->s.node[0].remote_invs + f->s.node[1].remote_invs > 0);
+    print_message("fuzz seed %llu: %llu frames, %llu memory operations, "
+                  "%llu SEND_INVs received\n", (unsigned long long)seed,
+                  (unsigned long long)iter,
+                  (unsigned long long)(f->s.node[0].mem_ops +
+                                       f->s.node[1].mem_ops),
+                  (unsigned long long)(f->s.node[0].remote_invs +
+                                       f->s.node[1].remote_invs));
     fz_free(f);
 }
 

@@ -88,6 +88,7 @@ static void add_roce(struct frames *f, bool from_kite, bool v6, uint8_t op,
     p.reth_len = reth_len;
     p.aeth_syndrome = KITE_AETH_ACK_UNLIMITED;
     p.aeth_msn = 7;
+    p.ieth_rkey = 0x5e0142;
     p.payload = payload;
     p.paylen = paylen;
     len = kite_roce_build(f->buf[f->n], sizeof(f->buf[0]), &p);
@@ -751,6 +752,58 @@ static void test_write_rules(void **state)
     expect_good(&f, true);
 }
 
+/*
+ * SEND with invalidate: SEND_LAST_INV and SEND_ONLY_INV frames (the IETH
+ * between BTH and payload) are valid RoCEv2 with their ICRC checked over
+ * the IETH, count as requests between a WRITE and its ACK, and a damaged
+ * IETH byte is a bad ICRC.
+ */
+static void test_send_inv_frames(void **state)
+{
+    static struct frames f;
+    struct rpcap_frame v[MAX_FRAMES];
+    struct rpcap_opts o;
+    char line[256], *text;
+    size_t ieth = KITE_ETH_HLEN + 20 + KITE_UDP_HDR_LEN + KITE_BTH_LEN;
+    struct kite_roce_pkt p;
+
+    (void)state;
+    memset(&f, 0, sizeof(f));
+    add_roce(&f, true, false, KITE_OP_WRITE_FIRST, 40, PMTU, 300);
+    add_roce(&f, true, false, KITE_OP_WRITE_LAST, 41, 44, 0);
+    add_roce(&f, true, false, KITE_OP_SEND_FIRST, 42, PMTU, 0);
+    add_roce(&f, true, false, KITE_OP_SEND_LAST_INV, 43, 10, 0);
+    add_roce(&f, true, false, KITE_OP_SEND_ONLY_INV, 44, 0, 0);
+    add_roce(&f, false, false, KITE_OP_ACK, 44, 0, 0);
+    inspect_all(&f, v);
+    assert_true(rpcap_roce_valid(&v[3]));
+    assert_int_equal(v[3].paylen, 10);
+    assert_int_equal(v[3].pad, 2);
+    assert_true(rpcap_roce_valid(&v[4]));
+    assert_int_equal(v[4].paylen, 0);
+    rpcap_format(&v[3], line, sizeof(line));
+    assert_string_equal(line,
+                        "frame 4 src 52:54:00:4b:00:01 ipv4 op 0x16 "
+                        "RC_SEND_LAST_INV qp 0x000012 psn 43 ackreq 0 "
+                        "paylen 10 icrc ok");
+    assert_int_equal(kite_roce_parse(f.buf[3], f.len[3], &p), KITE_ROCE_OK);
+    assert_int_equal(p.ieth_rkey, 0x5e0142);
+    expect_good(&f, true);
+    opts(&o, 0);
+    assert_int_equal(report(&f, &o, &text, NULL), 0);
+    assert_non_null(strstr(text, "result icrc ok 6 RoCEv2 frames: 6 valid"));
+    free(text);
+    /* The IETH is covered by the ICRC. */
+    f.buf[3][ieth + 2] ^= 0x10;
+    inspect_all(&f, v);
+    assert_false(rpcap_roce_valid(&v[3]));
+    assert_false(v[3].icrc_ok);
+    assert_int_equal(v[3].parse, KITE_ROCE_BAD_ICRC);
+    assert_int_equal(report(&f, &o, &text, NULL), 1);
+    assert_non_null(strstr(text, "result icrc FAIL 6 RoCEv2 frames: 5 valid"));
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -763,6 +816,7 @@ int main(void)
         cmocka_unit_test(test_report_clean),
         cmocka_unit_test(test_read_rules),
         cmocka_unit_test(test_write_rules),
+        cmocka_unit_test(test_send_inv_frames),
     };
     size_t i;
 

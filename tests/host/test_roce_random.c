@@ -67,7 +67,8 @@ static void test_fuzz_wqes(void **st)
             slot[i] = (uint8_t)(rng >> 56);
         }
         memcpy(&hdr, slot, sizeof(hdr));
-        hdr.opcode &= 7;
+        /* Every opcode (0x00..0x0a) and the first unknown one. */
+        hdr.opcode %= KITE_WQE_BIND_MW + 2;
         if (it & 1) {
             /* Plausible SGEs and keys to get further in. */
             uint8_t *seg = slot + sizeof(hdr);
