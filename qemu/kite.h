@@ -7,6 +7,9 @@
  * kite_eq.c     async and completion event queues
  * kite_eth.c    Ethernet port: netdev, TX/RX rings, link, interrupt
  * kite_mr.c     page buffer lists, MR table, key lookup and translation
+ * kite_frwr.c   fast-register MRs: ALLOC_MR, REG_MR and LOCAL_INV WQEs,
+ *               remote invalidation
+ * kite_mw.c     memory windows: ALLOC_MW, DEALLOC_MW, BIND_MW WQEs
  * kite_cq.c     completion queues, the CQ doorbell and CQE posting
  * kite_qp.c     queue pairs, the QP state machine and QP statistics
  * kite_dbrec.c  doorbell records: producer and consumer indexes in memory
@@ -45,10 +48,13 @@ OBJECT_DECLARE_SIMPLE_TYPE(KiteState, KITE)
  * (SEND, WRITE, READ, atomics) and UD (SEND, SEND with immediate, Q_Key
  * checks, the 40-byte GRH area of UD receives) over IPv4 and IPv6, and
  * the GSI QP (QPN 1) with it (hardware.rst): KITE_DEV_CAP_UD is set.
+ * Fast registration, invalidation and windows (kite_frwr.c, kite_mw.c)
+ * give KITE_DEV_CAP_MEM_MGT and KITE_DEV_CAP_MW.
  */
 #define KITE_MODEL_CAP_FLAGS    (KITE_DEV_CAP_RC | KITE_DEV_CAP_UC | \
                                  KITE_DEV_CAP_UD | KITE_DEV_CAP_ATOMIC | \
-                                 KITE_DEV_CAP_IPV6)
+                                 KITE_DEV_CAP_IPV6 | KITE_DEV_CAP_MEM_MGT | \
+                                 KITE_DEV_CAP_MW)
 /* Default Ethernet MTU after reset. */
 #define KITE_MODEL_DEF_MTU      1500u
 
@@ -159,25 +165,52 @@ typedef struct KiteQp {
     KiteQpDbrec dbrec;
     struct kite_qp_attr attr;   /* little-endian, as QUERY_QP returns it */
     KiteRoceQp *eqp;            /* transport state in the RoCEv2 engine */
+    uint32_t mw_bound;          /* type-2B windows bound to it */
     QEMUTimer *timer;           /* the engine's per-QP timer */
 } KiteQp;
 
+/*
+ * What an MR table entry holds: MRs and memory windows share the key
+ * space (the key index names either).
+ */
+typedef enum KiteMrKind {
+    KITE_MR_KIND_REGULAR,       /* REG_MR command: valid until DEREG_MR */
+    KITE_MR_KIND_FAST,          /* ALLOC_MR: free or valid (REG_MR WQE) */
+    KITE_MR_KIND_MW1,           /* window type 1: unbound or bound */
+    KITE_MR_KIND_MW2,           /* window type 2B: free or bound to a QP */
+} KiteMrKind;
+
 typedef struct KiteMr {
-    bool valid;
+    bool valid;                 /* the table entry is allocated */
+    bool live;                  /* valid (or bound): the key may be used */
+    uint8_t kind;               /* KiteMrKind */
     bool dma_all;               /* KITE_MR_DMA_ALL: identity, whole space */
     uint32_t key;
     uint32_t owner;
     uint32_t pdn;
     uint32_t access;            /* KITE_ACCESS_* */
-    uint64_t iova;
+    uint64_t iova;              /* windows: the bound range */
     uint64_t length;
     KitePbl pbl;
     /*
      * The page addresses of a level 1 or 2 list as validated at REG_MR,
      * pbl.npages of them, or NULL: the list is read at each translation.
+     * A fast-register MR has room for max_pages from ALLOC_MR on.
      */
     uint64_t *pages;
+    uint32_t cached;            /* entries pages[] has room for */
+    uint32_t max_pages;         /* fast-register MRs: ALLOC_MR's max_pages */
+    uint32_t mw_bound;          /* MRs: windows bound to it */
+    uint32_t mw_mr;             /* bound windows: key index of their MR */
+    uint32_t mw_qpn;            /* bound type-2B windows: their QP */
 } KiteMr;
+
+/* KITE_ACCESS_* bits an MR may have, and the remote ones. */
+#define KITE_ACCESS_REMOTE      (KITE_ACCESS_REMOTE_WRITE | \
+                                 KITE_ACCESS_REMOTE_READ | \
+                                 KITE_ACCESS_REMOTE_ATOMIC)
+#define KITE_ACCESS_ALL         (KITE_ACCESS_LOCAL_WRITE | \
+                                 KITE_ACCESS_REMOTE | KITE_ACCESS_MW_BIND)
 
 /*
  * Host memory all MRs' page copies may take at once (8 bytes per page:
@@ -207,6 +240,7 @@ typedef struct KiteMrProbe {
     uint32_t pdn;
     uint32_t access;            /* KITE_ACCESS_*, 0 for a local read */
     uint32_t max_ranges;        /* 1 .. KITE_MR_PROBE_MAX_RANGES */
+    uint32_t qpn;               /* the accessing QP (type-2B windows) */
     uint64_t addr;
     uint64_t len;
 } KiteMrProbe;
@@ -289,8 +323,8 @@ struct KiteState {
      */
     KiteUctx uctx[KITE_MAX_UCTX + 1];   /* index 0 unused (kernel) */
     KiteTable pd_tab, cq_tab, qp_tab, mr_tab;
-    uint32_t num_uctx, num_pd, num_cq, num_qp, num_mr;
-    /* Test only (x-max-objects): fewer PDs, CQs, QPs and MRs each; 0: all */
+    uint32_t num_uctx, num_pd, num_cq, num_qp, num_mr, num_mw;
+    /* Test only (x-max-objects): fewer PDs, CQs, QPs, MRs, MWs; 0: all */
     uint32_t max_objects;
     KiteGid gid[KITE_DEF_MAX_GID];
 
@@ -364,15 +398,50 @@ uint8_t kite_pbl_load(KiteState *s, const struct kite_pbl_desc *d,
                       uint64_t min_bytes, uint64_t max_bytes, KitePbl *pbl);
 bool kite_pbl_translate(KiteState *s, const KitePbl *pbl, uint64_t off,
                         uint64_t *dma, uint64_t *contig);
-uint8_t kite_mr_map(KiteState *s, uint32_t key, uint32_t pdn,
+uint8_t kite_mr_map(KiteState *s, uint32_t key, uint32_t pdn, uint32_t qpn,
                     uint32_t access, uint64_t addr, uint64_t len,
                     KiteDmaRange *ranges, unsigned max_ranges,
                     unsigned *nranges);
+KiteMr *kite_mr_slot(KiteState *s, uint32_t index);
+bool kite_mr_is_window(const KiteMr *mr);
+bool kite_mr_access_ok(uint32_t access);
+bool kite_mr_pages_ok(uint64_t iova, uint64_t length, uint8_t shift,
+                      uint64_t npages);
+bool kite_pbl_entry_ok(uint64_t e, uint8_t shift);
+bool kite_range_ok(uint64_t addr, uint64_t len);
+bool kite_mr_cache_room(KiteState *s, uint64_t bytes);
+void kite_mr_uncache(KiteState *s, KiteMr *mr);
+KiteMr *kite_mr_new(KiteState *s, uint8_t kind, KitePd *pd, uint32_t pdn,
+                    uint32_t actor, uint8_t variant);
+void kite_mr_release(KiteState *s, KiteMr *mr);
 uint8_t kite_cmd_reg_mr(KiteState *s, const struct kite_aq_cmd *cmd,
                         KiteCmdResult *res);
+uint8_t kite_cmd_rereg_mr(KiteState *s, const struct kite_aq_cmd *cmd,
+                          KiteCmdResult *res);
 uint8_t kite_cmd_dereg_mr(KiteState *s, const struct kite_aq_cmd *cmd,
                           KiteCmdResult *res);
 void kite_mr_drop_all(KiteState *s);
+
+/* kite_frwr.c */
+uint8_t kite_cmd_alloc_mr(KiteState *s, const struct kite_aq_cmd *cmd,
+                          KiteCmdResult *res);
+uint8_t kite_frwr_reg(KiteState *s, KiteQp *qp,
+                      const struct kite_wqe_reg_mr *w);
+uint8_t kite_frwr_local_inv(KiteState *s, KiteQp *qp, uint32_t key);
+uint8_t kite_frwr_remote_inv(KiteState *s, KiteQp *qp, uint32_t rkey);
+
+/* kite_mw.c */
+uint8_t kite_cmd_alloc_mw(KiteState *s, const struct kite_aq_cmd *cmd,
+                          KiteCmdResult *res);
+uint8_t kite_cmd_dealloc_mw(KiteState *s, const struct kite_aq_cmd *cmd,
+                            KiteCmdResult *res);
+uint8_t kite_mw_bind(KiteState *s, KiteQp *qp,
+                     const struct kite_wqe_bind_mw *w);
+void kite_mw_invalidate(KiteState *s, KiteMr *mw);
+void kite_mw_qp_destroyed(KiteState *s, KiteQp *qp);
+KiteMr *kite_mw_resolve(KiteState *s, KiteMr *mw, uint32_t pdn, uint32_t qpn,
+                        uint32_t access, uint64_t addr, uint64_t len,
+                        uint8_t *status);
 void kite_mr_instance_init(KiteState *s);
 void kite_mr_class_init(ObjectClass *klass);
 

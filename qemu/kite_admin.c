@@ -32,7 +32,8 @@ void kite_admin_init(KiteState *s)
                              KITE_CQ_FIRST + KITE_DEF_MAX_CQ) &&
              kite_table_init(&s->qp_tab, sizeof(KiteQp), KITE_QP_SLOTS) &&
              kite_table_init(&s->mr_tab, sizeof(KiteMr),
-                             KITE_MR_FIRST + KITE_DEF_MAX_MR));
+                             KITE_MR_FIRST + KITE_DEF_MAX_MR +
+                             KITE_DEF_MAX_MW));
 }
 
 void kite_admin_cleanup(KiteState *s)
@@ -58,7 +59,7 @@ void kite_admin_reset(KiteState *s)
     kite_table_clear(&s->mr_tab);
     memset(s->gid, 0, sizeof(s->gid));
     s->num_uctx = s->num_pd = 0;
-    s->num_cq = s->num_qp = s->num_mr = 0;
+    s->num_cq = s->num_qp = s->num_mr = s->num_mw = 0;
 }
 
 /* ENABLE: validates and latches the AQ, ACQ and async EQ registers. */
@@ -242,6 +243,9 @@ static uint8_t kite_cmd_query_device(KiteState *s,
     a.vendor_id = cpu_to_le32(KITE_PCI_VENDOR_ID);
     a.vendor_part_id = cpu_to_le32(KITE_PCI_DEVICE_ID);
     a.hw_version = cpu_to_le32(KITE_PCI_REVISION);
+    a.max_mw = cpu_to_le32(kite_cap(KITE_REG_CAP_MAX_MW));
+    a.max_frwr_pages = cpu_to_le32(kite_cap(KITE_REG_CAP_MAX_FRWR_PAGES));
+    a.max_sge_rd = cpu_to_le32(kite_cap(KITE_REG_CAP_MAX_SGE_RD));
     return kite_out_write(s, &cmd->query.out, &a, sizeof(a), res);
 }
 
@@ -595,6 +599,10 @@ static const KiteCmdDesc kite_cmds[KITE_CMD_MAX + 1] = {
                                   kite_cmd_query_qp_stats },
     [KITE_CMD_REG_MR] = { "REG_MR", kite_cmd_reg_mr },
     [KITE_CMD_DEREG_MR] = { "DEREG_MR", kite_cmd_dereg_mr },
+    [KITE_CMD_ALLOC_MR] = { "ALLOC_MR", kite_cmd_alloc_mr },
+    [KITE_CMD_REREG_MR] = { "REREG_MR", kite_cmd_rereg_mr },
+    [KITE_CMD_ALLOC_MW] = { "ALLOC_MW", kite_cmd_alloc_mw },
+    [KITE_CMD_DEALLOC_MW] = { "DEALLOC_MW", kite_cmd_dealloc_mw },
     [KITE_CMD_ADD_GID] = { "ADD_GID", kite_cmd_add_gid },
     [KITE_CMD_DEL_GID] = { "DEL_GID", kite_cmd_del_gid },
     [KITE_CMD_QUERY_STATS] = { "QUERY_STATS", kite_cmd_query_stats },

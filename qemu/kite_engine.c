@@ -79,6 +79,7 @@ static uint8_t kite_engine_mem_rw(void *opaque, void *qp, uint32_t pdn,
                                   void *buf, uint32_t len, bool write)
 {
     KiteState *s = opaque;
+    KiteQp *host = qp;
     PCIDevice *pci = PCI_DEVICE(s);
     KiteDmaRange stack[KITE_MR_STACK_RANGES], *r = stack;
     unsigned max = (len >> KITE_MR_MIN_PAGE_SHIFT) + 2;
@@ -90,13 +91,14 @@ static uint8_t kite_engine_mem_rw(void *opaque, void *qp, uint32_t pdn,
         return KITE_CQE_GENERAL_ERR;
     }
     if (!len) {
-        /* Only the key and the PD are checked. */
-        return kite_mr_map(s, key, pdn, 0, va, 0, NULL, 0, &n);
+        /* Only the key, the PD and (windows) the QP are checked. */
+        return kite_mr_map(s, key, pdn, host->qpn, access, va, 0, NULL, 0,
+                           &n);
     }
     if (max > KITE_MR_STACK_RANGES) {
         r = g_new(KiteDmaRange, max);
     }
-    st = kite_mr_map(s, key, pdn, access, va, len, r, max, &n);
+    st = kite_mr_map(s, key, pdn, host->qpn, access, va, len, r, max, &n);
     for (i = 0; st == KITE_CQE_SUCCESS && i < n; i++) {
         MemTxResult res = write ?
             pci_dma_write(pci, r[i].addr, p, r[i].len) :
@@ -113,6 +115,84 @@ static uint8_t kite_engine_mem_rw(void *opaque, void *qp, uint32_t pdn,
     if (r != stack) {
         g_free(r);
     }
+    return st;
+}
+
+/*
+ * A memory-management WQE (header and segment, @len bytes) of @host: none
+ * carries data; BIND_MW only on RC and UC QPs; then kite_frwr.c or
+ * kite_mw.c executes it. Its cost is bounded by CAP_MAX_FRWR_PAGES page
+ * entries.
+ */
+static uint8_t kite_engine_mem_op(void *opaque, void *host, uint32_t pdn,
+                                  const void *wqe, uint32_t len)
+{
+    KiteState *s = opaque;
+    KiteQp *qp = host;
+    const uint8_t *seg = (const uint8_t *)wqe + sizeof(struct kite_sq_wqe_hdr);
+    struct kite_sq_wqe_hdr hdr;
+    struct kite_wqe_reg_mr reg;
+    struct kite_wqe_bind_mw bind;
+    uint8_t st;
+
+    if (!kite_running(s)) {
+        return KITE_CQE_GENERAL_ERR;
+    }
+    if (len < sizeof(hdr)) {
+        return KITE_CQE_LOC_QP_OP_ERR;
+    }
+    memcpy(&hdr, wqe, sizeof(hdr));
+    if (hdr.num_sge || hdr.inline_len || (hdr.flags & KITE_WQE_F_INLINE) ||
+        qp->pdn != pdn) {
+        return KITE_CQE_LOC_QP_OP_ERR;
+    }
+    switch (hdr.opcode) {
+    case KITE_WQE_LOCAL_INV:
+        st = kite_frwr_local_inv(s, qp, le32_to_cpu(hdr.imm_data));
+        trace_kite_wqe_local_inv(qp->qpn, le32_to_cpu(hdr.imm_data), st);
+        return st;
+    case KITE_WQE_REG_MR:
+        if (len < sizeof(hdr) + sizeof(reg)) {
+            return KITE_CQE_LOC_QP_OP_ERR;
+        }
+        memcpy(&reg, seg, sizeof(reg));
+        st = kite_frwr_reg(s, qp, &reg);
+        trace_kite_wqe_reg_mr(qp->qpn, le32_to_cpu(reg.key),
+                              le64_to_cpu(reg.iova), le64_to_cpu(reg.length),
+                              le32_to_cpu(reg.npages), reg.page_shift,
+                              le32_to_cpu(reg.access), st);
+        return st;
+    case KITE_WQE_BIND_MW:
+        if (len < sizeof(hdr) + sizeof(bind) ||
+            (qp->type != KITE_QPT_RC && qp->type != KITE_QPT_UC)) {
+            return KITE_CQE_LOC_QP_OP_ERR;
+        }
+        memcpy(&bind, seg, sizeof(bind));
+        st = kite_mw_bind(s, qp, &bind);
+        trace_kite_wqe_bind_mw(qp->qpn, le32_to_cpu(bind.mw_key),
+                               le32_to_cpu(bind.mr_key),
+                               le64_to_cpu(bind.addr),
+                               le64_to_cpu(bind.length),
+                               le32_to_cpu(bind.access), st);
+        return st;
+    default:
+        return KITE_CQE_LOC_QP_OP_ERR;
+    }
+}
+
+/* A SEND_INV arrived at responder QP @host: invalidate @rkey. */
+static uint8_t kite_engine_remote_inv(void *opaque, void *host, uint32_t pdn,
+                                      uint32_t rkey)
+{
+    KiteState *s = opaque;
+    KiteQp *qp = host;
+    uint8_t st;
+
+    if (!kite_running(s) || qp->pdn != pdn) {
+        return KITE_CQE_REM_INV_REQ_ERR;
+    }
+    st = kite_frwr_remote_inv(s, qp, rkey);
+    trace_kite_remote_inv(qp->qpn, rkey, st);
     return st;
 }
 
@@ -138,7 +218,7 @@ static bool kite_engine_wqe_read(void *opaque, void *host, bool rq,
     }
     off = (uint64_t)kite_ring_slot(slot, log_depth) << log_stride;
     /*
-     * Strides are at most 512 bytes and pages at least 4 KiB, both powers
+     * Strides are at most 1024 bytes and pages at least 4 KiB, both powers
      * of two, so a WQE never straddles pages; the loop copes anyway.
      */
     while (len) {
@@ -247,6 +327,8 @@ static bool kite_engine_gid_get(void *opaque, uint8_t index, uint8_t *gid)
 
 static const struct kite_roce_ops kite_engine_ops = {
     .mem_rw = kite_engine_mem_rw,
+    .mem_op = kite_engine_mem_op,
+    .remote_inv = kite_engine_remote_inv,
     .wqe_read = kite_engine_wqe_read,
     .cq_post = kite_engine_cq_post,
     .qp_event = kite_engine_qp_event,

@@ -42,5 +42,12 @@
 #define KITE_DEF_PAGE_SIZES         ((1ull << 12) | (1ull << 16) | \
                                      (1ull << 21) | (1ull << 30))
 #define KITE_DEF_MAX_MR_SIZE        (1ull << 40)
+/*
+ * Memory windows, as Soft-RoCE; they take MR table indexes of their own
+ * beside KITE_DEF_MAX_MR MRs.
+ */
+#define KITE_DEF_MAX_MW             (1u << 18)
+/* Pages of a REG_MR WQE (max_fast_reg_page_list_len), as Soft-RoCE. */
+#define KITE_DEF_MAX_FRWR_PAGES     512
 
 #endif

@@ -14,6 +14,11 @@
  * registered it, so both ways give the same result. No host pointer into
  * guest memory is ever kept.
  *
+ * The MR table also holds the fast-register MRs (kite_frwr.c) and memory
+ * windows (kite_mw.c): one key space, one lookup (kite_mr_map()), entries
+ * made by kite_mr_new() and freed by kite_mr_release(). REREG_MR changes a
+ * regular MR in place under a new key once every check has passed.
+ *
  * Copyright (c) 2026 The Kite authors
  */
 #include "qemu/osdep.h"
@@ -26,22 +31,18 @@
 #include "trace.h"
 
 #define KITE_PBL_ENTRY_SIZE     8
-#define KITE_ACCESS_ALL         (KITE_ACCESS_LOCAL_WRITE | \
-                                 KITE_ACCESS_REMOTE_WRITE | \
-                                 KITE_ACCESS_REMOTE_READ | \
-                                 KITE_ACCESS_REMOTE_ATOMIC)
-#define KITE_ACCESS_REMOTE      (KITE_ACCESS_REMOTE_WRITE | \
-                                 KITE_ACCESS_REMOTE_READ | \
-                                 KITE_ACCESS_REMOTE_ATOMIC)
+/* The largest MR a page list may describe: CAP_MAX_MR_SIZE and a page. */
+#define KITE_MR_MAX_PBL_BYTES   (KITE_DEF_MAX_MR_SIZE + \
+                                 (1ull << (63 - clz64(KITE_DEF_PAGE_SIZES))))
 
 /* [addr, addr + len) does not wrap past 2^64; len > 0. */
-static bool kite_range_ok(uint64_t addr, uint64_t len)
+bool kite_range_ok(uint64_t addr, uint64_t len)
 {
     return addr + (len - 1) >= addr;
 }
 
 /* A page entry: non-zero, aligned to the page size, not wrapping. */
-static bool kite_pbl_entry_ok(uint64_t e, uint8_t shift)
+bool kite_pbl_entry_ok(uint64_t e, uint8_t shift)
 {
     return e && QEMU_IS_ALIGNED(e, 1ull << shift) &&
            kite_range_ok(e, 1ull << shift);
@@ -233,10 +234,39 @@ bool kite_pbl_translate(KiteState *s, const KitePbl *pbl, uint64_t off,
     return true;
 }
 
-/* The MR at key index @index, or NULL. */
-static KiteMr *kite_mr_slot(KiteState *s, uint32_t index)
+/* The MR or window at key index @index, or NULL. */
+KiteMr *kite_mr_slot(KiteState *s, uint32_t index)
 {
     return kite_table_get(&s->mr_tab, index);
+}
+
+bool kite_mr_is_window(const KiteMr *mr)
+{
+    return mr->kind == KITE_MR_KIND_MW1 || mr->kind == KITE_MR_KIND_MW2;
+}
+
+/*
+ * MR access flags: only known bits, and a remote write or atomic right
+ * only with LOCAL_WRITE (both write the memory).
+ */
+bool kite_mr_access_ok(uint32_t access)
+{
+    return !(access & ~KITE_ACCESS_ALL) &&
+           (!(access & (KITE_ACCESS_REMOTE_WRITE |
+                        KITE_ACCESS_REMOTE_ATOMIC)) ||
+            (access & KITE_ACCESS_LOCAL_WRITE));
+}
+
+/*
+ * @npages pages of 2^@shift bytes are exactly those [@iova, @iova +
+ * @length) touches; @shift must be a supported page size.
+ */
+bool kite_mr_pages_ok(uint64_t iova, uint64_t length, uint8_t shift,
+                      uint64_t npages)
+{
+    uint64_t psize = 1ull << shift;
+
+    return npages == DIV_ROUND_UP((iova & (psize - 1)) + length, psize);
 }
 
 /*
@@ -260,14 +290,75 @@ static bool kite_mr_translate(KiteState *s, const KiteMr *mr, uint64_t off,
     return true;
 }
 
+/* Room in the page-copy budget for @bytes more. */
+bool kite_mr_cache_room(KiteState *s, uint64_t bytes)
+{
+    return bytes <= s->mr_cache_budget - MIN(s->mr_cache_budget,
+                                             s->mr_cache_bytes);
+}
+
 /* Frees @mr's copy of its page list. */
-static void kite_mr_uncache(KiteState *s, KiteMr *mr)
+void kite_mr_uncache(KiteState *s, KiteMr *mr)
 {
     if (mr->pages) {
-        s->mr_cache_bytes -= (uint64_t)mr->pbl.npages * sizeof(*mr->pages);
+        s->mr_cache_bytes -= (uint64_t)mr->cached * sizeof(*mr->pages);
         g_free(mr->pages);
         mr->pages = NULL;
+        mr->cached = 0;
     }
+}
+
+/*
+ * A new MR or window (@kind) of PD @pd (number @pdn) for context @actor
+ * under key variant @variant: it references the PD and the context and
+ * counts as an MR or a window. NULL when no index is free.
+ */
+KiteMr *kite_mr_new(KiteState *s, uint8_t kind, KitePd *pd, uint32_t pdn,
+                    uint32_t actor, uint8_t variant)
+{
+    uint32_t index;
+    KiteMr *mr = kite_table_alloc(&s->mr_tab, KITE_MR_FIRST, &index);
+
+    if (!mr) {
+        return NULL;
+    }
+    mr->valid = true;
+    mr->kind = kind;
+    mr->key = kite_key_make(index, variant);
+    mr->owner = actor;
+    mr->pdn = pdn;
+    pd->refs++;
+    if (actor) {
+        s->uctx[actor].refs++;
+    }
+    if (kite_mr_is_window(mr)) {
+        s->num_mw++;
+    } else {
+        s->num_mr++;
+    }
+    return mr;
+}
+
+/*
+ * Frees the MR or window @mr (DEREG_MR, DEALLOC_MW): its page copy, its
+ * references on its PD and context, its index.
+ */
+void kite_mr_release(KiteState *s, KiteMr *mr)
+{
+    uint32_t index = kite_key_index(mr->key);
+
+    kite_pd_find(s, mr->pdn)->refs--;
+    if (mr->owner) {
+        s->uctx[mr->owner].refs--;
+    }
+    if (kite_mr_is_window(mr)) {
+        s->num_mw--;
+    } else {
+        s->num_mr--;
+    }
+    kite_mr_uncache(s, mr);
+    mr->valid = false;
+    kite_table_free(&s->mr_tab, index);
 }
 
 /* Reset and unrealize: every MR's page copy goes. */
@@ -284,14 +375,18 @@ void kite_mr_drop_all(KiteState *s)
 
 /*
  * The lookup the RoCEv2 engine uses for every SGE and remote access: the
- * key exists and matches exactly, the MR's PD is @pdn, [@addr, @addr + @len)
- * lies within the MR, and its access flags include @access (0 for a local
- * read). Fills up to @max_ranges DMA ranges covering the access and returns
- * KITE_CQE_SUCCESS, KITE_CQE_LOC_PROT_ERR (key, PD, bounds, too many
- * pieces, or an unreadable page list) or KITE_CQE_LOC_ACCESS_ERR (flags);
- * the responder turns the failures into a remote access error.
+ * key exists, is valid (a fast-register MR or window may be free) and
+ * matches exactly, the MR's PD is @pdn, [@addr, @addr + @len) lies within
+ * the MR, and its access flags include @access (0 for a local read). A
+ * window key is resolved first (kite_mw_resolve(): remote access only, the
+ * window's PD, or QP @qpn for type 2B, its range and rights) to the MR it
+ * is bound to. Fills up to @max_ranges DMA ranges covering the access and
+ * returns KITE_CQE_SUCCESS, KITE_CQE_LOC_PROT_ERR (key, PD, bounds, too
+ * many pieces, or an unreadable page list) or KITE_CQE_LOC_ACCESS_ERR
+ * (flags); the responder turns the failures into a remote access error.
+ * @len 0 checks the key, PD and QP only.
  */
-uint8_t kite_mr_map(KiteState *s, uint32_t key, uint32_t pdn,
+uint8_t kite_mr_map(KiteState *s, uint32_t key, uint32_t pdn, uint32_t qpn,
                     uint32_t access, uint64_t addr, uint64_t len,
                     KiteDmaRange *ranges, unsigned max_ranges,
                     unsigned *nranges)
@@ -299,9 +394,20 @@ uint8_t kite_mr_map(KiteState *s, uint32_t key, uint32_t pdn,
     KiteMr *mr = kite_mr_slot(s, kite_key_index(key));
     uint64_t off, dma, contig;
     unsigned n = 0;
+    uint8_t st;
 
     *nranges = 0;
-    if (!mr || !mr->valid || mr->key != key || mr->pdn != pdn) {
+    if (!mr || !mr->live || mr->key != key) {
+        return KITE_CQE_LOC_PROT_ERR;
+    }
+    if (kite_mr_is_window(mr)) {
+        /* The window checked bounds and rights; its MR grants them. */
+        mr = kite_mw_resolve(s, mr, pdn, qpn, access, addr, len, &st);
+        if (!mr) {
+            return st;
+        }
+        access = 0;
+    } else if (mr->pdn != pdn) {
         return KITE_CQE_LOC_PROT_ERR;
     }
     if (mr->dma_all) {
@@ -312,11 +418,11 @@ uint8_t kite_mr_map(KiteState *s, uint32_t key, uint32_t pdn,
                        addr + len - 1 > mr->iova + mr->length - 1)) {
         return KITE_CQE_LOC_PROT_ERR;
     }
-    if ((mr->access & access) != access) {
-        return KITE_CQE_LOC_ACCESS_ERR;
-    }
     if (!len) {
         return KITE_CQE_SUCCESS;
+    }
+    if ((mr->access & access) != access) {
+        return KITE_CQE_LOC_ACCESS_ERR;
     }
     if (mr->dma_all) {
         if (!max_ranges) {
@@ -353,6 +459,58 @@ uint8_t kite_mr_map(KiteState *s, uint32_t key, uint32_t pdn,
     return KITE_CQE_SUCCESS;
 }
 
+/*
+ * An MR's range: @length 1 .. CAP_MAX_MR_SIZE, [@iova, @iova + @length)
+ * not wrapping, and exactly the pages it touches in @d, checked before the
+ * page list is read (kite_pbl_walk() checks the shift). BAD_PARAM if not.
+ */
+static uint8_t kite_mr_range_check(uint64_t iova, uint64_t length,
+                                   const struct kite_pbl_desc *d)
+{
+    if (!length || length > KITE_DEF_MAX_MR_SIZE) {
+        return kite_bad_param("MR length", length);
+    }
+    if (!kite_range_ok(iova, length)) {
+        return kite_bad_param("MR iova + length", iova);
+    }
+    if (d->page_shift < 64 &&
+        (KITE_DEF_PAGE_SIZES & (1ull << d->page_shift)) &&
+        !kite_mr_pages_ok(iova, length, d->page_shift,
+                          le32_to_cpu(d->npages))) {
+        return kite_bad_param("MR npages for iova/length",
+                              le32_to_cpu(d->npages));
+    }
+    return KITE_STS_OK;
+}
+
+/*
+ * Validates an MR's page list @d (as kite_pbl_walk()) into @pbl and, while
+ * the budget allows (@freed: bytes the caller will give back on success),
+ * copies a level 1 or 2 list into a new *@pages (else NULL). Nothing is
+ * kept on failure.
+ */
+static uint8_t kite_mr_walk_cached(KiteState *s,
+                                   const struct kite_pbl_desc *d,
+                                   uint64_t freed, KitePbl *pbl,
+                                   uint64_t **pages)
+{
+    /* npages is checked against the range before this. */
+    uint64_t bytes = (uint64_t)le32_to_cpu(d->npages) * sizeof(**pages);
+    uint8_t st;
+
+    *pages = NULL;
+    if (d->level != KITE_PBL_LEVEL_DIRECT &&
+        kite_mr_cache_room(s, bytes > freed ? bytes - freed : 0)) {
+        *pages = g_try_malloc(bytes);
+    }
+    st = kite_pbl_walk(s, d, 0, KITE_MR_MAX_PBL_BYTES, pbl, *pages);
+    if (st != KITE_STS_OK) {
+        g_free(*pages);
+        *pages = NULL;
+    }
+    return st;
+}
+
 uint8_t kite_cmd_reg_mr(KiteState *s, const struct kite_aq_cmd *cmd,
                         KiteCmdResult *res)
 {
@@ -368,20 +526,13 @@ uint8_t kite_cmd_reg_mr(KiteState *s, const struct kite_aq_cmd *cmd,
     uint64_t *pages = NULL;
     KitePd *pd;
     KiteMr *mr;
-    uint64_t psize, in_page, copy_bytes;
-    uint32_t index;
     uint8_t st;
 
     if (kv & ~(KITE_MR_DMA_ALL | KITE_KEY_VARIANT_MASK)) {
         return kite_bad_param("key_variant", kv);
     }
-    if (access & ~KITE_ACCESS_ALL) {
+    if (!kite_mr_access_ok(access)) {
         return kite_bad_param("MR access flags", access);
-    }
-    /* Remote write and atomics write the memory: local write is needed. */
-    if ((access & (KITE_ACCESS_REMOTE_WRITE | KITE_ACCESS_REMOTE_ATOMIC)) &&
-        !(access & KITE_ACCESS_LOCAL_WRITE)) {
-        return kite_bad_param("MR access without LOCAL_WRITE", access);
     }
     pd = kite_pd_get(s, pdn, actor, &st);
     if (!pd) {
@@ -394,7 +545,7 @@ uint8_t kite_cmd_reg_mr(KiteState *s, const struct kite_aq_cmd *cmd,
                           actor);
             return KITE_STS_PERMISSION;
         }
-        if (access & KITE_ACCESS_REMOTE) {
+        if (access & (KITE_ACCESS_REMOTE | KITE_ACCESS_MW_BIND)) {
             return kite_bad_param("DMA MR access flags", access);
         }
         if (c->pbl.addr || c->pbl.npages || c->pbl.page_shift ||
@@ -403,38 +554,12 @@ uint8_t kite_cmd_reg_mr(KiteState *s, const struct kite_aq_cmd *cmd,
         }
         iova = length = 0;
     } else {
-        if (!length || length > KITE_DEF_MAX_MR_SIZE) {
-            return kite_bad_param("MR length", length);
-        }
-        if (!kite_range_ok(iova, length)) {
-            return kite_bad_param("MR iova + length", iova);
-        }
-        /*
-         * Exactly the pages that [iova, iova + length) touches, checked
-         * before the page list is read (kite_pbl_load() checks the shift).
-         */
-        if (c->pbl.page_shift < 64 &&
-            (KITE_DEF_PAGE_SIZES & (1ull << c->pbl.page_shift))) {
-            psize = 1ull << c->pbl.page_shift;
-            in_page = iova & (psize - 1);
-            if (le32_to_cpu(c->pbl.npages) !=
-                DIV_ROUND_UP(in_page + length, psize)) {
-                return kite_bad_param("MR npages for iova/length",
-                                      le32_to_cpu(c->pbl.npages));
-            }
-        }
-        /* A copy of the list while the budget allows (npages checked). */
-        copy_bytes = (uint64_t)le32_to_cpu(c->pbl.npages) * sizeof(*pages);
-        if (c->pbl.level != KITE_PBL_LEVEL_DIRECT &&
-            copy_bytes <= s->mr_cache_budget - MIN(s->mr_cache_budget,
-                                                   s->mr_cache_bytes)) {
-            pages = g_try_malloc(copy_bytes);
-        }
-        st = kite_pbl_walk(s, &c->pbl, 0, KITE_DEF_MAX_MR_SIZE +
-                           (1ull << (63 - clz64(KITE_DEF_PAGE_SIZES))), &pbl,
-                           pages);
+        st = kite_mr_range_check(iova, length, &c->pbl);
         if (st != KITE_STS_OK) {
-            g_free(pages);
+            return st;
+        }
+        st = kite_mr_walk_cached(s, &c->pbl, 0, &pbl, &pages);
+        if (st != KITE_STS_OK) {
             return st;
         }
     }
@@ -442,33 +567,50 @@ uint8_t kite_cmd_reg_mr(KiteState *s, const struct kite_aq_cmd *cmd,
         g_free(pages);
         return KITE_STS_NO_RESOURCES;
     }
-    mr = kite_table_alloc(&s->mr_tab, KITE_MR_FIRST, &index);
+    mr = kite_mr_new(s, KITE_MR_KIND_REGULAR, pd, pdn, actor,
+                     kv & KITE_KEY_VARIANT_MASK);
     if (!mr) {
         g_free(pages);
         return KITE_STS_NO_RESOURCES;
     }
-    mr->valid = true;
+    mr->live = true;
     mr->dma_all = dma_all;
-    mr->key = kite_key_make(index, kv & KITE_KEY_VARIANT_MASK);
-    mr->owner = actor;
-    mr->pdn = pdn;
     mr->access = access;
     mr->iova = iova;
     mr->length = length;
     mr->pbl = pbl;
     mr->pages = pages;
     if (pages) {
+        mr->cached = pbl.npages;
         s->mr_cache_bytes += (uint64_t)pbl.npages * sizeof(*pages);
     }
-    pd->refs++;
-    if (actor) {
-        s->uctx[actor].refs++;
-    }
-    s->num_mr++;
     res->out[0] = mr->key;
     trace_kite_mr_reg(mr->key, pdn, actor, access, iova, length, pbl.level,
                       pbl.npages, !!pages);
     return KITE_STS_OK;
+}
+
+/*
+ * An MR of context @actor by its key: the whole key of a regular MR (a
+ * stale variant is an unknown key); for a fast-register MR its index, as
+ * the driver's key may be a variant whose REG_MR WQE never executed.
+ */
+static KiteMr *kite_mr_get(KiteState *s, uint32_t key, uint32_t actor,
+                           uint8_t *status)
+{
+    KiteMr *mr = kite_mr_slot(s, kite_key_index(key));
+
+    if (!mr || kite_mr_is_window(mr) ||
+        (mr->kind == KITE_MR_KIND_REGULAR && mr->key != key)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "kite: unknown MR key 0x%x\n", key);
+        *status = KITE_STS_BAD_HANDLE;
+        return NULL;
+    }
+    if (mr->owner != actor) {
+        *status = KITE_STS_PERMISSION;
+        return NULL;
+    }
+    return mr;
 }
 
 uint8_t kite_cmd_dereg_mr(KiteState *s, const struct kite_aq_cmd *cmd,
@@ -476,26 +618,135 @@ uint8_t kite_cmd_dereg_mr(KiteState *s, const struct kite_aq_cmd *cmd,
 {
     uint32_t key = le32_to_cpu(cmd->destroy.handle);
     uint32_t actor = le32_to_cpu(cmd->hdr.uctx);
-    KiteMr *mr = kite_mr_slot(s, kite_key_index(key));
+    uint8_t st;
+    KiteMr *mr = kite_mr_get(s, key, actor, &st);
 
-    /* The whole key must match: a stale variant is an unknown key. */
-    if (!mr || !mr->valid || mr->key != key) {
-        qemu_log_mask(LOG_GUEST_ERROR, "kite: DEREG_MR of unknown key 0x%x\n",
-                      key);
+    if (!mr) {
+        return st;
+    }
+    if (mr->mw_bound) {
+        qemu_log_mask(LOG_GUEST_ERROR, "kite: DEREG_MR of 0x%x with %u "
+                      "windows bound\n", key, mr->mw_bound);
+        return KITE_STS_BUSY;
+    }
+    kite_mr_release(s, mr);
+    trace_kite_mr_dereg(key, actor);
+    return KITE_STS_OK;
+}
+
+/* The fields of REREG_MR parts that the flags do not name are zero. */
+static bool kite_rereg_unnamed_zero(const struct kite_cmd_rereg_mr *c,
+                                    uint32_t flags)
+{
+    const struct kite_pbl_desc *d = &c->pbl;
+
+    if (!(flags & KITE_REREG_TRANS) &&
+        (c->iova || c->length || d->addr || d->npages || d->page_shift ||
+         d->level || d->reserved[0] || d->reserved[1])) {
+        return false;
+    }
+    if (!(flags & KITE_REREG_PD) && c->pdn) {
+        return false;
+    }
+    return (flags & KITE_REREG_ACCESS) || !c->access;
+}
+
+/*
+ * REREG_MR: a new translation, PD or access for a regular MR under a new
+ * key variant of the same index; every check passes before anything
+ * changes.
+ */
+uint8_t kite_cmd_rereg_mr(KiteState *s, const struct kite_aq_cmd *cmd,
+                          KiteCmdResult *res)
+{
+    const struct kite_cmd_rereg_mr *c = &cmd->rereg_mr;
+    uint32_t actor = le32_to_cpu(cmd->hdr.uctx);
+    uint32_t key = le32_to_cpu(c->key);
+    uint32_t flags = le32_to_cpu(c->flags);
+    uint32_t kv = le32_to_cpu(c->key_variant);
+    uint32_t pdn, access;
+    uint64_t iova, length;
+    KitePbl pbl;
+    uint64_t *pages = NULL;
+    KitePd *pd = NULL;
+    KiteMr *mr = kite_mr_slot(s, kite_key_index(key));
+    uint8_t st;
+
+    if (!mr || mr->kind != KITE_MR_KIND_REGULAR || mr->key != key) {
+        qemu_log_mask(LOG_GUEST_ERROR, "kite: REREG_MR of unknown key "
+                      "0x%x\n", key);
         return KITE_STS_BAD_HANDLE;
     }
     if (mr->owner != actor) {
         return KITE_STS_PERMISSION;
     }
-    kite_pd_find(s, mr->pdn)->refs--;
-    if (actor) {
-        s->uctx[actor].refs--;
+    if (mr->dma_all) {
+        return KITE_STS_NOT_SUPPORTED;
     }
-    kite_mr_uncache(s, mr);
-    mr->valid = false;
-    kite_table_free(&s->mr_tab, kite_key_index(key));
-    s->num_mr--;
-    trace_kite_mr_dereg(key, actor);
+    if (!flags || (flags & ~(KITE_REREG_TRANS | KITE_REREG_PD |
+                             KITE_REREG_ACCESS))) {
+        return kite_bad_param("REREG_MR flags", flags);
+    }
+    iova = mr->iova;
+    length = mr->length;
+    pbl = mr->pbl;
+    if (flags & KITE_REREG_TRANS) {
+        iova = le64_to_cpu(c->iova);
+        length = le64_to_cpu(c->length);
+        st = kite_mr_range_check(iova, length, &c->pbl);
+        if (st != KITE_STS_OK) {
+            return st;
+        }
+    }
+    pdn = flags & KITE_REREG_PD ? le32_to_cpu(c->pdn) : mr->pdn;
+    if (flags & KITE_REREG_PD) {
+        pd = kite_pd_get(s, pdn, actor, &st);
+        if (!pd) {
+            return st;
+        }
+    }
+    access = flags & KITE_REREG_ACCESS ? le32_to_cpu(c->access) : mr->access;
+    if (!kite_mr_access_ok(access)) {
+        return kite_bad_param("MR access flags", access);
+    }
+    if (!kite_rereg_unnamed_zero(c, flags)) {
+        return kite_bad_param("REREG_MR field of a part not named", flags);
+    }
+    if (kv & ~KITE_KEY_VARIANT_MASK) {
+        return kite_bad_param("key_variant", kv);
+    }
+    if (c->reserved) {
+        return kite_bad_param("REREG_MR reserved", le32_to_cpu(c->reserved));
+    }
+    if (mr->mw_bound) {
+        return KITE_STS_BUSY;
+    }
+    if (flags & KITE_REREG_TRANS) {
+        st = kite_mr_walk_cached(s, &c->pbl, (uint64_t)mr->cached *
+                                 sizeof(*mr->pages), &pbl, &pages);
+        if (st != KITE_STS_OK) {
+            return st;
+        }
+        kite_mr_uncache(s, mr);
+        mr->pages = pages;
+        if (pages) {
+            mr->cached = pbl.npages;
+            s->mr_cache_bytes += (uint64_t)pbl.npages * sizeof(*pages);
+        }
+    }
+    if (pd) {
+        kite_pd_find(s, mr->pdn)->refs--;
+        pd->refs++;
+    }
+    mr->pdn = pdn;
+    mr->access = access;
+    mr->iova = iova;
+    mr->length = length;
+    mr->pbl = pbl;
+    mr->key = kite_key_make(kite_key_index(key), kv);
+    res->out[0] = mr->key;
+    trace_kite_mr_rereg(key, mr->key, flags, pdn, access, iova, length,
+                        !!mr->pages);
     return KITE_STS_OK;
 }
 
@@ -503,7 +754,8 @@ uint8_t kite_cmd_dereg_mr(KiteState *s, const struct kite_aq_cmd *cmd,
  * x-mr-map and x-mr-map-result: test-only QOM properties through which the
  * qtests run kite_mr_map(), the check every SGE and remote access of the
  * data path makes, with any key, PD, access and range (qom-set x-mr-map
- * {key, pdn, access, addr, len[, max-ranges]}), and read what it finds
+ * {key, pdn, access, addr, len[, max-ranges][, qpn]}: qpn the QP a type-2B
+ * window must be bound to), and read what it finds
  * (qom-get x-mr-map-result: {status, ranges: [{addr, len}, ...]}). The
  * lookup runs when the result is read, so it sees the MR table and the page
  * lists as they are then. The qtests get every outcome of the lookup this
@@ -522,7 +774,8 @@ static void kite_mr_probe_get(Object *obj, Visitor *v, const char *name,
         visit_type_uint32(v, "access", &p->access, errp) &&
         visit_type_uint64(v, "addr", &p->addr, errp) &&
         visit_type_uint64(v, "len", &p->len, errp) &&
-        visit_type_uint32(v, "max-ranges", &p->max_ranges, errp)) {
+        visit_type_uint32(v, "max-ranges", &p->max_ranges, errp) &&
+        visit_type_uint32(v, "qpn", &p->qpn, errp)) {
         visit_check_struct(v, errp);
     }
     visit_end_struct(v, NULL);
@@ -545,6 +798,8 @@ static void kite_mr_probe_set(Object *obj, Visitor *v, const char *name,
          visit_type_uint64(v, "len", &p.len, errp) &&
          (!visit_optional(v, "max-ranges", &present) ||
           visit_type_uint32(v, "max-ranges", &p.max_ranges, errp)) &&
+         (!visit_optional(v, "qpn", &present) ||
+          visit_type_uint32(v, "qpn", &p.qpn, errp)) &&
          visit_check_struct(v, errp);
     visit_end_struct(v, NULL);
     if (!ok) {
@@ -587,8 +842,8 @@ static void kite_mr_probe_result(Object *obj, Visitor *v, const char *name,
     unsigned i, n;
     uint8_t st;
 
-    st = kite_mr_map(s, p->key, p->pdn, p->access, p->addr, p->len, r,
-                     p->max_ranges, &n);
+    st = kite_mr_map(s, p->key, p->pdn, p->qpn, p->access, p->addr, p->len,
+                     r, p->max_ranges, &n);
     trace_kite_mr_probe(p->key, p->pdn, p->access, p->addr, p->len, st, n);
     if (!visit_start_struct(v, name, NULL, 0, errp)) {
         return;

@@ -653,6 +653,7 @@ uint8_t kite_cmd_destroy_qp(KiteState *s, const struct kite_aq_cmd *cmd,
     if (!qp) {
         return st;
     }
+    kite_mw_qp_destroyed(s, qp);
     kite_pd_find(s, qp->pdn)->refs--;
     kite_cq_find(s, qp->send_cqn)->refs--;
     kite_cq_find(s, qp->recv_cqn)->refs--;

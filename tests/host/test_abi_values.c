@@ -340,6 +340,8 @@ static void test_limits(void **state)
 		V(KITE_DEF_MAX_ETH_LOG_DEPTH, 12),
 		V(KITE_DEF_PAGE_SIZES, 0x40211000ull),
 		V(KITE_DEF_MAX_MR_SIZE, 0x10000000000ull),
+		V(KITE_DEF_MAX_MW, 262144),
+		V(KITE_DEF_MAX_FRWR_PAGES, 512),
 		V(KITE_ETH_MIN_MTU, 68),
 		V(KITE_ETH_MAX_MTU, 9000),
 		V(KITE_ETH_HLEN, 14),
@@ -588,8 +590,11 @@ static void test_doorbells(void **state)
 	/* Every QP and the GSI QP fit the slots of a QP number. */
 	assert_true(2 + KITE_DEF_MAX_QP <= 1u << KITE_DEF_QPN_SLOT_BITS);
 	assert_true(1u << KITE_DEF_QPN_SLOT_BITS <= KITE_QPN_MASK);
-	/* MR key indexes from 1 fit the key's index bits. */
-	assert_true(KITE_DEF_MAX_MR <= 0xffffffffu >> KITE_KEY_VARIANT_BITS);
+	/* MR and window key indexes from 1 fit the key's index bits. */
+	assert_true(KITE_DEF_MAX_MR + KITE_DEF_MAX_MW <=
+		    0xffffffffu >> KITE_KEY_VARIANT_BITS);
+	/* A REG_MR WQE's page list is at most one 4 KiB chunk. */
+	assert_true(KITE_DEF_MAX_FRWR_PAGES <= KITE_PBL_ENTRIES_PER_CHUNK);
 	assert_true(KITE_DEF_MAX_CQ - 1 <= KITE_DB_NUM_MASK);
 }
 

@@ -216,16 +216,18 @@ def sge(addr, length, lkey):
 
 
 class Cq:
-    """A kernel CQ whose ring the test polls like a consumer."""
+    """A CQ (of the kernel, or of context uctx) whose ring the test polls
+    like a consumer."""
 
-    def __init__(self, r, index, log_depth=4, eqn=None, dbrec=0):
+    def __init__(self, r, index, log_depth=4, eqn=None, dbrec=0, uctx=0):
         self.d = r.d
         self.ring = r.cq_ring + index * 0x1000
         self.log = log_depth
+        self.uctx = uctx
         r.d.q.memset(self.ring, CQE_SIZE << log_depth, 0)   # as a driver does
         self.cqn = r.d.exec_ok(C.KITE_CMD_CREATE_CQ, cq_payload(
             pbl(self.ring, 1), log_depth, r.eqn if eqn is None else eqn,
-            dbrec))[0]
+            dbrec), uctx=uctx)[0]
         self.ci = 0
 
     def peek(self, index):
@@ -256,22 +258,25 @@ class Cq:
         return not self.ready(self.ci)
 
     def doorbell(self, flags=0):
-        db_write(self.d, C.KITE_DB_CQ, self.cqn, self.ci, flags)
+        db_write(self.d, C.KITE_DB_CQ, self.cqn, self.ci, flags, self.uctx)
 
 
 class Qp:
-    """A kernel RC QP with its own rings; WQEs built like a driver does."""
+    """An RC QP (of the kernel, or of context uctx) with its own rings;
+    WQEs built like a driver does."""
 
     def __init__(self, r, index, pd, scq, rcq, qp_type=C.KITE_QPT_RC,
-                 sq_log=SQ_LOG, dbrec=0):
+                 sq_log=SQ_LOG, dbrec=0, uctx=0):
         self.d, self.r = r.d, r
         self.sq = r.sq_ring + index * 0x2000
         self.rq = r.rq_ring + index * 0x1000
         self.sq_log, self.rq_log = sq_log, RQ_LOG
+        self.uctx = uctx
         self.qpn = r.d.exec_ok(C.KITE_CMD_CREATE_QP, qp_payload(
             pd, scq.cqn, rcq.cqn, pbl(self.sq, 1), pbl(self.rq, 1),
             qp_type=qp_type, sq_log=sq_log, sq_stride=SQ_STRIDE,
-            rq_log=RQ_LOG, rq_stride=RQ_STRIDE, dbrec=dbrec))[0]
+            rq_log=RQ_LOG, rq_stride=RQ_STRIDE, dbrec=dbrec),
+            uctx=uctx)[0]
         self.sq_pi = self.rq_pi = 0
 
     def connect(self, dest_qpn, dgid, dmac, sq_psn, rq_psn, net_type=0,
@@ -279,21 +284,22 @@ class Qp:
         r = self.r
         dest = make_av(dgid, dmac=dmac, sgid_index=sgid_index,
                        net_type=net_type)
-        r.modify_ok(self.qpn, "RESET -> INIT", state=C.KITE_QPS_INIT,
+        u = self.uctx
+        r.modify_ok(self.qpn, "RESET -> INIT", uctx=u, state=C.KITE_QPS_INIT,
                     pkey_index=0, port=C.KITE_PORT_NUM,
                     access_flags=C.KITE_ACCESS_REMOTE_WRITE if uc else
                     ACC_ALL)
         if uc:
-            r.modify_ok(self.qpn, "UC INIT -> RTR", state=C.KITE_QPS_RTR,
-                        av=dest, path_mtu=mtu, dest_qpn=dest_qpn,
-                        rq_psn=rq_psn)
-            r.modify_ok(self.qpn, "UC RTR -> RTS", state=C.KITE_QPS_RTS,
-                        sq_psn=sq_psn)
+            r.modify_ok(self.qpn, "UC INIT -> RTR", uctx=u,
+                        state=C.KITE_QPS_RTR, av=dest, path_mtu=mtu,
+                        dest_qpn=dest_qpn, rq_psn=rq_psn)
+            r.modify_ok(self.qpn, "UC RTR -> RTS", uctx=u,
+                        state=C.KITE_QPS_RTS, sq_psn=sq_psn)
             return
-        r.modify_ok(self.qpn, "INIT -> RTR", state=C.KITE_QPS_RTR, av=dest,
-                    path_mtu=mtu, dest_qpn=dest_qpn, rq_psn=rq_psn,
+        r.modify_ok(self.qpn, "INIT -> RTR", uctx=u, state=C.KITE_QPS_RTR,
+                    av=dest, path_mtu=mtu, dest_qpn=dest_qpn, rq_psn=rq_psn,
                     max_dest_rd_atomic=4, min_rnr_timer=1)
-        r.modify_ok(self.qpn, "RTR -> RTS", state=C.KITE_QPS_RTS,
+        r.modify_ok(self.qpn, "RTR -> RTS", uctx=u, state=C.KITE_QPS_RTS,
                     sq_psn=sq_psn, timeout=RC_TIMEOUT, retry_cnt=7,
                     rnr_retry=rnr_retry, max_rd_atomic=4)
 
@@ -303,7 +309,8 @@ class Qp:
         self.d.q.write(self.rq + (slot << RQ_STRIDE), wqe)
         self.rq_pi += 1
         if ring:
-            db_write(self.d, C.KITE_DB_RQ, self.qpn, self.rq_pi)
+            db_write(self.d, C.KITE_DB_RQ, self.qpn, self.rq_pi,
+                     page=self.uctx)
         return slot
 
     def post_send(self, opcode, sges=(), seg=b"", flags=None, imm=0,
@@ -318,7 +325,8 @@ class Qp:
         self.d.q.write(self.sq + (slot << SQ_STRIDE), wqe)
         self.sq_pi += 1
         if ring:
-            db_write(self.d, C.KITE_DB_SQ, self.qpn, self.sq_pi)
+            db_write(self.d, C.KITE_DB_SQ, self.qpn, self.sq_pi,
+                     page=self.uctx)
         return slot
 
     def stats(self, uctx=0, buflen=QP_STATS_SIZE):

@@ -627,7 +627,8 @@ def test_mr(env):
             r.pages, 1), 0)),
         ("REMOTE_ATOMIC without LOCAL_WRITE", (pd, ra | rr, 0, PAGE, pbl(
             r.pages, 1), 0)),
-        ("unknown access bit", (pd, 0x10, 0, PAGE, pbl(r.pages, 1), 0)),
+        ("unknown access bit", (pd, C.KITE_ACCESS_MW_BIND << 1, 0, PAGE,
+                                pbl(r.pages, 1), 0)),
         ("length 0", (pd, 0, 0, 0, pbl(r.pages, 1), 0)),
         ("length above max_mr_size", (pd, 0, 0, max_size + 1, pbl(
             r.pages, (max_size >> 30) + 1, 30), 0)),
@@ -697,11 +698,13 @@ def test_reset_clears_rdma_objects(env):
     check_eq(r.qp(pd, r.cq()), FIRST_QPN, "QPNs start again after reset")
 
 
-def mr_map(d, key, pdn, access, addr, length, max_ranges=16, path=K0):
-    """The device's MR lookup through x-mr-map: (CQE status, [(dma, len)])."""
+def mr_map(d, key, pdn, access, addr, length, max_ranges=16, path=K0,
+           qpn=0):
+    """The device's MR lookup through x-mr-map: (CQE status, [(dma, len)]);
+    qpn: the QP doing the access (type-2B windows)."""
     d.q.qmp("qom-set", path=path, property="x-mr-map",
             value={"key": key, "pdn": pdn, "access": access, "addr": addr,
-                   "len": length, "max-ranges": max_ranges})
+                   "len": length, "max-ranges": max_ranges, "qpn": qpn})
     r = d.q.qmp("qom-get", path=path, property="x-mr-map-result")
     return r["status"], [(x["addr"], x["len"]) for x in r["ranges"]]
 
@@ -798,12 +801,13 @@ def test_mr_map(env):
         d.exec_ok(C.KITE_CMD_DEREG_MR, destroy_payload(k))
     check_eq(mr_map(d, k0, pd, 0, 0x7000800, 1)[0], prot,
              "deregistered key")
-    # The request reads back as set, max-ranges 16 when left out.
+    # The request reads back as set, max-ranges 16 and qpn 0 when left out.
     q = d.q
     req = {"key": k1, "pdn": pd, "access": lw, "addr": 0x10100, "len": 8}
     q.qmp("qom-set", path=K0, property="x-mr-map", value=req)
-    check_eq(q.qmp("qom-get", path=K0, property="x-mr-map"),
-             dict(req, **{"max-ranges": 16}), "x-mr-map read back")
+    back = dict(req, **{"max-ranges": 16, "qpn": 0})
+    check_eq(q.qmp("qom-get", path=K0, property="x-mr-map"), back,
+             "x-mr-map read back")
     # Bad requests are refused and leave the last one in place.
     for name, bad, want in (
             ("without ranges", dict(req, **{"max-ranges": 0}),
@@ -820,8 +824,8 @@ def test_mr_map(env):
         err = qmp_error(q, "qom-set", path=K0, property="x-mr-map",
                         value=bad)
         check(want in err, "x-mr-map with %s: %s" % (name, err))
-    check_eq(q.qmp("qom-get", path=K0, property="x-mr-map"),
-             dict(req, **{"max-ranges": 16}), "x-mr-map after refusals")
+    check_eq(q.qmp("qom-get", path=K0, property="x-mr-map"), back,
+             "x-mr-map after refusals")
     err = qmp_error(q, "qom-set", path=K0, property="x-mr-map-result",
                     value={"status": 0, "ranges": []})
     check("not writable" in err, "x-mr-map-result written: %s" % err)
