@@ -22,6 +22,7 @@
 #define QP_DEPTH	256u
 #define CQ_DEPTH	1024
 #define MAX_SGE		4u
+#define WIDE_SGE	32u	/* most SGEs a check uses (rxe's and Kite's max) */
 #define INLINE_SIZE	64u
 #define POLL_MS		20000		/* one completion at most this late */
 
@@ -58,6 +59,7 @@ struct rc_state {
 	enum ibv_mtu mtu;
 	uint8_t rd_atom;
 	uint32_t max_inline;
+	uint32_t max_sge;	/* the device's, at most WIDE_SGE */
 	int failures, is_rxe;
 	char detail[248];	/* this check's failure, "" = passed */
 	char skip_why[120];	/* why this check did not run, "" = it ran */
@@ -92,10 +94,13 @@ uint32_t rnd(void);
 const char *st(enum ibv_wc_status s);
 int open_device(void);
 int pair_create(struct pair *p, uint32_t inline_size);
+int pair_create_sge(struct pair *p, uint32_t inline_size, uint32_t max_sge);
 void pair_destroy(struct pair *p);
 int pair_exchange(struct pair *p);
 int pair_connect(struct pair *p, const struct conn_opts *o, int rtr_only);
 int fresh_pair(struct pair *p, const struct conn_opts *o, int *tcp_lost);
+int fresh_pair_sge(struct pair *p, const struct conn_opts *o, uint32_t max_sge,
+		   int *tcp_lost);
 int wait_wc(struct pair *p, struct ibv_wc *wc, int ms);
 int expect_wc(struct pair *p, const char *what, uint64_t wr_id,
 	      enum ibv_wc_status status, int opcode, struct ibv_wc *out);
