@@ -105,6 +105,9 @@ struct kite_caps {
 	u32 vendor_id;
 	u32 vendor_part_id;
 	u32 hw_version;
+	u32 max_mw;		/* ABI 1.3, else 0 */
+	u32 max_frwr_pages;	/* ABI 1.3, else 0 */
+	u32 max_sge_rd;		/* ABI 1.3, else 0 */
 };
 
 /* Decoded QUERY_PORT result. */
@@ -210,6 +213,28 @@ struct kite_mr_params {
 	u32 key_variant;
 };
 
+/**
+ * struct kite_rereg_params - what REREG_MR tells the device
+ * @key: the MR's current key
+ * @flags: KITE_REREG_* parts that change (at least one)
+ * @pdn: new protection domain (KITE_REREG_PD)
+ * @access: new KITE_ACCESS_* (KITE_REREG_ACCESS)
+ * @iova: new I/O virtual address (KITE_REREG_TRANS)
+ * @length: new length in bytes (KITE_REREG_TRANS)
+ * @pbl: the new pages (KITE_REREG_TRANS)
+ * @key_variant: variant byte of the MR's new key
+ */
+struct kite_rereg_params {
+	u32 key;
+	u32 flags;
+	u32 pdn;
+	u32 access;
+	u64 iova;
+	u64 length;
+	const struct kite_pbl_desc *pbl;
+	u32 key_variant;
+};
+
 bool kite_admin_is_dead(struct kite_admin *adm);
 
 /* kite_cmd.c: one typed wrapper per admin command */
@@ -242,6 +267,12 @@ int kite_cmd_query_qp_stats(struct kite_admin *adm, u32 uctx, u32 qpn,
 			    struct kite_qp_stats *st);
 int kite_cmd_reg_mr(struct kite_admin *adm, u32 uctx,
 		    const struct kite_mr_params *p, u32 *key);
+int kite_cmd_alloc_mr(struct kite_admin *adm, u32 pdn, u32 max_pages,
+		      u32 key_variant, u32 *key);
+int kite_cmd_rereg_mr(struct kite_admin *adm, u32 uctx,
+		      const struct kite_rereg_params *p, u32 *key);
+int kite_cmd_alloc_mw(struct kite_admin *adm, u32 uctx, u32 pdn, u8 type,
+		      u32 key_variant, u32 *key);
 int kite_cmd_gid(struct kite_admin *adm, u8 opcode, const u8 *gid, u16 index,
 		 u8 type, u8 port);
 int kite_cmd_query_stats(struct kite_admin *adm, struct kite_hw_stats *st);
@@ -278,6 +309,12 @@ static inline int kite_cmd_dereg_mr(struct kite_admin *adm, u32 uctx,
 				    u32 key)
 {
 	return kite_cmd_destroy(adm, KITE_CMD_DEREG_MR, uctx, key);
+}
+
+static inline int kite_cmd_dealloc_mw(struct kite_admin *adm, u32 uctx,
+				      u32 key)
+{
+	return kite_cmd_destroy(adm, KITE_CMD_DEALLOC_MW, uctx, key);
 }
 
 static inline int kite_cmd_add_gid(struct kite_admin *adm, const u8 *gid,

@@ -17,6 +17,7 @@ static_assert(KITE_CQE_LOC_LEN_ERR == (int)IB_WC_LOC_LEN_ERR);
 static_assert(KITE_CQE_LOC_QP_OP_ERR == (int)IB_WC_LOC_QP_OP_ERR);
 static_assert(KITE_CQE_LOC_PROT_ERR == (int)IB_WC_LOC_PROT_ERR);
 static_assert(KITE_CQE_WR_FLUSH_ERR == (int)IB_WC_WR_FLUSH_ERR);
+static_assert(KITE_CQE_MW_BIND_ERR == (int)IB_WC_MW_BIND_ERR);
 static_assert(KITE_CQE_BAD_RESP_ERR == (int)IB_WC_BAD_RESP_ERR);
 static_assert(KITE_CQE_LOC_ACCESS_ERR == (int)IB_WC_LOC_ACCESS_ERR);
 static_assert(KITE_CQE_REM_INV_REQ_ERR == (int)IB_WC_REM_INV_REQ_ERR);
@@ -149,6 +150,12 @@ static enum ib_wc_opcode kite_wc_opcode(u8 opcode)
 		return IB_WC_COMP_SWAP;
 	case KITE_CQE_FETCH_ADD:
 		return IB_WC_FETCH_ADD;
+	case KITE_CQE_REG_MR:
+		return IB_WC_REG_MR;
+	case KITE_CQE_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
+	case KITE_CQE_BIND_MW:
+		return IB_WC_BIND_MW;
 	case KITE_CQE_RECV_WRITE_IMM:
 		return IB_WC_RECV_RDMA_WITH_IMM;
 	case KITE_CQE_RECV:
@@ -233,6 +240,10 @@ static bool kite_cqe_to_wc(struct kite_ib_dev *kib, struct kite_cq *cq,
 		/* As on the wire: ib_wc carries it big-endian too. */
 		wc->ex.imm_data = (__force __be32)cqe->imm_data;
 		wc->wc_flags |= IB_WC_WITH_IMM;
+	} else if (cqe->flags & KITE_CQE_F_INV) {
+		/* A key: little-endian in the CQE, CPU order in ib_wc. */
+		wc->ex.invalidate_rkey = le32_to_cpu(cqe->imm_data);
+		wc->wc_flags |= IB_WC_WITH_INVALIDATE;
 	}
 	if (cqe->flags & KITE_CQE_F_GRH)
 		wc->wc_flags |= IB_WC_GRH;

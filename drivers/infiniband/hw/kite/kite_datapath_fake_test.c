@@ -13,7 +13,7 @@
 
 #include "kite_datapath_test.h"
 
-static int kite_dt_fake_alloc(struct kite_ib_dev *kib, struct kite_dt_fake *f)
+int kite_dt_fake_alloc(struct kite_ib_dev *kib, struct kite_dt_fake *f)
 {
 	u32 depth = 1u << KITE_DT_FAKE_LOG_DEPTH;
 	struct kite_qp *qp;
@@ -223,8 +223,8 @@ void kite_test_dp_wqe_layout(struct kunit *test)
 }
 
 /* Write the CQE at free-running index @idx of the fake CQ. */
-static void kite_dt_fake_cqe(struct kite_dt_fake *f, u32 idx, u8 opcode,
-			     u8 status, u16 slot, u8 flags)
+void kite_dt_fake_cqe(struct kite_dt_fake *f, u32 idx, u8 opcode, u8 status,
+		      u16 slot, u8 flags)
 {
 	struct kite_cqe *cqe = f->cq->ring.buf;
 

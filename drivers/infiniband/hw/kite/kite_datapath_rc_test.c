@@ -548,7 +548,7 @@ void kite_test_dp_post_errors(struct kunit *test)
 
 	/* Unsupported opcode; inline data beyond the QP's capacity. */
 	wr[1].num_sge = 1;
-	wr[1].opcode = IB_WR_LOCAL_INV;
+	wr[1].opcode = IB_WR_MASKED_ATOMIC_CMP_AND_SWP;
 	KUNIT_EXPECT_EQ(test, ib_post_send(dt->a, &wr[1], &bad), -EINVAL);
 	wr[1].opcode = IB_WR_SEND;
 	wr[1].send_flags = IB_SEND_INLINE;

@@ -419,6 +419,8 @@ static void kite_dt_exit(struct kunit *test)
 		ib_destroy_qp(dt->b);
 	if (dt->a && !IS_ERR(dt->a))
 		ib_destroy_qp(dt->a);
+	if (dt->frmr)
+		ib_dereg_mr(dt->frmr);
 	if (dt->key)
 		kite_cmd_dereg_mr(&kib->kdev->admin, 0, dt->key);
 	kite_ring_free(kib, &dt->buf);
@@ -468,6 +470,12 @@ static struct kunit_case kite_datapath_cases[] = {
 	KUNIT_CASE(kite_test_dp_cq_resize),
 	KUNIT_CASE(kite_test_dp_many),
 	KUNIT_CASE(kite_test_dp_post_errors),
+	KUNIT_CASE(kite_test_dp_mem_wqe_layout),
+	KUNIT_CASE(kite_test_dp_frwr_errors),
+	KUNIT_CASE(kite_test_dp_frwr_reg),
+	KUNIT_CASE(kite_test_dp_frwr_local_inv),
+	KUNIT_CASE(kite_test_dp_send_inv),
+	KUNIT_CASE(kite_test_dp_frwr_stale_key),
 	KUNIT_CASE(kite_test_dp_ah_atomic),
 	KUNIT_CASE(kite_test_dp_ud_send),
 	KUNIT_CASE(kite_test_dp_ud_qkey),

@@ -4,7 +4,8 @@
  * loopback on a probed device, a registered buffer, event counters) and
  * the cases, by file: kite_datapath_rc_test.c (RC data path),
  * kite_datapath_fake_test.c (WQE and CQE handling against fake QPs and
- * CQs), kite_datapath_ud_test.c (UD, address handles, the GSI QP).
+ * CQs), kite_datapath_ud_test.c (UD, address handles, the GSI QP),
+ * kite_datapath_mem_test.c (fast registration and invalidation).
  *
  * Copyright (c) 2026 The Kite authors
  */
@@ -78,6 +79,7 @@ struct kite_dt {
 	__be32 ip4;	/* IPv4 address a case added to the netdev, or 0 */
 	struct kite_ring buf;
 	u32 key;
+	struct ib_mr *frmr;	/* a case's fast-register MR, or NULL */
 	struct completion comp;
 	atomic_t comp_events;
 	struct completion event;
@@ -111,6 +113,11 @@ void *kite_dt_va(struct kite_dt *dt, int region);
 struct ib_qp *kite_dt_wait_event(struct kite_dt *dt, enum ib_event_type type);
 void kite_dt_fake_free(struct kite_ib_dev *kib, struct kite_dt_fake *f);
 
+/* kite_datapath_fake_test.c: fake QP and CQ */
+int kite_dt_fake_alloc(struct kite_ib_dev *kib, struct kite_dt_fake *f);
+void kite_dt_fake_cqe(struct kite_dt_fake *f, u32 idx, u8 opcode, u8 status,
+		      u16 slot, u8 flags);
+
 /* kite_datapath_rc_test.c */
 void kite_test_dp_send(struct kunit *test);
 void kite_test_dp_write(struct kunit *test);
@@ -137,5 +144,13 @@ void kite_test_dp_ud_mtu(struct kunit *test);
 void kite_test_dp_ah_atomic(struct kunit *test);
 void kite_test_dp_gsi(struct kunit *test);
 void kite_test_dp_ud_send_ipv4(struct kunit *test);
+
+/* kite_datapath_mem_test.c */
+void kite_test_dp_mem_wqe_layout(struct kunit *test);
+void kite_test_dp_frwr_reg(struct kunit *test);
+void kite_test_dp_frwr_local_inv(struct kunit *test);
+void kite_test_dp_send_inv(struct kunit *test);
+void kite_test_dp_frwr_stale_key(struct kunit *test);
+void kite_test_dp_frwr_errors(struct kunit *test);
 
 #endif /* KITE_DATAPATH_TEST_H */

@@ -41,9 +41,21 @@ static int kite_query_device(struct ib_device *ibdev,
 	attr->max_qp = caps->max_qp;
 	attr->max_qp_wr = caps->max_qp_wr;
 	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT;
+	if (kite_has_mem_mgt(kib)) {
+		attr->device_cap_flags |= IB_DEVICE_MEM_MGT_EXTENSIONS;
+		attr->max_fast_reg_page_list_len = caps->max_frwr_pages;
+	}
+	if (kite_has_mw(kib)) {
+		attr->device_cap_flags |= IB_DEVICE_MEM_WINDOW |
+					  IB_DEVICE_MEM_WINDOW_TYPE_2B;
+		attr->max_mw = caps->max_mw;
+	}
 	attr->max_send_sge = caps->max_sge;
 	attr->max_recv_sge = caps->max_sge;
-	attr->max_sge_rd = caps->max_sge;
+	/* Before ABI 1.3 a READ took as many SGEs as any other WQE. */
+	attr->max_sge_rd = caps->max_sge_rd ? min(caps->max_sge_rd,
+						  caps->max_sge) :
+			   caps->max_sge;
 	attr->max_cq = caps->max_cq;
 	attr->max_cqe = caps->max_cqe;
 	attr->max_mr = caps->max_mr;
@@ -256,12 +268,15 @@ static const struct ib_device_ops kite_dev_ops = {
 
 	.add_gid = kite_add_gid,
 	.alloc_hw_port_stats = kite_alloc_hw_port_stats,
+	.alloc_mr = kite_alloc_mr,
+	.alloc_mw = kite_alloc_mw,
 	.alloc_pd = kite_alloc_pd,
 	.alloc_ucontext = kite_alloc_ucontext,
 	.create_ah = kite_create_ah,
 	.create_cq = kite_create_cq,
 	.create_qp = kite_create_qp,
 	.create_user_ah = kite_create_ah,
+	.dealloc_mw = kite_dealloc_mw,
 	.dealloc_pd = kite_dealloc_pd,
 	.dealloc_ucontext = kite_dealloc_ucontext,
 	.del_gid = kite_del_gid,
@@ -278,6 +293,7 @@ static const struct ib_device_ops kite_dev_ops = {
 	.get_hw_stats = kite_get_hw_stats,
 	.get_link_layer = kite_get_link_layer,
 	.get_port_immutable = kite_get_port_immutable,
+	.map_mr_sg = kite_map_mr_sg,
 	.mmap = kite_mmap,
 	.mmap_free = kite_mmap_free,
 	.modify_qp = kite_modify_qp,
@@ -291,10 +307,12 @@ static const struct ib_device_ops kite_dev_ops = {
 	.query_qp = kite_query_qp,
 	.reg_user_mr = kite_reg_user_mr,
 	.req_notify_cq = kite_req_notify_cq,
+	.rereg_user_mr = kite_rereg_user_mr,
 	.resize_cq = kite_resize_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, kite_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, kite_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, kite_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, kite_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, kite_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, kite_ucontext, ibuc),

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Kite memory regions: user MRs (pinned with ib_umem_get and described by a
- * page buffer list) and the kernel's DMA MR.
+ * page buffer list), their re-registration, and the kernel's DMA MR.
+ * Fast-register MRs are in kite_frmr.c.
  *
  * Copyright (c) 2026 The Kite authors
  */
@@ -18,18 +19,23 @@
 
 /**
  * kite_mr_access() - check ib_access_flags and convert them to KITE_ACCESS_*
+ * @kib: RDMA device
  * @access: ib_access_flags of the verb
  * @out: device access bits
  *
  * Optional flags (IB_ACCESS_OPTIONAL: relaxed ordering) are hints the
- * device may ignore; any other flag it lacks is refused.
+ * device may ignore; any other flag it lacks is refused, IB_ACCESS_MW_BIND
+ * on a device without memory windows too.
  *
  * Return: 0, -EINVAL (remote write or atomic without local write, as
  * ib_core's ib_check_mr_access() has it) or -EOPNOTSUPP.
  */
-static int kite_mr_access(int access, u32 *out)
+int kite_mr_access(const struct kite_ib_dev *kib, int access, u32 *out)
 {
-	if (access & ~(KITE_IB_ACCESS_ALL | IB_ACCESS_OPTIONAL))
+	if (access & ~(KITE_IB_ACCESS_ALL | IB_ACCESS_MW_BIND |
+		       IB_ACCESS_OPTIONAL))
+		return -EOPNOTSUPP;
+	if ((access & IB_ACCESS_MW_BIND) && !kite_has_mw(kib))
 		return -EOPNOTSUPP;
 	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
 	    !(access & IB_ACCESS_LOCAL_WRITE))
@@ -43,6 +49,8 @@ static int kite_mr_access(int access, u32 *out)
 		*out |= KITE_ACCESS_REMOTE_READ;
 	if (access & IB_ACCESS_REMOTE_ATOMIC)
 		*out |= KITE_ACCESS_REMOTE_ATOMIC;
+	if (access & IB_ACCESS_MW_BIND)
+		*out |= KITE_ACCESS_MW_BIND;
 	return 0;
 }
 
@@ -52,7 +60,7 @@ static int kite_mr_access(int access, u32 *out)
  * from its previous one (unless a multiple of 256 registrations happened
  * in between), and the old key is refused.
  */
-static u32 kite_mr_next_variant(struct kite_ib_dev *kib)
+u32 kite_mr_next_variant(struct kite_ib_dev *kib)
 {
 	return (u32)atomic_inc_return(&kib->mr_variant) & KITE_KEY_VARIANT_MASK;
 }
@@ -96,7 +104,7 @@ struct ib_mr *kite_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	u32 kaccess, key;
 	int err;
 
-	err = kite_mr_access(access, &kaccess);
+	err = kite_mr_access(kib, access, &kaccess);
 	if (err)
 		return ERR_PTR(err);
 	if (!length || length > kib->kdev->caps.max_mr_size)
@@ -108,6 +116,7 @@ struct ib_mr *kite_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 	mr->uctx = pd->uctx;
+	mr->access = access;
 	mr->umem = ib_umem_get(ibpd->device, start, length, access);
 	if (IS_ERR(mr->umem)) {
 		err = PTR_ERR(mr->umem);
@@ -160,7 +169,7 @@ struct ib_mr *kite_get_dma_mr(struct ib_pd *ibpd, int access)
 
 	if (access & ~IB_ACCESS_LOCAL_WRITE)
 		return ERR_PTR(-EOPNOTSUPP);
-	err = kite_mr_access(access, &kaccess);
+	err = kite_mr_access(kib, access, &kaccess);
 	if (err)
 		return ERR_PTR(err);
 
@@ -197,11 +206,147 @@ int kite_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	err = kite_cmd_dereg_mr(&kib->kdev->admin, mr->uctx, ibmr->lkey);
 	if (err && !kite_admin_is_dead(&kib->kdev->admin))
 		return err;
+	kite_frmr_free(kib, mr);
 	kite_pbl_free(kib, &mr->pbl);
 	if (mr->umem)
 		ib_umem_release(mr->umem);
 	kfree(mr);
 	return 0;
+}
+
+/*
+ * Pin and describe the new translation of a re-registration. Return: 0 or
+ * a negative errno, with nothing left to release.
+ */
+static int kite_rereg_trans(struct kite_ib_dev *kib, struct ib_device *ibdev,
+			    u64 start, u64 length, u64 virt, int access,
+			    struct ib_umem **umem, struct kite_pbl *pbl,
+			    unsigned long *pgsz)
+{
+	int err;
+
+	if (!length || length > kib->kdev->caps.max_mr_size)
+		return -EINVAL;
+	*umem = ib_umem_get(ibdev, start, length, access);
+	if (IS_ERR(*umem))
+		return PTR_ERR(*umem);
+	*pgsz = ib_umem_find_best_pgsz(*umem, kib->kdev->caps.page_size_cap,
+				       virt);
+	if (!*pgsz) {
+		err = -EINVAL;
+		goto err_release;
+	}
+	err = kite_pbl_from_umem(kib, pbl, *umem, *pgsz);
+	if (err)
+		goto err_release;
+	return 0;
+
+err_release:
+	ib_umem_release(*umem);
+	*umem = NULL;
+	return err;
+}
+
+/**
+ * kite_rereg_user_mr() - change a user MR in place
+ * @ibmr: MR from kite_reg_user_mr()
+ * @flags: IB_MR_REREG_TRANS, IB_MR_REREG_PD, IB_MR_REREG_ACCESS
+ * @start: new user address (IB_MR_REREG_TRANS)
+ * @length: new length (IB_MR_REREG_TRANS)
+ * @virt: new I/O virtual address (IB_MR_REREG_TRANS)
+ * @access: new ib_access_flags (IB_MR_REREG_ACCESS)
+ * @ibpd: new protection domain (IB_MR_REREG_PD)
+ * @udata: no request or response data
+ *
+ * REREG_MR keeps the MR's index and gives it a new key; the old key is
+ * refused from then on. A new translation is pinned before the command and
+ * the old one released after it; on failure the MR is as it was. Access
+ * gaining a write right without a new translation re-pins the same range
+ * writable, since the old pin may be read-only.
+ *
+ * Return: NULL (the MR changed in place; ib_core updates iova, length and
+ * the PD) or an ERR_PTR.
+ */
+struct ib_mr *kite_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				 u64 length, u64 virt, int access,
+				 struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct kite_ib_dev *kib = to_kib(ibmr->device);
+	struct kite_mr *mr = to_kmr(ibmr);
+	struct kite_rereg_params p = { .key = ibmr->lkey };
+	int new_access = mr->access;
+	struct ib_umem *umem = NULL;
+	struct kite_pbl pbl = {};
+	unsigned long pgsz = 0;
+	u32 key;
+	int err;
+
+	if (flags & ~IB_MR_REREG_SUPPORTED)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!mr->umem || !kite_udata_in_ok(udata))
+		return ERR_PTR(-EINVAL);
+	/* ib_core drops IB_MR_REREG_PD when the PD is the same. */
+	if (!flags)
+		return NULL;
+
+	if (flags & IB_MR_REREG_ACCESS) {
+		err = kite_mr_access(kib, access, &p.access);
+		if (err)
+			return ERR_PTR(err);
+		new_access = access;
+		p.flags |= KITE_REREG_ACCESS;
+	}
+	if (flags & IB_MR_REREG_PD) {
+		if (!ibpd || ibpd->device != ibmr->device ||
+		    to_kpd(ibpd)->uctx != mr->uctx)
+			return ERR_PTR(-EINVAL);
+		p.pdn = to_kpd(ibpd)->pdn;
+		p.flags |= KITE_REREG_PD;
+	}
+	if (!(flags & IB_MR_REREG_TRANS) && ib_access_writable(new_access) &&
+	    !mr->umem->writable) {
+		start = mr->umem->address;
+		length = mr->umem->length;
+		virt = ibmr->iova;
+		flags |= IB_MR_REREG_TRANS;
+	}
+	if (flags & IB_MR_REREG_TRANS) {
+		err = kite_rereg_trans(kib, ibmr->device, start, length, virt,
+				       new_access, &umem, &pbl, &pgsz);
+		if (err)
+			return ERR_PTR(err);
+		p.iova = virt;
+		p.length = length;
+		p.pbl = &pbl.desc;
+		p.flags |= KITE_REREG_TRANS;
+	}
+	p.key_variant = kite_mr_next_variant(kib);
+
+	err = kite_cmd_rereg_mr(&kib->kdev->admin, mr->uctx, &p, &key);
+	if (err)
+		goto err_trans;
+
+	if (umem) {
+		kite_pbl_free(kib, &mr->pbl);
+		ib_umem_release(mr->umem);
+		mr->pbl = pbl;
+		mr->umem = umem;
+		ibmr->page_size = pgsz;
+		/* Set by ib_core for the ranges it was told of, not this one. */
+		ibmr->iova = virt;
+		ibmr->length = length;
+	}
+	mr->access = new_access;
+	ibmr->lkey = key;
+	ibmr->rkey = key;
+	return NULL;
+
+err_trans:
+	if (umem) {
+		kite_pbl_free(kib, &pbl);
+		ib_umem_release(umem);
+	}
+	return ERR_PTR(err);
 }
 
 #if IS_ENABLED(CONFIG_INFINIBAND_KITE_KUNIT_TEST)
@@ -212,9 +357,10 @@ int kite_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
  * @access: ib_access_flags, remote access included
  * @key: the new lkey (= rkey); kite_cmd_dereg_mr() releases it
  *
- * The driver offers kernel consumers no remotely accessible MR yet
- * (fast registration is not implemented); the device-backed KUnit cases
- * need one as the target of RDMA WRITE, READ and atomics.
+ * Kernel consumers get remotely accessible MRs only by fast registration
+ * (kite_alloc_mr()); the device-backed KUnit cases that are not about it
+ * use one buffer registered here as the target of RDMA WRITE, READ and
+ * atomics.
  *
  * Return: 0 or a negative errno.
  */
@@ -225,7 +371,7 @@ int kite_test_reg_ring_mr(struct ib_pd *ibpd, const struct kite_ring *ring,
 	u32 kaccess;
 	int err;
 
-	err = kite_mr_access(access, &kaccess);
+	err = kite_mr_access(kib, access, &kaccess);
 	if (err)
 		return err;
 	return kite_mr_cmd_reg(kib, 0, to_kpd(ibpd)->pdn, kaccess, ring->dma,

@@ -154,7 +154,22 @@ static int kite_send_opcode(struct kite_ib_dev *kib, const struct kite_qp *qp,
 {
 	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
 
+	bool mem_ok = kite_has_mem_mgt(kib) &&
+		      qp->ibqp.qp_type != IB_QPT_GSI;
+
 	*seg_len = 0;
+	/* Local memory operations: RC, UC and UD QPs (as ib_core allows). */
+	switch (wr->opcode) {
+	case IB_WR_REG_MR:
+		*opcode = KITE_WQE_REG_MR;
+		*seg_len = sizeof(struct kite_wqe_reg_mr);
+		return mem_ok ? 0 : -EINVAL;
+	case IB_WR_LOCAL_INV:
+		*opcode = KITE_WQE_LOCAL_INV;
+		return mem_ok ? 0 : -EINVAL;
+	default:
+		break;
+	}
 	if (kite_qp_is_ud(qp)) {
 		/* Datagrams: SEND and SEND with immediate, to an AH. */
 		*seg_len = sizeof(struct kite_wqe_ud);
@@ -173,6 +188,9 @@ static int kite_send_opcode(struct kite_ib_dev *kib, const struct kite_qp *qp,
 	case IB_WR_SEND_WITH_IMM:
 		*opcode = KITE_WQE_SEND_IMM;
 		return 0;
+	case IB_WR_SEND_WITH_INV:
+		*opcode = KITE_WQE_SEND_INV;
+		return rc && kite_has_mem_mgt(kib) ? 0 : -EINVAL;
 	case IB_WR_RDMA_WRITE:
 		*opcode = KITE_WQE_WRITE;
 		*seg_len = sizeof(struct kite_wqe_raddr);
@@ -256,16 +274,18 @@ static int kite_build_ud_seg(struct kite_ib_dev *kib, const struct kite_qp *qp,
  * @wqe: the free SQ slot, stride bytes
  *
  * Layout: header, segment (kite_wqe_raddr for WRITE and READ,
- * kite_wqe_atomic for atomics, kite_wqe_ud for UD and GSI sends, none for
- * RC/UC SEND), then the SGEs or the inline data.
+ * kite_wqe_atomic for atomics, kite_wqe_ud for UD and GSI sends,
+ * kite_wqe_reg_mr for REG_MR, none for RC/UC SEND and LOCAL_INV), then
+ * the SGEs or the inline data (none for REG_MR and LOCAL_INV).
  *
  * A UD message larger than the port's active MTU is posted as any other:
  * the device completes it successfully without sending it (IBTA
  * C10-93.1.1), so the receiver never sees it.
  *
  * Return: 0, or -EINVAL for an opcode the QP cannot execute, too many
- * SGEs, too much inline data, inline data on READ or an atomic, or a UD
- * send without a valid AH or remote QPN.
+ * SGEs, too much inline data, inline data on READ, an atomic or a memory
+ * operation, a UD send without a valid AH or remote QPN, or a REG_MR
+ * kite_build_reg_mr() refuses.
  */
 static int kite_build_send_wqe(struct kite_ib_dev *kib, struct kite_qp *qp,
 			       const struct ib_send_wr *wr, void *wqe)
@@ -294,6 +314,18 @@ static int kite_build_send_wqe(struct kite_ib_dev *kib, struct kite_qp *qp,
 	if (opcode == KITE_WQE_SEND_IMM || opcode == KITE_WQE_WRITE_IMM)
 		/* Big-endian in ib_send_wr and on the wire: copied as is. */
 		hdr->imm_data = (__force __le32)wr->ex.imm_data;
+	else if (opcode == KITE_WQE_SEND_INV || opcode == KITE_WQE_LOCAL_INV)
+		/* A key, in CPU order in ib_send_wr: little-endian here. */
+		hdr->imm_data = cpu_to_le32(wr->ex.invalidate_rkey);
+
+	/* No data: whatever num_sge and sg_list hold is not read. */
+	if ((opcode == KITE_WQE_REG_MR || opcode == KITE_WQE_LOCAL_INV) &&
+	    (wr->send_flags & IB_SEND_INLINE))
+		return -EINVAL;
+	if (opcode == KITE_WQE_REG_MR)
+		return kite_build_reg_mr(kib, wr, seg);
+	if (opcode == KITE_WQE_LOCAL_INV)
+		return 0;
 
 	if (kite_qp_is_ud(qp)) {
 		err = kite_build_ud_seg(kib, qp, wr, seg);
@@ -343,6 +375,9 @@ static int kite_build_send_wqe(struct kite_ib_dev *kib, struct kite_qp *qp,
 	}
 
 	if (wr->num_sge < 0 || wr->num_sge > qp->max_send_sge)
+		return -EINVAL;
+	if (opcode == KITE_WQE_READ && kib->kdev->caps.max_sge_rd &&
+	    wr->num_sge > kib->kdev->caps.max_sge_rd)
 		return -EINVAL;
 	hdr->num_sge = wr->num_sge;
 	for (i = 0; i < wr->num_sge; i++)

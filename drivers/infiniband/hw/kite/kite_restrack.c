@@ -117,5 +117,10 @@ int kite_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
 	      rdma_nl_put_driver_u32(msg, "npages",
 				     le32_to_cpu(mr->pbl.desc.npages)) ||
 	      rdma_nl_put_driver_u32(msg, "uctx", mr->uctx);
+	/* A fast-register MR: its page list and what map_mr_sg put there. */
+	if (!err && mr->pages)
+		err = rdma_nl_put_driver_u32(msg, "frwr_max_pages",
+					     mr->max_pages) ||
+		      rdma_nl_put_driver_u32(msg, "frwr_npages", mr->npages);
 	return kite_res_nest_end(msg, nest, err);
 }

@@ -81,10 +81,37 @@ struct kite_dbrec {
 	dma_addr_t dma;
 };
 
+/**
+ * struct kite_mr - a memory region
+ * @ibmr: ib_core object
+ * @umem: user MR: the pinned memory
+ * @pbl: user MR: how the device finds its pages
+ * @uctx: owning context (0: kernel)
+ * @access: user MR: its ib_access_flags (re-registration keeps them)
+ * @pages: fast-register MR: page list of its next REG_MR work request
+ * @pages_dma: DMA address of @pages
+ * @max_pages: entries of @pages
+ * @npages: entries map_mr_sg filled
+ */
 struct kite_mr {
 	struct ib_mr ibmr;
 	struct ib_umem *umem;
 	struct kite_pbl pbl;
+	u32 uctx;
+	int access;
+	__le64 *pages;
+	dma_addr_t pages_dma;
+	u32 max_pages;
+	u32 npages;
+};
+
+/**
+ * struct kite_mw - a memory window
+ * @ibmw: ib_core object (allocated by ib_core)
+ * @uctx: owning context (0: kernel)
+ */
+struct kite_mw {
+	struct ib_mw ibmw;
 	u32 uctx;
 };
 
@@ -232,6 +259,11 @@ static inline struct kite_mr *to_kmr(struct ib_mr *ibmr)
 	return container_of(ibmr, struct kite_mr, ibmr);
 }
 
+static inline struct kite_mw *to_kmw(struct ib_mw *ibmw)
+{
+	return container_of(ibmw, struct kite_mw, ibmw);
+}
+
 static inline struct kite_cq *to_kcq(struct ib_cq *ibcq)
 {
 	return container_of(ibcq, struct kite_cq, ibcq);
@@ -295,10 +327,30 @@ struct ib_mr *kite_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			       u64 virt, int access, struct ib_udata *udata);
 struct ib_mr *kite_get_dma_mr(struct ib_pd *ibpd, int access);
 int kite_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct ib_mr *kite_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				 u64 length, u64 virt, int access,
+				 struct ib_pd *ibpd, struct ib_udata *udata);
+int kite_mr_access(const struct kite_ib_dev *kib, int access, u32 *out);
+u32 kite_mr_next_variant(struct kite_ib_dev *kib);
 #if IS_ENABLED(CONFIG_INFINIBAND_KITE_KUNIT_TEST)
 int kite_test_reg_ring_mr(struct ib_pd *ibpd, const struct kite_ring *ring,
 			  int access, u32 *key);
 #endif
+
+/* kite_frmr.c */
+bool kite_has_mem_mgt(const struct kite_ib_dev *kib);
+struct ib_mr *kite_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type mr_type,
+			    u32 max_num_sg);
+void kite_frmr_free(struct kite_ib_dev *kib, struct kite_mr *mr);
+int kite_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		   unsigned int *sg_offset);
+int kite_build_reg_mr(struct kite_ib_dev *kib, const struct ib_send_wr *wr,
+		      struct kite_wqe_reg_mr *seg);
+
+/* kite_mw.c */
+bool kite_has_mw(const struct kite_ib_dev *kib);
+int kite_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int kite_dealloc_mw(struct ib_mw *ibmw);
 
 /* kite_cq.c */
 int kite_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,

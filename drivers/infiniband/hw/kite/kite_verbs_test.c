@@ -2,8 +2,9 @@
 /*
  * KUnit suite kite_verbs: kernel verbs (ib_core's entry points) on a probed
  * Kite device: PD, CQ, QP state walks, query, DMA MR, limits and refused
- * requests. Cases are skipped only when the machine has no Kite PCI
- * function; they fail when one is present that the driver did not probe.
+ * requests, memory-management capabilities and windows. Cases are skipped
+ * only when the machine has no Kite PCI function; they fail when one is
+ * present that the driver did not probe.
  *
  * Copyright (c) 2026 The Kite authors
  */
@@ -173,6 +174,60 @@ static void kite_test_verbs_dma_mr(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(mr), -EOPNOTSUPP);
 	KUNIT_EXPECT_EQ(test, kite_vtest_stats(kib, &after), 0);
 	KUNIT_EXPECT_EQ(test, after.num_mr, before.num_mr);
+	KUNIT_EXPECT_EQ(test, ib_dealloc_pd_user(pd, NULL), 0);
+	kite_ib_dev_put(kib);
+}
+
+/*
+ * The memory-management capabilities follow the device's; no PD with a
+ * global rkey (the DMA MR is local-only); windows of both types come and
+ * go, named by their index whatever the key's variant.
+ */
+static void kite_test_verbs_mem_mgt(struct kunit *test)
+{
+	static const enum ib_mw_type types[] = { IB_MW_TYPE_1, IB_MW_TYPE_2 };
+	struct kite_ib_dev *kib = kite_vtest_get(test);
+	const struct ib_device_attr *attr = &kib->ibdev.attrs;
+	struct kite_mw *mw;
+	struct ib_pd *pd;
+	size_t i;
+
+	KUNIT_EXPECT_EQ(test,
+			!!(attr->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS),
+			kite_has_mem_mgt(kib));
+	KUNIT_EXPECT_EQ(test, attr->max_fast_reg_page_list_len,
+			kite_has_mem_mgt(kib) ? kib->kdev->caps.max_frwr_pages : 0);
+	KUNIT_EXPECT_EQ(test, !!(attr->device_cap_flags & IB_DEVICE_MEM_WINDOW),
+			kite_has_mw(kib));
+	KUNIT_EXPECT_EQ(test,
+			!!(attr->device_cap_flags & IB_DEVICE_MEM_WINDOW_TYPE_2B),
+			kite_has_mw(kib));
+	KUNIT_EXPECT_LE(test, attr->max_sge_rd, attr->max_send_sge);
+
+	pd = ib_alloc_pd(&kib->ibdev, IB_PD_UNSAFE_GLOBAL_RKEY);
+	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(pd), -EOPNOTSUPP);
+
+	pd = ib_alloc_pd(&kib->ibdev, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(pd));
+	mw = kunit_kzalloc(test, sizeof(*mw), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, mw);
+	mw->ibmw.device = &kib->ibdev;
+	mw->ibmw.pd = pd;
+	for (i = 0; i < ARRAY_SIZE(types); i++) {
+		mw->ibmw.type = types[i];
+		if (!kite_has_mw(kib)) {
+			KUNIT_EXPECT_EQ(test, kite_alloc_mw(&mw->ibmw, NULL),
+					-EOPNOTSUPP);
+			continue;
+		}
+		KUNIT_ASSERT_EQ(test, kite_alloc_mw(&mw->ibmw, NULL), 0);
+		KUNIT_EXPECT_NE(test, kite_key_index(mw->ibmw.rkey), 0);
+		mw->ibmw.rkey = ib_inc_rkey(mw->ibmw.rkey);
+		KUNIT_EXPECT_EQ(test, kite_dealloc_mw(&mw->ibmw), 0);
+		KUNIT_EXPECT_EQ(test, kite_dealloc_mw(&mw->ibmw), -ENOENT);
+	}
+	mw->ibmw.type = IB_MW_TYPE_2 + 1;
+	KUNIT_EXPECT_LT(test, kite_alloc_mw(&mw->ibmw, NULL), 0);
 	KUNIT_EXPECT_EQ(test, ib_dealloc_pd_user(pd, NULL), 0);
 	kite_ib_dev_put(kib);
 }
@@ -527,6 +582,7 @@ static struct kunit_case kite_verbs_cases[] = {
 	KUNIT_CASE(kite_test_verbs_cq_notify),
 	KUNIT_CASE(kite_test_verbs_cq_resize),
 	KUNIT_CASE(kite_test_verbs_dma_mr),
+	KUNIT_CASE(kite_test_verbs_mem_mgt),
 	KUNIT_CASE(kite_test_verbs_qp_ud),
 	KUNIT_CASE(kite_test_verbs_qp_rc),
 	KUNIT_CASE(kite_test_verbs_qp_limits),

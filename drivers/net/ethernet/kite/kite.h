@@ -68,6 +68,12 @@ void kite_enc_modify_qp(struct kite_aq_cmd *cmd, u32 uctx, u32 qpn,
 			const struct kite_qp_attr *attr);
 void kite_enc_reg_mr(struct kite_aq_cmd *cmd, u32 uctx,
 		     const struct kite_mr_params *p);
+void kite_enc_alloc_mr(struct kite_aq_cmd *cmd, u32 pdn, u32 max_pages,
+		       u32 key_variant);
+void kite_enc_rereg_mr(struct kite_aq_cmd *cmd, u32 uctx,
+		       const struct kite_rereg_params *p);
+void kite_enc_alloc_mw(struct kite_aq_cmd *cmd, u32 uctx, u32 pdn, u8 type,
+		       u32 key_variant);
 void kite_enc_gid(struct kite_aq_cmd *cmd, u8 opcode, const u8 *gid,
 		  u16 index, u8 type, u8 port);
 void kite_dec_device_attr(const struct kite_device_attr *attr,

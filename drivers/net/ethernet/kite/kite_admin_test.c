@@ -338,6 +338,85 @@ static void kite_test_enc_reg_mr(struct kunit *test)
 			0x01 | KITE_MR_DMA_ALL);
 }
 
+static void kite_test_enc_alloc_mr(struct kunit *test)
+{
+	struct kite_aq_cmd cmd;
+
+	memset(&cmd, 0xa5, sizeof(cmd));
+	kite_enc_alloc_mr(&cmd, 6, 512, 0x3c);
+	kite_test_hdr(test, &cmd, KITE_CMD_ALLOC_MR, 0);
+	KUNIT_EXPECT_EQ(test, get_unaligned_le32(cmd.raw), 6);
+	KUNIT_EXPECT_EQ(test, get_unaligned_le32(cmd.raw + 4), 512);
+	KUNIT_EXPECT_EQ(test, get_unaligned_le32(cmd.raw + 8), 0x3c);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(cmd.raw + 12, 0,
+					    sizeof(cmd.raw) - 12));
+	KUNIT_EXPECT_PTR_EQ(test, kite_cmd_out_buf(&cmd), NULL);
+}
+
+static void kite_test_enc_rereg_mr(struct kunit *test)
+{
+	struct kite_rereg_params p = {
+		.key = 0x1234ab,
+		.flags = KITE_REREG_TRANS | KITE_REREG_PD | KITE_REREG_ACCESS,
+		.pdn = 9,
+		.access = KITE_ACCESS_LOCAL_WRITE | KITE_ACCESS_MW_BIND,
+		.iova = 0x00007f0000002000ULL,
+		.length = 0x3000,
+		.pbl = &test_pbl,
+		.key_variant = 0xac,
+	};
+	struct kite_aq_cmd cmd;
+
+	memset(&cmd, 0xa5, sizeof(cmd));
+	kite_enc_rereg_mr(&cmd, 8, &p);
+	kite_test_hdr(test, &cmd, KITE_CMD_REREG_MR, 8);
+	KUNIT_EXPECT_EQ(test, get_unaligned_le32(cmd.raw), 0x1234ab);
+	KUNIT_EXPECT_EQ(test, get_unaligned_le32(cmd.raw + 4),
+			KITE_REREG_TRANS | KITE_REREG_PD | KITE_REREG_ACCESS);
+	KUNIT_EXPECT_EQ(test, get_unaligned_le32(cmd.raw + 8), 9);
+	KUNIT_EXPECT_EQ(test, get_unaligned_le32(cmd.raw + 12),
+			KITE_ACCESS_LOCAL_WRITE | KITE_ACCESS_MW_BIND);
+	KUNIT_EXPECT_EQ(test, get_unaligned_le64(cmd.raw + 16),
+			0x00007f0000002000ULL);
+	KUNIT_EXPECT_EQ(test, get_unaligned_le64(cmd.raw + 24), 0x3000);
+	kite_test_pbl(test, cmd.raw + 32, &test_pbl);
+	KUNIT_EXPECT_EQ(test, get_unaligned_le32(cmd.raw + 48), 0xac);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(cmd.raw + 52, 0,
+					    sizeof(cmd.raw) - 52));
+
+	/* Parts not named stay zero, as the device requires. */
+	p.flags = KITE_REREG_ACCESS;
+	memset(&cmd, 0xa5, sizeof(cmd));
+	kite_enc_rereg_mr(&cmd, 0, &p);
+	KUNIT_EXPECT_EQ(test, get_unaligned_le32(cmd.raw + 4),
+			KITE_REREG_ACCESS);
+	KUNIT_EXPECT_EQ(test, get_unaligned_le32(cmd.raw + 8), 0);
+	KUNIT_EXPECT_EQ(test, get_unaligned_le32(cmd.raw + 12),
+			KITE_ACCESS_LOCAL_WRITE | KITE_ACCESS_MW_BIND);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(cmd.raw + 16, 0, 32));
+	KUNIT_EXPECT_EQ(test, get_unaligned_le32(cmd.raw + 48), 0xac);
+}
+
+static void kite_test_enc_alloc_mw(struct kunit *test)
+{
+	struct kite_aq_cmd cmd;
+
+	memset(&cmd, 0xa5, sizeof(cmd));
+	kite_enc_alloc_mw(&cmd, 8, 6, KITE_MW_TYPE_2, 0x7e);
+	kite_test_hdr(test, &cmd, KITE_CMD_ALLOC_MW, 8);
+	KUNIT_EXPECT_EQ(test, get_unaligned_le32(cmd.raw), 6);
+	KUNIT_EXPECT_EQ(test, cmd.raw[4], KITE_MW_TYPE_2);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(cmd.raw + 5, 0, 3));
+	KUNIT_EXPECT_EQ(test, get_unaligned_le32(cmd.raw + 8), 0x7e);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(cmd.raw + 12, 0,
+					    sizeof(cmd.raw) - 12));
+
+	/* DEALLOC_MW names the window by its key, as DEREG_MR names an MR. */
+	kite_enc_destroy(&cmd, KITE_CMD_DEALLOC_MW, 8, 0x1234ab);
+	kite_test_hdr(test, &cmd, KITE_CMD_DEALLOC_MW, 8);
+	KUNIT_EXPECT_EQ(test, get_unaligned_le32(cmd.raw), 0x1234ab);
+}
+
 static void kite_test_out_buf(struct kunit *test)
 {
 	struct kite_aq_cmd cmd;
@@ -404,6 +483,9 @@ static void kite_test_dec_device_attr(struct kunit *test)
 		.vendor_id = cpu_to_le32(KITE_PCI_VENDOR_ID),
 		.vendor_part_id = cpu_to_le32(KITE_PCI_DEVICE_ID),
 		.hw_version = cpu_to_le32(KITE_PCI_REVISION),
+		.max_mw = cpu_to_le32(14),
+		.max_frwr_pages = cpu_to_le32(15),
+		.max_sge_rd = cpu_to_le32(16),
 	};
 	struct kite_caps c;
 
@@ -431,6 +513,19 @@ static void kite_test_dec_device_attr(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, c.vendor_id, KITE_PCI_VENDOR_ID);
 	KUNIT_EXPECT_EQ(test, c.vendor_part_id, KITE_PCI_DEVICE_ID);
 	KUNIT_EXPECT_EQ(test, c.hw_version, KITE_PCI_REVISION);
+	KUNIT_EXPECT_EQ(test, c.max_mw, 14);
+	KUNIT_EXPECT_EQ(test, c.max_frwr_pages, 15);
+	KUNIT_EXPECT_EQ(test, c.max_sge_rd, 16);
+
+	/* Before ABI 1.3 the words are reserved: not read. */
+	attr.abi_version = cpu_to_le32(KITE_ABI_VERSION(KITE_ABI_MAJOR,
+							KITE_ABI_MINOR_MEM_MGT - 1));
+	memset(&c, 0xff, sizeof(c));
+	kite_dec_device_attr(&attr, &c);
+	KUNIT_EXPECT_EQ(test, c.max_sge, 7);
+	KUNIT_EXPECT_EQ(test, c.max_mw, 0);
+	KUNIT_EXPECT_EQ(test, c.max_frwr_pages, 0);
+	KUNIT_EXPECT_EQ(test, c.max_sge_rd, 0);
 }
 
 static void kite_test_dec_port_attr(struct kunit *test)
@@ -697,6 +792,10 @@ static void kite_test_opcode_name(struct kunit *test)
 			   "QUERY_STATS");
 	KUNIT_EXPECT_STREQ(test, kite_opcode_name(KITE_CMD_DEALLOC_PD),
 			   "DEALLOC_PD");
+	KUNIT_EXPECT_STREQ(test, kite_opcode_name(KITE_CMD_REREG_MR),
+			   "REREG_MR");
+	KUNIT_EXPECT_STREQ(test, kite_opcode_name(KITE_CMD_DEALLOC_MW),
+			   "DEALLOC_MW");
 	KUNIT_EXPECT_STREQ(test, kite_opcode_name(0x0a), "UNKNOWN");
 	KUNIT_EXPECT_STREQ(test, kite_opcode_name(KITE_CMD_MAX), "UNKNOWN");
 	KUNIT_EXPECT_STREQ(test, kite_opcode_name(0xff), "UNKNOWN");
@@ -715,6 +814,9 @@ static struct kunit_case kite_admin_cases[] = {
 	KUNIT_CASE(kite_test_enc_create_qp),
 	KUNIT_CASE(kite_test_enc_modify_qp),
 	KUNIT_CASE(kite_test_enc_reg_mr),
+	KUNIT_CASE(kite_test_enc_alloc_mr),
+	KUNIT_CASE(kite_test_enc_rereg_mr),
+	KUNIT_CASE(kite_test_enc_alloc_mw),
 	KUNIT_CASE(kite_test_out_buf),
 	KUNIT_CASE(kite_test_dec_device_attr),
 	KUNIT_CASE(kite_test_caps_invalid),

@@ -353,6 +353,67 @@ int kite_cmd_reg_mr(struct kite_admin *adm, u32 uctx,
 EXPORT_SYMBOL_NS_GPL(kite_cmd_reg_mr, KITE);
 
 /**
+ * kite_cmd_alloc_mr() - ALLOC_MR: a kernel MR for fast registration
+ * @adm: admin queue
+ * @pdn: kernel protection domain
+ * @max_pages: pages a REG_MR WQE of the MR may name
+ * @key_variant: variant byte of the key
+ * @key: the new key, of an MR in the free state
+ *
+ * Return: 0 or a negative errno (see kite_admin_exec()).
+ */
+int kite_cmd_alloc_mr(struct kite_admin *adm, u32 pdn, u32 max_pages,
+		      u32 key_variant, u32 *key)
+{
+	struct kite_aq_cmd cmd;
+
+	kite_enc_alloc_mr(&cmd, pdn, max_pages, key_variant);
+	return kite_cmd_exec_out0(adm, &cmd, key);
+}
+EXPORT_SYMBOL_NS_GPL(kite_cmd_alloc_mr, KITE);
+
+/**
+ * kite_cmd_rereg_mr() - REREG_MR
+ * @adm: admin queue
+ * @uctx: owning context (0: kernel)
+ * @p: the MR's key, the parts that change and their new values
+ * @key: the MR's new key; the old one is refused from now on
+ *
+ * Return: 0 or a negative errno (see kite_admin_exec()); on failure the MR
+ * is unchanged.
+ */
+int kite_cmd_rereg_mr(struct kite_admin *adm, u32 uctx,
+		      const struct kite_rereg_params *p, u32 *key)
+{
+	struct kite_aq_cmd cmd;
+
+	kite_enc_rereg_mr(&cmd, uctx, p);
+	return kite_cmd_exec_out0(adm, &cmd, key);
+}
+EXPORT_SYMBOL_NS_GPL(kite_cmd_rereg_mr, KITE);
+
+/**
+ * kite_cmd_alloc_mw() - ALLOC_MW
+ * @adm: admin queue
+ * @uctx: owning context (0: kernel)
+ * @pdn: protection domain
+ * @type: enum kite_mw_type
+ * @key_variant: variant byte of the key
+ * @key: the new window's key
+ *
+ * Return: 0 or a negative errno (see kite_admin_exec()).
+ */
+int kite_cmd_alloc_mw(struct kite_admin *adm, u32 uctx, u32 pdn, u8 type,
+		      u32 key_variant, u32 *key)
+{
+	struct kite_aq_cmd cmd;
+
+	kite_enc_alloc_mw(&cmd, uctx, pdn, type, key_variant);
+	return kite_cmd_exec_out0(adm, &cmd, key);
+}
+EXPORT_SYMBOL_NS_GPL(kite_cmd_alloc_mw, KITE);
+
+/**
  * kite_cmd_gid() - ADD_GID or DEL_GID
  * @adm: admin queue
  * @opcode: KITE_CMD_ADD_GID or KITE_CMD_DEL_GID

@@ -211,6 +211,67 @@ void kite_enc_reg_mr(struct kite_aq_cmd *cmd, u32 uctx,
 }
 
 /**
+ * kite_enc_alloc_mr() - ALLOC_MR: an MR for fast registration
+ * @cmd: command
+ * @pdn: protection domain (of the kernel: fast registration is kernel-only)
+ * @max_pages: pages a REG_MR WQE of the MR may name
+ * @key_variant: variant byte of the key
+ */
+void kite_enc_alloc_mr(struct kite_aq_cmd *cmd, u32 pdn, u32 max_pages,
+		       u32 key_variant)
+{
+	kite_enc_hdr(cmd, KITE_CMD_ALLOC_MR, 0);
+	cmd->alloc_mr.pdn = cpu_to_le32(pdn);
+	cmd->alloc_mr.max_pages = cpu_to_le32(max_pages);
+	cmd->alloc_mr.key_variant = cpu_to_le32(key_variant);
+}
+
+/**
+ * kite_enc_rereg_mr() - REREG_MR
+ * @cmd: command
+ * @uctx: owning context (0: kernel)
+ * @p: the MR's key, the parts that change and their new values
+ *
+ * Only the fields of the parts named in @p->flags are encoded: the device
+ * wants the others zero.
+ */
+void kite_enc_rereg_mr(struct kite_aq_cmd *cmd, u32 uctx,
+		       const struct kite_rereg_params *p)
+{
+	kite_enc_hdr(cmd, KITE_CMD_REREG_MR, uctx);
+	cmd->rereg_mr.key = cpu_to_le32(p->key);
+	cmd->rereg_mr.flags = cpu_to_le32(p->flags);
+	if (p->flags & KITE_REREG_PD)
+		cmd->rereg_mr.pdn = cpu_to_le32(p->pdn);
+	if (p->flags & KITE_REREG_ACCESS)
+		cmd->rereg_mr.access = cpu_to_le32(p->access);
+	if (p->flags & KITE_REREG_TRANS) {
+		cmd->rereg_mr.iova = cpu_to_le64(p->iova);
+		cmd->rereg_mr.length = cpu_to_le64(p->length);
+		if (p->pbl)
+			cmd->rereg_mr.pbl = *p->pbl;
+	}
+	cmd->rereg_mr.key_variant = cpu_to_le32(p->key_variant);
+}
+
+/**
+ * kite_enc_alloc_mw() - ALLOC_MW
+ * @cmd: command
+ * @uctx: owning context (0: kernel)
+ * @pdn: protection domain
+ * @type: enum kite_mw_type
+ * @key_variant: variant byte of the key
+ */
+void kite_enc_alloc_mw(struct kite_aq_cmd *cmd, u32 uctx, u32 pdn, u8 type,
+		       u32 key_variant)
+{
+	kite_enc_hdr(cmd, KITE_CMD_ALLOC_MW, uctx);
+	cmd->alloc_mw.pdn = cpu_to_le32(pdn);
+	cmd->alloc_mw.type = type;
+	cmd->alloc_mw.key_variant = cpu_to_le32(key_variant);
+}
+
+/**
  * kite_enc_gid() - ADD_GID or DEL_GID
  * @cmd: command
  * @opcode: KITE_CMD_ADD_GID or KITE_CMD_DEL_GID
@@ -259,6 +320,16 @@ void kite_dec_device_attr(const struct kite_device_attr *attr,
 	caps->vendor_id = le32_to_cpu(attr->vendor_id);
 	caps->vendor_part_id = le32_to_cpu(attr->vendor_part_id);
 	caps->hw_version = le32_to_cpu(attr->hw_version);
+	/* Reserved before ABI 1.3: not trusted to be zero. */
+	if (KITE_ABI_VER_MINOR(caps->abi_version) >= KITE_ABI_MINOR_MEM_MGT) {
+		caps->max_mw = le32_to_cpu(attr->max_mw);
+		caps->max_frwr_pages = le32_to_cpu(attr->max_frwr_pages);
+		caps->max_sge_rd = le32_to_cpu(attr->max_sge_rd);
+	} else {
+		caps->max_mw = 0;
+		caps->max_frwr_pages = 0;
+		caps->max_sge_rd = 0;
+	}
 }
 
 /* Ring indexes are free-running 32-bit counters: a ring is at most 2^31. */
