@@ -18,16 +18,19 @@
 static void kite_free_context(struct ibv_context *ibctx);
 
 /*
- * Control path, address handles (kite_ah.c) and the RC/UC/UD fast path
- * (kite_fast.c). SRQ, MW, the extended CQ/QP interfaces
- * (ibv_create_cq_ex, ibv_wr_*) ... are not offered: libibverbs answers the
- * verbs left out here with EOPNOTSUPP.
+ * Control path, address handles (kite_ah.c), memory windows (kite_mw.c)
+ * and the RC/UC/UD fast path (kite_fast.c). SRQ, the extended CQ/QP
+ * interfaces (ibv_create_cq_ex, ibv_wr_*) ... are not offered: libibverbs
+ * answers the verbs left out here with EOPNOTSUPP.
  */
 static const struct verbs_context_ops kite_ctx_ops = {
+	.alloc_mw = kite_alloc_mw,
 	.alloc_pd = kite_alloc_pd,
+	.bind_mw = kite_bind_mw,
 	.create_ah = kite_create_ah,
 	.create_cq = kite_create_cq,
 	.create_qp = kite_create_qp,
+	.dealloc_mw = kite_dealloc_mw,
 	.dealloc_pd = kite_dealloc_pd,
 	.dereg_mr = kite_dereg_mr,
 	.destroy_ah = kite_destroy_ah,
@@ -42,6 +45,7 @@ static const struct verbs_context_ops kite_ctx_ops = {
 	.query_port = kite_query_port,
 	.query_qp = kite_query_qp,
 	.reg_mr = kite_reg_mr,
+	.rereg_mr = kite_rereg_mr,
 	.req_notify_cq = kite_req_notify_cq,
 	.resize_cq = kite_resize_cq,
 };

@@ -190,6 +190,8 @@ int kite_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 struct ibv_mr *kite_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			   uint64_t hca_va, int access);
 int kite_dereg_mr(struct verbs_mr *vmr);
+int kite_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		  void *addr, size_t length, int access);
 struct ibv_qp *kite_create_qp(struct ibv_pd *pd,
 			      struct ibv_qp_init_attr *attr);
 int kite_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
@@ -204,6 +206,12 @@ int kite_av_build(const struct ibv_ah_attr *attr, const uint8_t dmac[6],
 		  uint8_t net_type, struct kite_av *av);
 struct ibv_ah *kite_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 int kite_destroy_ah(struct ibv_ah *ah);
+
+/* Memory windows (kite_mw.c). */
+struct ibv_mw *kite_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int kite_dealloc_mw(struct ibv_mw *mw);
+int kite_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+		 struct ibv_mw_bind *mw_bind);
 
 void kite_ring_free(struct kite_ring *ring);
 

@@ -33,6 +33,7 @@ KITE_SAME_STATUS(KITE_CQE_LOC_LEN_ERR, IBV_WC_LOC_LEN_ERR);
 KITE_SAME_STATUS(KITE_CQE_LOC_QP_OP_ERR, IBV_WC_LOC_QP_OP_ERR);
 KITE_SAME_STATUS(KITE_CQE_LOC_PROT_ERR, IBV_WC_LOC_PROT_ERR);
 KITE_SAME_STATUS(KITE_CQE_WR_FLUSH_ERR, IBV_WC_WR_FLUSH_ERR);
+KITE_SAME_STATUS(KITE_CQE_MW_BIND_ERR, IBV_WC_MW_BIND_ERR);
 KITE_SAME_STATUS(KITE_CQE_BAD_RESP_ERR, IBV_WC_BAD_RESP_ERR);
 KITE_SAME_STATUS(KITE_CQE_LOC_ACCESS_ERR, IBV_WC_LOC_ACCESS_ERR);
 KITE_SAME_STATUS(KITE_CQE_REM_INV_REQ_ERR, IBV_WC_REM_INV_REQ_ERR);
@@ -200,8 +201,9 @@ static void kite_wq_kick(struct kite_context *ctx, struct kite_wq *wq,
 
 /*
  * The device opcode for @wr on a QP of type @qp_type, or -1 when the QP
- * type does not allow it (RC: all; UC: SEND and WRITE; UD: SEND and
- * SEND_IMM).
+ * type does not allow it (RC: all; UC: SEND, WRITE, LOCAL_INV and BIND_MW;
+ * UD: SEND and SEND_IMM). Windows are bound to RC and UC QPs only, so a
+ * user LOCAL_INV, which may name only a window, has no use on UD.
  */
 static int kite_wqe_opcode(enum ibv_qp_type qp_type, enum ibv_wr_opcode op)
 {
@@ -220,6 +222,12 @@ static int kite_wqe_opcode(enum ibv_qp_type qp_type, enum ibv_wr_opcode op)
 		return qp_type == IBV_QPT_RC ? KITE_WQE_CMP_SWP : -1;
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 		return qp_type == IBV_QPT_RC ? KITE_WQE_FETCH_ADD : -1;
+	case IBV_WR_SEND_WITH_INV:
+		return qp_type == IBV_QPT_RC ? KITE_WQE_SEND_INV : -1;
+	case IBV_WR_LOCAL_INV:
+		return qp_type == IBV_QPT_UD ? -1 : KITE_WQE_LOCAL_INV;
+	case IBV_WR_BIND_MW:
+		return qp_type == IBV_QPT_UD ? -1 : KITE_WQE_BIND_MW;
 	default:
 		return -1;
 	}
@@ -265,6 +273,114 @@ static int kite_put_inline(const struct kite_qp *qp, uint8_t *dst,
 	return 0;
 }
 
+/* ibv_access_flags a window may grant, and the device's bits for them. */
+#define KITE_MW_ACCESS	(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
+			 IBV_ACCESS_REMOTE_ATOMIC)
+
+static uint32_t kite_mw_access(unsigned int ibv_access)
+{
+	uint32_t access = 0;
+
+	if (ibv_access & IBV_ACCESS_REMOTE_WRITE)
+		access |= KITE_ACCESS_REMOTE_WRITE;
+	if (ibv_access & IBV_ACCESS_REMOTE_READ)
+		access |= KITE_ACCESS_REMOTE_READ;
+	if (ibv_access & IBV_ACCESS_REMOTE_ATOMIC)
+		access |= KITE_ACCESS_REMOTE_ATOMIC;
+	return access;
+}
+
+/*
+ * The BIND_MW segment for @wr (IBV_WR_BIND_MW, or ibv_bind_mw() for a
+ * type-1 window). What the device checks against its tables (PD, window
+ * state, the MR's range and rights) completes with an error CQE; what
+ * the provider can see wrong in the request itself is refused here:
+ * a window of another context, a new key of another window, rights other
+ * than the remote ones (zero-based windows: EOPNOTSUPP), a binding with
+ * no MR but a range (or any type-2B binding without one), a range that
+ * wraps.
+ */
+static int kite_put_bind_mw(struct kite_qp *qp, const struct ibv_send_wr *wr,
+			    struct kite_wqe_bind_mw *seg)
+{
+	const struct ibv_mw_bind_info *bi = &wr->bind_mw.bind_info;
+	const struct ibv_mw *mw = wr->bind_mw.mw;
+
+	if (!mw || mw->context != qp->vqp.qp.context ||
+	    kite_key_index(wr->bind_mw.rkey) != kite_key_index(mw->rkey))
+		return EINVAL;
+	if (bi->mw_access_flags & IBV_ACCESS_ZERO_BASED)
+		return EOPNOTSUPP;
+	if (bi->mw_access_flags & ~KITE_MW_ACCESS)
+		return EINVAL;
+	if (!bi->mr && (bi->length || bi->addr || mw->type != IBV_MW_TYPE_1))
+		return EINVAL;
+	if (bi->mr && bi->mr->context != qp->vqp.qp.context)
+		return EINVAL;
+	if (bi->addr + bi->length < bi->addr)
+		return EINVAL;
+	seg->addr = htole64(bi->addr);
+	seg->length = htole64(bi->length);
+	seg->mw_key = htole32(wr->bind_mw.rkey);
+	seg->mr_key = htole32(bi->mr ? bi->mr->lkey : 0);
+	seg->access = htole32(kite_mw_access(bi->mw_access_flags));
+	seg->reserved = 0;
+	return 0;
+}
+
+/*
+ * The rest of a SEND, WRITE, READ or atomic WQE after its segment at
+ * @data: a UD QP's address segment, then the inline data or the SGEs.
+ */
+static int kite_put_data(struct kite_qp *qp, const struct ibv_send_wr *wr,
+			 int op, uint8_t *data, struct kite_sq_wqe_hdr *hdr)
+{
+	bool inline_data;
+	int err;
+
+	/*
+	 * UD (SEND and SEND_IMM only, by kite_wqe_opcode()): the AH's address
+	 * vector, the destination QP and its Q_Key. A Q_Key with
+	 * KITE_WQE_UD_QKEY_OWN set goes to the device as is: the device sends the QP's own Q_Key then
+	 * (hardware.rst, kite_wqe_ud), so the provider need not know it.
+	 */
+	if (qp->vqp.qp.qp_type == IBV_QPT_UD) {
+		struct kite_wqe_ud *ud = (struct kite_wqe_ud *)data;
+
+		if (!wr->wr.ud.ah || wr->wr.ud.remote_qpn & ~KITE_QPN_MASK)
+			return EINVAL;
+		memcpy(&ud->av, &to_kite_ah(wr->wr.ud.ah)->av, sizeof(ud->av));
+		ud->remote_qpn = htole32(wr->wr.ud.remote_qpn);
+		ud->remote_qkey = htole32(wr->wr.ud.remote_qkey);
+		data += sizeof(*ud);
+	}
+
+	/*
+	 * Inline data is for SENDs and WRITEs only; as other providers do,
+	 * IBV_SEND_INLINE on a READ or an atomic is ignored (their SGEs
+	 * describe where the result goes).
+	 */
+	inline_data = (wr->send_flags & IBV_SEND_INLINE) &&
+		      op != KITE_WQE_READ && op != KITE_WQE_CMP_SWP &&
+		      op != KITE_WQE_FETCH_ADD;
+	if (inline_data) {
+		uint16_t len = 0;
+
+		err = kite_put_inline(qp, data, wr, &len);
+		if (err)
+			return err;
+		hdr->flags |= KITE_WQE_F_INLINE;
+		hdr->inline_len = htole16(len);
+	} else {
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->sq.max_sge)
+			return EINVAL;
+		kite_put_sges((struct kite_sge *)data, wr->sg_list,
+			      wr->num_sge);
+		hdr->num_sge = wr->num_sge;
+	}
+	return 0;
+}
+
 /*
  * Write the WQE for @wr into @wqe (a free SQ slot of the QP's stride). The
  * header goes in last, as one structure, after the segment and the data;
@@ -276,7 +392,6 @@ static int kite_build_send_wqe(struct kite_qp *qp, const struct ibv_send_wr *wr,
 	enum ibv_qp_type qp_type = qp->vqp.qp.qp_type;
 	struct kite_sq_wqe_hdr hdr = {};
 	uint8_t *data = (uint8_t *)wqe + sizeof(hdr);
-	bool inline_data;
 	int op, err;
 
 	op = kite_wqe_opcode(qp_type, wr->opcode);
@@ -289,6 +404,11 @@ static int kite_build_send_wqe(struct kite_qp *qp, const struct ibv_send_wr *wr,
 	case KITE_WQE_WRITE_IMM:
 		/* Network byte order already: copied to the wire as is. */
 		hdr.imm_data = (__force __le32)wr->imm_data;
+		break;
+	case KITE_WQE_SEND_INV:
+	case KITE_WQE_LOCAL_INV:
+		/* The key, little-endian (not a wire field). */
+		hdr.imm_data = htole32(wr->invalidate_rkey);
 		break;
 	default:
 		break;
@@ -323,49 +443,23 @@ static int kite_build_send_wqe(struct kite_qp *qp, const struct ibv_send_wr *wr,
 		data += sizeof(*at);
 		break;
 	}
+	case KITE_WQE_BIND_MW:
+		err = kite_put_bind_mw(qp, wr, (struct kite_wqe_bind_mw *)data);
+		if (err)
+			return err;
+		break;
 	default:
 		break;
 	}
 
-	/*
-	 * UD (SEND and SEND_IMM only, by kite_wqe_opcode()): the AH's address
-	 * vector, the destination QP and its Q_Key. A Q_Key with
-	 * KITE_WQE_UD_QKEY_OWN set goes to the device as is: the device sends the QP's own Q_Key then
-	 * (hardware.rst, kite_wqe_ud), so the provider need not know it.
-	 */
-	if (qp_type == IBV_QPT_UD) {
-		struct kite_wqe_ud *ud = (struct kite_wqe_ud *)data;
-
-		if (!wr->wr.ud.ah || wr->wr.ud.remote_qpn & ~KITE_QPN_MASK)
+	/* Memory operations carry no data: neither SGEs nor inline data. */
+	if (op == KITE_WQE_LOCAL_INV || op == KITE_WQE_BIND_MW) {
+		if (wr->num_sge || (wr->send_flags & IBV_SEND_INLINE))
 			return EINVAL;
-		memcpy(&ud->av, &to_kite_ah(wr->wr.ud.ah)->av, sizeof(ud->av));
-		ud->remote_qpn = htole32(wr->wr.ud.remote_qpn);
-		ud->remote_qkey = htole32(wr->wr.ud.remote_qkey);
-		data += sizeof(*ud);
-	}
-
-	/*
-	 * Inline data is for SENDs and WRITEs only; as other providers do,
-	 * IBV_SEND_INLINE on a READ or an atomic is ignored (their SGEs
-	 * describe where the result goes).
-	 */
-	inline_data = (wr->send_flags & IBV_SEND_INLINE) &&
-		      op != KITE_WQE_READ && op != KITE_WQE_CMP_SWP &&
-		      op != KITE_WQE_FETCH_ADD;
-	if (inline_data) {
-		uint16_t len = 0;
-
-		err = kite_put_inline(qp, data, wr, &len);
+	} else {
+		err = kite_put_data(qp, wr, op, data, &hdr);
 		if (err)
 			return err;
-		hdr.flags |= KITE_WQE_F_INLINE;
-		hdr.inline_len = htole16(len);
-	} else {
-		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->sq.max_sge)
-			return EINVAL;
-		kite_put_sges((struct kite_sge *)data, wr->sg_list,
-			      wr->num_sge);
-		hdr.num_sge = wr->num_sge;
 	}
 
 	if ((wr->send_flags & IBV_SEND_SIGNALED) || qp->sig_all)
@@ -587,6 +681,10 @@ static enum ibv_wc_opcode kite_wc_opcode(uint8_t op, bool *ok)
 		return IBV_WC_COMP_SWAP;
 	case KITE_CQE_FETCH_ADD:
 		return IBV_WC_FETCH_ADD;
+	case KITE_CQE_LOCAL_INV:
+		return IBV_WC_LOCAL_INV;
+	case KITE_CQE_BIND_MW:
+		return IBV_WC_BIND_MW;
 	case KITE_CQE_RECV:
 		return IBV_WC_RECV;
 	case KITE_CQE_RECV_WRITE_IMM:
@@ -640,6 +738,10 @@ static bool kite_cqe_to_wc(struct kite_context *ctx, struct kite_cq *cq,
 		wc->wc_flags |= IBV_WC_WITH_IMM;
 		/* As on the wire (__be32), like ibv_send_wr's imm_data. */
 		wc->imm_data = (__force __be32)cqe->imm_data;
+	} else if (cqe->flags & KITE_CQE_F_INV) {
+		/* A SEND_WITH_INV received: the rkey it invalidated. */
+		wc->wc_flags |= IBV_WC_WITH_INV;
+		wc->invalidated_rkey = le32toh(cqe->imm_data);
 	}
 	if (cqe->flags & KITE_CQE_F_GRH)
 		wc->wc_flags |= IBV_WC_GRH;

@@ -2,7 +2,7 @@
 /*
  * Kite RoCEv2 NIC: rdma-core provider, control path verbs: device/port
  * queries, protection domains, CQs, MRs and QPs (the fast path on their
- * rings is in kite_fast.c).
+ * rings is in kite_fast.c, memory windows in kite_mw.c).
  *
  * CQ and QP rings live in this process's memory (rdma/kite-abi.h): the
  * provider sizes them with the driver's rules, allocates them zeroed and
@@ -345,6 +345,31 @@ int kite_dereg_mr(struct verbs_mr *vmr)
 	if (err)
 		return err;
 	free(vmr);
+	return 0;
+}
+
+/*
+ * Re-registration (IBV_REREG_MR_CHANGE_TRANSLATION, _PD, _ACCESS): the
+ * kernel checks the request as reg_mr does and the device gives the MR
+ * a new key, returned in lkey and rkey; the old key is refused from then
+ * on. An MR with windows bound stays as it was (EBUSY).
+ */
+int kite_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		  void *addr, size_t length, int access)
+{
+	struct ib_uverbs_rereg_mr_resp resp = {};
+	struct ibv_rereg_mr cmd = {};
+	int err;
+
+	err = ibv_cmd_rereg_mr(vmr, flags, addr, length, (uintptr_t)addr,
+			       access, pd, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (err) {
+		errno = err;
+		return err;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_ACCESS)
+		vmr->access = access;
 	return 0;
 }
 

@@ -166,6 +166,82 @@ static void t_send_sge(void)
 	sync_peer(6);
 }
 
+/*
+ * The widest WQEs: a SEND gathered from as many SGEs as the client's
+ * device takes (up to WIDE_SGE) into a receive scattered over as many as
+ * the server's, on a QP pair created for that many.
+ */
+static void t_send_sge_max(void)
+{
+	const uint32_t piece = 1000, gap = 8192;
+	uint32_t i, n = g.max_sge, total;
+	struct ibv_sge sge[WIDE_SGE];
+	struct ibv_wc wc;
+	struct pair p;
+	int err;
+
+	if (fresh_pair_sge(&p, &def_opts, n, &fatal) && fatal)
+		return;
+	/* Both sides' counts, so both know the message's size. */
+	{
+		uint32_t mine = htonl(n), theirs;
+
+		if (xchg(&mine, &theirs, sizeof(mine))) {
+			fatal = 1;
+			goto out;
+		}
+		total = piece * (g.server ? ntohl(theirs) : n);
+	}
+	if (g.server && p.qp) {
+		struct ibv_recv_wr wr = { .wr_id = 4100, .sg_list = sge, .num_sge = n }, *badwr;
+		uint32_t each = (total + n - 1) / n;
+
+		memset(g.buf + OFF_DST, 0, n * gap);
+		for (i = 0; i < n; i++)
+			sge[i] = (struct ibv_sge){ (uintptr_t)g.buf + OFF_DST + i * gap,
+						   each, g.mr->lkey };
+		err = ibv_post_recv(p.qp, &wr, &badwr);
+		if (err)
+			bad("ibv_post_recv %u SGEs: %s", n, strerror(err));
+	}
+	if (sync_ok(40))
+		goto out;
+	if (!g.server) {
+		struct ibv_send_wr wr = {
+			.wr_id = 4101, .sg_list = sge, .num_sge = n, .opcode = IBV_WR_SEND,
+			.send_flags = IBV_SEND_SIGNALED,
+		}, *badwr;
+		uint8_t msg[WIDE_SGE * 1000];
+
+		fill(msg, total, 410);
+		for (i = 0; i < n; i++) {
+			memcpy(g.buf + OFF_SRC + i * gap, msg + i * piece, piece);
+			sge[i] = (struct ibv_sge){ (uintptr_t)g.buf + OFF_SRC + i * gap,
+						   piece, g.mr->lkey };
+		}
+		err = ibv_post_send(p.qp, &wr, &badwr);
+		if (err)
+			bad("ibv_post_send %u SGEs: %s", n, strerror(err));
+		else
+			expect_wc(&p, "send", 4101, IBV_WC_SUCCESS, IBV_WC_SEND, NULL);
+	} else if (!expect_wc(&p, "recv", 4100, IBV_WC_SUCCESS, IBV_WC_RECV, &wc)) {
+		uint32_t each = (total + n - 1) / n, at = 0;
+		uint8_t msg[WIDE_SGE * 1000];
+
+		for (i = 0; i < n && at < total; i++, at += each)
+			memcpy(msg + at, g.buf + OFF_DST + i * gap,
+			       total - at < each ? total - at : each);
+		if (wc.byte_len != total)
+			bad("%u SGEs: byte_len %u, want %u", n, wc.byte_len, total);
+		else if (verify(msg, total, 410) >= 0)
+			bad("%u SGEs: scattered data differs at byte %ld", n,
+			    verify(msg, total, 410));
+	}
+	sync_peer(41);
+out:
+	pair_destroy(&p);
+}
+
 /* RDMA WRITE (imm: WRITE_WITH_IMM, consuming a receive) of every size. */
 static void t_write(int imm)
 {
@@ -338,24 +414,6 @@ static void t_fetch_add(void)
 		bad("target holds %#" PRIx64 ", want %#llx", atom64(), A2 + 5 + add2);
 }
 
-/* A fresh QP pair for an error check; *tcp_lost set when TCP broke. */
-static int fresh_pair(struct pair *p, const struct conn_opts *o, int *tcp_lost)
-{
-	int err = pair_create(p, 0);
-
-	if (pair_exchange(p)) {
-		*tcp_lost = 1;
-		return -1;
-	}
-	if (!err && !p->peer.qpn) {
-		bad("the peer could not create its QP");
-		err = -1;
-	}
-	if (!err)
-		err = pair_connect(p, o, 0);
-	return err;
-}
-
 /* WRITE with a bad lkey: LOC_PROT_ERR; the target stays untouched. */
 static void t_err_lkey(void)
 {
@@ -515,6 +573,7 @@ const struct check func_checks[] = {
 	{ "send-imm", t_send_imm, 1 },
 	{ "send-inline", t_send_inline, 1 },
 	{ "send-sge", t_send_sge, 1 },
+	{ "send-sge-max", t_send_sge_max, 0 },
 	{ "write", t_write_plain, 1 },
 	{ "write-imm", t_write_imm, 1 },
 	{ "read", t_read, 1 },

@@ -36,6 +36,7 @@ int open_device(void)
 	 * known deviation is allowed (kite-rc-func.c, err-bad-lkey). */
 	g.is_rxe = da.vendor_id == KT_RXE_VENDOR_ID;
 	g.rd_atom = da.max_qp_rd_atom < 16 ? da.max_qp_rd_atom : 16;
+	g.max_sge = da.max_sge < (int)WIDE_SGE ? (uint32_t)da.max_sge : WIDE_SGE;
 	if (!g.rd_atom)
 		g.rd_atom = 1;
 	if (ibv_query_gid(g.ctx, 1, g.gid_index, &g.gid)) {
@@ -64,13 +65,16 @@ int open_device(void)
 	return 0;
 }
 
-/* Create a QP (and its own CQ) and move it to INIT; no peer yet. */
-int pair_create(struct pair *p, uint32_t inline_size)
+/*
+ * Create a QP (and its own CQ) taking @max_sge SGEs per WQE each way and
+ * move it to INIT; no peer yet.
+ */
+int pair_create_sge(struct pair *p, uint32_t inline_size, uint32_t max_sge)
 {
 	struct ibv_qp_init_attr ia = {
 		.qp_type = IBV_QPT_RC,
 		.cap = { .max_send_wr = QP_DEPTH, .max_recv_wr = QP_DEPTH,
-			 .max_send_sge = MAX_SGE, .max_recv_sge = MAX_SGE,
+			 .max_send_sge = max_sge, .max_recv_sge = max_sge,
 			 .max_inline_data = inline_size },
 	};
 	struct ibv_qp_attr a = {
@@ -103,6 +107,11 @@ int pair_create(struct pair *p, uint32_t inline_size)
 	return 0;
 }
 
+int pair_create(struct pair *p, uint32_t inline_size)
+{
+	return pair_create_sge(p, inline_size, MAX_SGE);
+}
+
 void pair_destroy(struct pair *p)
 {
 	if (p->qp && ibv_destroy_qp(p->qp))
@@ -122,6 +131,7 @@ int pair_exchange(struct pair *p)
 		.rkey = htonl(g.mr ? g.mr->rkey : 0),
 		.noacc_rkey = htonl(g.noacc ? g.noacc->rkey : 0),
 		.mtu = htonl(g.mtu),
+		.is_rxe = htonl(g.is_rxe),
 	}, them;
 
 	me.addr = htobe64((uintptr_t)g.buf);
@@ -136,8 +146,36 @@ int pair_exchange(struct pair *p)
 	p->peer.addr = be64toh(them.addr);
 	p->peer.noacc_addr = be64toh(them.noacc_addr);
 	p->peer.mtu = ntohl(them.mtu);
+	p->peer.is_rxe = ntohl(them.is_rxe);
 	memcpy(p->peer.gid, them.gid, 16);
 	return 0;
+}
+
+/*
+ * A fresh QP pair (for an error check, or one with @max_sge SGEs per
+ * WQE); *tcp_lost set when TCP broke.
+ */
+int fresh_pair_sge(struct pair *p, const struct conn_opts *o, uint32_t max_sge,
+		   int *tcp_lost)
+{
+	int err = pair_create_sge(p, 0, max_sge);
+
+	if (pair_exchange(p)) {
+		*tcp_lost = 1;
+		return -1;
+	}
+	if (!err && !p->peer.qpn) {
+		bad("the peer could not create its QP");
+		err = -1;
+	}
+	if (!err)
+		err = pair_connect(p, o, 0);
+	return err;
+}
+
+int fresh_pair(struct pair *p, const struct conn_opts *o, int *tcp_lost)
+{
+	return fresh_pair_sge(p, o, MAX_SGE, tcp_lost);
 }
 
 /* INIT -> RTR -> RTS towards the peer (rtr_only: stop at RTR). */

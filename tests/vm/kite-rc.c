@@ -26,6 +26,11 @@
  * verified, every completion checked once and in posting order, every SEND
  * received once and in order (see "mixed" below). The client prints its
  * throughput and totals as "#" lines. Its buffers take 24 MiB per side.
+ * MODE "mw": memory windows and re-registration (kite-rc-mw.c): the
+ * server binds windows of type 1 and 2B on its memory, the client
+ * accesses them (inside, outside, against the rights, after invalidation
+ * by LOCAL_INV or SEND_WITH_INV, with an old key); deregistering an MR
+ * with a bound window; ibv_rereg_mr of translation and rights.
  *
  * The two sides exchange QP numbers, PSNs, GIDs, addresses and keys over TCP
  * (as ibv_rc_pingpong does) and run the same list of checks in lock step;
@@ -60,7 +65,7 @@
 
 /* What the server found in one check, sent to the client. */
 struct result {
-	uint32_t test, failed, main_err, pad;
+	uint32_t test, failed, main_err, skipped;
 	char detail[240];
 };
 
@@ -87,9 +92,20 @@ void bad(const char *fmt, ...)
 	va_end(ap);
 }
 
-static void report(const char *name, int failed, const char *detail)
+/* This check cannot run here (a limit of one side's device); say why. */
+void skip_check(const char *fmt, ...)
 {
-	kt_report(g.prefix, &g.failures, name, failed, 0, detail);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(g.skip_why, sizeof(g.skip_why), fmt, ap);
+	va_end(ap);
+}
+
+static void report(const char *name, int failed, int skipped,
+		   const char *detail)
+{
+	kt_report(g.prefix, &g.failures, name, failed, skipped, detail);
 }
 
 /* ---- TCP ------------------------------------------------------------------ */
@@ -149,6 +165,7 @@ static int run_check(uint32_t idx, const char *name, void (*fn)(void), int skip_
 	char detail[600];
 
 	g.detail[0] = '\0';
+	g.skip_why[0] = '\0';
 	if (sync_peer(0x1000 + idx)) {
 		bad("lost step with the peer");
 		return -1;
@@ -164,6 +181,7 @@ static int run_check(uint32_t idx, const char *name, void (*fn)(void), int skip_
 	if (fatal)
 		return -1;
 	mine.failed = htonl(g.detail[0] != '\0');
+	mine.skipped = htonl(g.skip_why[0] != '\0');
 	if (main_ok && main_pair.qp) {
 		struct ibv_qp_attr qa;
 		struct ibv_qp_init_attr qia;
@@ -171,7 +189,8 @@ static int run_check(uint32_t idx, const char *name, void (*fn)(void), int skip_
 		mine.main_err = htonl(!ibv_query_qp(main_pair.qp, &qa, IBV_QP_STATE, &qia) &&
 				      qa.qp_state == IBV_QPS_ERR);
 	}
-	snprintf(mine.detail, sizeof(mine.detail), "%s", g.detail);
+	snprintf(mine.detail, sizeof(mine.detail), "%s",
+		 g.detail[0] ? g.detail : g.skip_why);
 	if (xchg(&mine, &theirs, sizeof(mine)) || theirs.test != mine.test)
 		return -1;
 	/* A main QP in ERR makes the later checks on it pointless. */
@@ -180,11 +199,19 @@ static int run_check(uint32_t idx, const char *name, void (*fn)(void), int skip_
 		main_dead = 1;
 	}
 	if (!g.server) {
+		int failed = g.detail[0] || ntohl(theirs.failed);
+
 		theirs.detail[sizeof(theirs.detail) - 1] = '\0';
-		snprintf(detail, sizeof(detail), "%s%s%s%s", g.detail,
-			 g.detail[0] && theirs.detail[0] ? "; " : "",
-			 theirs.detail[0] ? "server: " : "", theirs.detail);
-		report(name, g.detail[0] || ntohl(theirs.failed), detail);
+		if (failed)
+			snprintf(detail, sizeof(detail), "%s%s%s%s", g.detail,
+				 g.detail[0] && ntohl(theirs.failed) ? "; " : "",
+				 ntohl(theirs.failed) ? "server: " : "",
+				 ntohl(theirs.failed) ? theirs.detail : "");
+		else
+			snprintf(detail, sizeof(detail), "%s",
+				 g.skip_why[0] ? g.skip_why : theirs.detail);
+		report(name, failed, !failed && (g.skip_why[0] ||
+						 ntohl(theirs.skipped)), detail);
 	} else if (g.detail[0]) {
 		g.failures++;
 	}
@@ -214,8 +241,8 @@ uint32_t rnd(void)
 static void usage(void)
 {
 	fprintf(stderr, "usage: kite-rc [-d DEV] [-g GID_INDEX] [-p PORT] [-n COUNT] [-S SEED]\n"
-		"               [-t SECS] [-P PREFIX] [-T QP_TIMEOUT] func|bulk|mixed [HOST]\n"
-		"       kite-rc count func|bulk|mixed\n");
+		"               [-t SECS] [-P PREFIX] [-T QP_TIMEOUT] func|bulk|mixed|mw [HOST]\n"
+		"       kite-rc count func|bulk|mixed|mw\n");
 	exit(2);
 }
 
@@ -224,6 +251,7 @@ int main(int argc, char **argv)
 	struct ibv_qp_init_attr qia;
 	struct ibv_qp_attr qa;
 	struct conn_opts main_opts = def_opts;
+	const struct check *checks = func_checks;
 	const char *mode;
 	int opt, bulk, mixed;
 	uint32_t i, n;
@@ -231,6 +259,8 @@ int main(int argc, char **argv)
 	if (argc == 3 && !strcmp(argv[1], "count")) {
 		if (!strcmp(argv[2], "func"))
 			printf("%zu\n", nfunc);
+		else if (!strcmp(argv[2], "mw"))
+			printf("%zu\n", nmw);
 		else if (!strcmp(argv[2], "bulk") || !strcmp(argv[2], "mixed"))
 			printf("1\n");
 		else
@@ -253,7 +283,8 @@ int main(int argc, char **argv)
 	if (optind >= argc || argc - optind > 2)
 		usage();
 	mode = argv[optind];
-	if (strcmp(mode, "func") && strcmp(mode, "bulk") && strcmp(mode, "mixed"))
+	if (strcmp(mode, "func") && strcmp(mode, "bulk") && strcmp(mode, "mixed") &&
+	    strcmp(mode, "mw"))
 		usage();
 	if (g.qp_timeout > 31)
 		usage();
@@ -266,6 +297,10 @@ int main(int argc, char **argv)
 	g.host = optind + 1 < argc ? argv[optind + 1] : NULL;
 	g.server = !g.host;
 	n = bulk || mixed ? 1 : nfunc;
+	if (!strcmp(mode, "mw")) {
+		checks = mw_checks;
+		n = nmw;
+	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	kt_alarm(g.timeout_s, "FAIL rc-time-limit: kite-rc ran past its time limit (-t)\n");
 
@@ -311,19 +346,19 @@ int main(int argc, char **argv)
 		     g.gid_index, 128 << g.mtu);
 
 	for (i = 0; i < n; i++) {
-		const char *name = bulk || mixed ? mode : func_checks[i].name;
-		void (*fn)(void) = bulk ? t_bulk : mixed ? t_mixed : func_checks[i].fn;
-		int needs = bulk || mixed || func_checks[i].needs_main;
+		const char *name = bulk || mixed ? mode : checks[i].name;
+		void (*fn)(void) = bulk ? t_bulk : mixed ? t_mixed : checks[i].fn;
+		int needs = bulk || mixed || checks[i].needs_main;
 
 		if (run_check(i, name, fn, needs && !main_ok)) {
 			if (!g.server)
-				report(name, 1, g.detail[0] ? g.detail : "lost the peer (TCP)");
+				report(name, 1, 0, g.detail[0] ? g.detail : "lost the peer (TCP)");
 			i++;
 			snprintf(g.detail, sizeof(g.detail), "not run: lost the peer earlier");
 			for (; i < n; i++)
 				if (!g.server)
-					report(bulk || mixed ? mode : func_checks[i].name, 1,
-					       g.detail);
+					report(bulk || mixed ? mode : checks[i].name, 1,
+					       0, g.detail);
 			return 1;
 		}
 	}
@@ -342,7 +377,7 @@ int main(int argc, char **argv)
 all_failed:
 	if (!g.server)
 		for (i = 0; i < n; i++)
-			report(bulk || mixed ? mode : func_checks[i].name, 1, g.detail);
+			report(bulk || mixed ? mode : checks[i].name, 1, 0, g.detail);
 	else
 		fprintf(stderr, "kite-rc server: %s\n", g.detail);
 	return 1;

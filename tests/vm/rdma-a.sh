@@ -6,7 +6,8 @@
 # with all sizes, kite-rc func (every opcode and error completion) and a
 # clean kite-rc bulk run (10,000 WRITE + SEND messages, every byte
 # verified), then a bulk run with 5% of RoCE frames dropped. Between the
-# two guests also rdma_cm: rping -V, ucmatose, udaddy,
+# two guests also kite-rc mw (memory windows and rereg_mr: b's windows
+# accessed from a), rdma_cm: rping -V, ucmatose, udaddy,
 # ib_send_bw -R, ib_write_bw -R and ib_read_lat -R over IPv4 and IPv6
 # addresses, with a as client and as server (cm_pair below),
 # ibv_ud_pingpong over IPv4 and IPv6 GIDs each way, and
@@ -23,6 +24,7 @@
 . /kite/rdma-lib.sh
 BULK_N=${BULK_N:-10000}
 FUNC=$(kite-rc count func)
+MW=$(kite-rc count mw)
 S=$((RDMA_SUITE_RESULTS + FUNC + 1))
 CM_TOOLS="rping ucmatose udaddy ib_send_bw ib_write_bw ib_read_lat"
 KUD=$(kite-ud count)
@@ -30,7 +32,7 @@ KUD=$(kite-ud count)
 # (4); kite-ud: a as sender (KUD results), b as sender (KUD results + a's
 # receiver status); the link-down check (4).
 CM_N=$((6 * 2 * 2 + 1 + 4 + 2 * KUD + 1 + 4))
-plan $((2 * S + 11 + CM_N))
+plan $((2 * S + 11 + CM_N + MW))
 
 case $RDMA_KIND in
 kite) ME=198.18.0.1 PEER=198.18.0.2 ME6=2001:db8::1 PEER6=2001:db8::2 ;;
@@ -343,6 +345,7 @@ pair_linkdown() {
 
 # ---- two guests -----------------------------------------------------------------
 rdma_suite $PEER $PEER pair
+kite_rc $PEER 18720 $PEER mw pair-rc
 set_drop 50000 both
 lossy_bulk $PEER $PEER pair 18700
 set_drop 0 both

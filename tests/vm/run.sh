@@ -15,7 +15,8 @@
 #          rdma.hook, kite-rc.c): between two guests and in one guest
 #          (loopback), ibv_rc_pingpong -c, perftest with all sizes, kite-rc
 #          func and bulk, bulk with 5% of RoCE frames dropped
-#          (x-wire-drop-ppm)
+#          (x-wire-drop-ppm); between the two guests kite-rc mw (memory
+#          windows, rereg_mr)
 #   interop a Kite guest and a Soft-RoCE guest (rxe on virtio-net) on one
 #          link: ibv_rc_pingpong -c both ways, IPv4 at path MTU 1024 and
 #          4096, IPv6 (interop.sh)

@@ -63,10 +63,10 @@ struct kite_alloc_pd_resp {
  *   CQ depth  = roundup_pow_of_two(max(cqe, 4)), <= max_cqe;
  *               ring bytes = depth * 32 (struct kite_cqe).
  *   SQ depth  = roundup_pow_of_two(max(max_send_wr, 4)), <= max_qp_wr;
- *   SQ stride = smallest power of two, 64 .. 512, that holds
+ *   SQ stride = smallest power of two, 64 .. 1024, that holds
  *               16 + 40 + max(max_send_sge * 16, max_inline_data);
  *   RQ depth  = roundup_pow_of_two(max(max_recv_wr, 4)), <= max_qp_wr;
- *   RQ stride = smallest power of two, 16 .. 256, that holds
+ *   RQ stride = smallest power of two, 16 .. 1024, that holds
  *               16 + max_recv_sge * 16;
  *   ring bytes = depth * stride.
  * Buffer addresses must be 4 KiB aligned. The first pass over a CQ ring is

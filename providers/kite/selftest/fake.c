@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Provider self-test: the fake device (rings and doorbells in memory) and the
- * fakes of the libibverbs and kite_verbs.c functions the fast path calls.
+ * fakes of the libibverbs and kite_verbs.c functions the fast path and
+ * kite_mw.c call.
  *
  * Copyright (c) 2026 The Kite authors
  */
@@ -48,6 +49,20 @@ int ibv_cmd_destroy_ah(struct ibv_ah *ah)
 		return kernel_ah.destroy_err;
 	kernel_ah.destroys++;
 	return 0;
+}
+
+/* kite_mw.c's window commands: not run by the cases (no kernel here). */
+int ibv_cmd_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type,
+		     struct ibv_mw *mw, struct ibv_alloc_mw *cmd,
+		     size_t cmd_size, struct ib_uverbs_alloc_mw_resp *resp,
+		     size_t resp_size)
+{
+	return EOPNOTSUPP;
+}
+
+int ibv_cmd_dealloc_mw(struct ibv_mw *mw)
+{
+	return EOPNOTSUPP;
 }
 
 void __verbs_log(struct verbs_context *ctx, uint32_t level,

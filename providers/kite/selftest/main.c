@@ -41,6 +41,10 @@ static const struct {
 	{ "stress_two_threads", test_stress_two_threads },
 	{ "dbrec_post", test_dbrec_post },
 	{ "dbrec_cq", test_dbrec_cq },
+	{ "mw_post_layout", test_mw_post_layout },
+	{ "mw_post_errors", test_mw_post_errors },
+	{ "mw_bind_type1", test_mw_bind_type1 },
+	{ "mw_poll", test_mw_poll },
 };
 
 int main(int argc, char **argv)

@@ -142,7 +142,7 @@ int test_post_send_errors(void)
 	CHECK(f->qp->sq.pi == 1);
 	CHECK(db_read(f, KITE_DB_SQ) == kite_db_make(QPN, 0, 1));
 
-	/* Atomics on UC, an unknown opcode, too many SGEs, too much inline. */
+	/* Atomics on UC, LOCAL_INV with data, too many SGEs, too much inline. */
 	db_clear(f);
 	wr[0] = send_wr(3, IBV_WR_ATOMIC_FETCH_AND_ADD, sg, 1, 0);
 	CHECK(kite_post_send(&f->qp->vqp.qp, wr, &bad) == EINVAL &&

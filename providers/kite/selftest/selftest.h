@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Host self-test of the libkite fast path (kite_fast.c) and address
- * handles (kite_ah.c) against a fake device: the "doorbell page" is
- * ordinary memory, so each doorbell register holds the last value written;
+ * Host self-test of the libkite fast path (kite_fast.c), address
+ * handles (kite_ah.c) and window binding (kite_mw.c) against a fake
+ * device: the "doorbell page" is ordinary memory, so each doorbell
+ * register holds the last value written;
  * the test plays the device by reading WQEs from the rings and writing
  * CQEs (phase last) into the CQ ring, and plays the kernel by answering
  * the AH commands (ibv_cmd_create_ah/destroy_ah are faked in fake.c).
@@ -106,5 +107,9 @@ int test_stress_one_thread(void);	/* stress_test.c */
 int test_stress_two_threads(void);
 int test_dbrec_post(void);		/* dbrec_test.c */
 int test_dbrec_cq(void);
+int test_mw_post_layout(void);		/* mw_test.c */
+int test_mw_post_errors(void);
+int test_mw_bind_type1(void);
+int test_mw_poll(void);
 
 #endif
