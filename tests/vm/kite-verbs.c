@@ -125,6 +125,7 @@ static void check_device(struct ibv_context *ctx, const char *dev)
 	EXPECT(bad, "max_sge", a->max_sge, KITE_DEF_MAX_SGE);
 	EXPECT(bad, "max_qp_rd_atom", a->max_qp_rd_atom, KITE_DEF_MAX_RD_ATOM);
 	EXPECT(bad, "max_mr_size", a->max_mr_size, KITE_DEF_MAX_MR_SIZE);
+	EXPECT(bad, "max_mw", a->max_mw, KITE_DEF_MAX_MW);
 	EXPECT(bad, "vendor_id", a->vendor_id, KITE_PCI_VENDOR_ID);
 	EXPECT(bad, "vendor_part_id", a->vendor_part_id, KITE_PCI_DEVICE_ID);
 	EXPECT(bad, "phys_port_cnt", a->phys_port_cnt, 1);
@@ -359,6 +360,7 @@ static void limits(void)
 	printf("KITE_DEF_MAX_CQ=%u\n", KITE_DEF_MAX_CQ);
 	printf("KITE_DEF_MAX_MR=%u\n", KITE_DEF_MAX_MR);
 	printf("KITE_DEF_MAX_PD=%u\n", KITE_DEF_MAX_PD);
+	printf("KITE_DEF_MAX_MW=%u\n", KITE_DEF_MAX_MW);
 	printf("KITE_DEF_MAX_GID=%u\n", KITE_DEF_MAX_GID);
 	printf("KITE_PCI_VENDOR_ID=0x%04x\n", KITE_PCI_VENDOR_ID);
 	printf("KITE_PCI_DEVICE_ID=0x%04x\n", KITE_PCI_DEVICE_ID);

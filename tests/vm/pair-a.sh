@@ -12,7 +12,7 @@
 # rmmod kite_ib with the netdev up; rmmod kite refused while kite_ib is
 # loaded; PCI unbind and bind with both loaded.
 . /kite/lib.sh
-plan 122
+plan 123
 
 ME=198.18.0.1
 PEER=198.18.0.2
@@ -121,7 +121,7 @@ elif echo "$limits" | grep -qvE '^KITE_[A-Z0-9_]+=(0x[0-9a-f]+|[0-9]+)$'; then
 else
 	eval "$limits"
 	for v in KITE_DEF_MAX_QP KITE_DEF_MAX_CQ KITE_DEF_MAX_MR KITE_DEF_MAX_PD \
-		KITE_PCI_VENDOR_ID KITE_PCI_DEVICE_ID; do
+		KITE_DEF_MAX_MW KITE_PCI_VENDOR_ID KITE_PCI_DEVICE_ID; do
 		eval "[ -n \"\${$v:-}\" ]" || bad="$bad no $v"
 	done
 fi
@@ -150,13 +150,19 @@ fi
 bad=
 [ -n "$limits_ok" ] || bad="no limits to compare with (verbs-limits failed)"
 [ -n "$bad" ] || for kv in max_qp=$KITE_DEF_MAX_QP max_cq=$KITE_DEF_MAX_CQ max_mr=$KITE_DEF_MAX_MR \
-	max_pd=$KITE_DEF_MAX_PD vendor_id=$KITE_PCI_VENDOR_ID \
+	max_pd=$KITE_DEF_MAX_PD max_mw=$KITE_DEF_MAX_MW vendor_id=$KITE_PCI_VENDOR_ID \
 	vendor_part_id=$((KITE_PCI_DEVICE_ID)) fw_ver=$(cat "$IBSYS/fw_ver") \
 	phys_port_cnt=1 hca_id=$IBDEV; do
 	got=$(devinfo_val "${kv%%=*}")
 	[ "$got" = "${kv#*=}" ] || bad="$bad ${kv%%=*}='$got' (want ${kv#*=})"
 done
 [ -z "$bad" ] && ok ibv-devinfo-caps || fail ibv-devinfo-caps "$bad"
+# The memory-management extensions storage ULPs need, by ibv_devinfo's names.
+bad=
+for f in MEM_WINDOW MEM_MGT_EXTENSIONS MEM_WINDOW_TYPE_2B; do
+	grep -Eq "^[[:space:]]+$f\$" /tmp/devinfo || bad="$bad $f"
+done
+[ -z "$bad" ] && ok ibv-devinfo-mem-mgt || fail ibv-devinfo-mem-mgt "device_cap_flags lack:$bad"
 got=$(devinfo_val state)
 [ "$got" = "PORT_ACTIVE (4)" ] && ok ibv-devinfo-port-active || fail ibv-devinfo-port-active "state: '$got'"
 got=$(devinfo_val link_layer)
