@@ -409,6 +409,7 @@ bool kite_mr_pages_ok(uint64_t iova, uint64_t length, uint8_t shift,
                       uint64_t npages);
 bool kite_pbl_entry_ok(uint64_t e, uint8_t shift);
 bool kite_range_ok(uint64_t addr, uint64_t len);
+bool kite_mr_covers(const KiteMr *mr, uint64_t addr, uint64_t len);
 bool kite_mr_cache_room(KiteState *s, uint64_t bytes);
 void kite_mr_uncache(KiteState *s, KiteMr *mr);
 KiteMr *kite_mr_new(KiteState *s, uint8_t kind, KitePd *pd, uint32_t pdn,

@@ -41,6 +41,16 @@ bool kite_range_ok(uint64_t addr, uint64_t len)
     return addr + (len - 1) >= addr;
 }
 
+/*
+ * [@addr, @addr + @len) does not wrap and lies within the range @mr covers
+ * (an MR's, or the range a window is bound to); len > 0.
+ */
+bool kite_mr_covers(const KiteMr *mr, uint64_t addr, uint64_t len)
+{
+    return addr >= mr->iova && kite_range_ok(addr, len) &&
+           addr + len - 1 <= mr->iova + mr->length - 1;
+}
+
 /* A page entry: non-zero, aligned to the page size, not wrapping. */
 bool kite_pbl_entry_ok(uint64_t e, uint8_t shift)
 {
@@ -414,8 +424,7 @@ uint8_t kite_mr_map(KiteState *s, uint32_t key, uint32_t pdn, uint32_t qpn,
         if (len && !kite_range_ok(addr, len)) {
             return KITE_CQE_LOC_PROT_ERR;
         }
-    } else if (len && (addr < mr->iova || !kite_range_ok(addr, len) ||
-                       addr + len - 1 > mr->iova + mr->length - 1)) {
+    } else if (len && !kite_mr_covers(mr, addr, len)) {
         return KITE_CQE_LOC_PROT_ERR;
     }
     if (!len) {

@@ -124,8 +124,7 @@ static KiteMr *kite_mw_bind_target(KiteState *s, KiteQp *qp, uint32_t key,
         !(mr->access & KITE_ACCESS_MW_BIND)) {
         return NULL;
     }
-    if (addr < mr->iova || !kite_range_ok(addr, length) ||
-        addr + length - 1 > mr->iova + mr->length - 1) {
+    if (!kite_mr_covers(mr, addr, length)) {
         return NULL;
     }
     /* A window that writes needs an MR the device may write. */
@@ -224,8 +223,7 @@ KiteMr *kite_mw_resolve(KiteState *s, KiteMr *mw, uint32_t pdn, uint32_t qpn,
         (mw->kind == KITE_MR_KIND_MW2 && mw->mw_qpn != qpn)) {
         return NULL;
     }
-    if (len && (addr < mw->iova || !kite_range_ok(addr, len) ||
-                addr + len - 1 > mw->iova + mw->length - 1)) {
+    if (len && !kite_mr_covers(mw, addr, len)) {
         return NULL;
     }
     if (len && (mw->access & access) != access) {
