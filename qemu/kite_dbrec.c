@@ -182,21 +182,23 @@ static bool kite_dbrec_service_wq(KiteState *s, KiteQp *qp, bool rq)
     return false;
 }
 
-/* Both queues of a listed QP; false when neither is polled any more. */
+/*
+ * Both queues of a listed QP; false when neither is polled any more (only
+ * the pass that drops its list entry clears dbrec.listed).
+ */
 static bool kite_dbrec_service_qp(KiteState *s, KiteQp *qp)
 {
     bool keep = kite_dbrec_service_wq(s, qp, false);
 
-    keep |= kite_dbrec_service_wq(s, qp, true);
-    qp->dbrec.listed = keep;
-    return keep;
+    return kite_dbrec_service_wq(s, qp, true) || keep;
 }
 
 /*
  * The engine ran send work, or a MODIFY_QP changed a state: every QP
  * whose record is polled reads its producer indexes again. Outside the
  * engine only. Entries for QPs that are gone, no longer polled or listed
- * twice (re-listed before a pass dropped them) leave the list.
+ * twice (a new QP listed under the number of a destroyed one still on the
+ * list) leave the list.
  */
 void kite_dbrec_service(KiteState *s)
 {
@@ -212,6 +214,7 @@ void kite_dbrec_service(KiteState *s)
         if (keep) {
             qp->dbrec.pass = s->dbrec_pass;
             keep = kite_dbrec_service_qp(s, qp);
+            qp->dbrec.listed = keep;
         }
         if (keep) {
             i++;
