@@ -428,8 +428,7 @@ uint8_t kite_cmd_alloc_mr(KiteState *s, const struct kite_aq_cmd *cmd,
                           KiteCmdResult *res);
 uint8_t kite_frwr_reg(KiteState *s, KiteQp *qp,
                       const struct kite_wqe_reg_mr *w);
-uint8_t kite_frwr_local_inv(KiteState *s, KiteQp *qp, uint32_t key);
-uint8_t kite_frwr_remote_inv(KiteState *s, KiteQp *qp, uint32_t rkey);
+uint8_t kite_frwr_inv(KiteState *s, KiteQp *qp, uint32_t key, bool remote);
 
 /* kite_mw.c */
 uint8_t kite_cmd_alloc_mw(KiteState *s, const struct kite_aq_cmd *cmd,

@@ -148,7 +148,7 @@ static uint8_t kite_engine_mem_op(void *opaque, void *host, uint32_t pdn,
     }
     switch (hdr.opcode) {
     case KITE_WQE_LOCAL_INV:
-        st = kite_frwr_local_inv(s, qp, le32_to_cpu(hdr.imm_data));
+        st = kite_frwr_inv(s, qp, le32_to_cpu(hdr.imm_data), false);
         trace_kite_wqe_local_inv(qp->qpn, le32_to_cpu(hdr.imm_data), st);
         return st;
     case KITE_WQE_REG_MR:
@@ -191,7 +191,7 @@ static uint8_t kite_engine_remote_inv(void *opaque, void *host, uint32_t pdn,
     if (!kite_running(s) || qp->pdn != pdn) {
         return KITE_CQE_REM_INV_REQ_ERR;
     }
-    st = kite_frwr_remote_inv(s, qp, rkey);
+    st = kite_frwr_inv(s, qp, rkey, true);
     trace_kite_remote_inv(qp->qpn, rkey, st);
     return st;
 }

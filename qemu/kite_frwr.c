@@ -189,22 +189,17 @@ static bool kite_frwr_invalidate(KiteState *s, KiteQp *qp, uint32_t key,
     }
 }
 
-uint8_t kite_frwr_local_inv(KiteState *s, KiteQp *qp, uint32_t key)
+/*
+ * LOCAL_INV WQE (@remote false) or received SEND_INV of @key: the CQE
+ * status, LOC_PROT_ERR or REM_INV_REQ_ERR when it is refused.
+ */
+uint8_t kite_frwr_inv(KiteState *s, KiteQp *qp, uint32_t key, bool remote)
 {
-    if (!kite_frwr_invalidate(s, qp, key, false)) {
-        qemu_log_mask(LOG_GUEST_ERROR, "kite: QP %u: LOCAL_INV of key 0x%x "
-                      "refused\n", qp->qpn, key);
-        return KITE_CQE_LOC_PROT_ERR;
-    }
-    return KITE_CQE_SUCCESS;
-}
-
-uint8_t kite_frwr_remote_inv(KiteState *s, KiteQp *qp, uint32_t rkey)
-{
-    if (!kite_frwr_invalidate(s, qp, rkey, true)) {
-        qemu_log_mask(LOG_GUEST_ERROR, "kite: QP %u: SEND_INV of rkey 0x%x "
-                      "refused\n", qp->qpn, rkey);
-        return KITE_CQE_REM_INV_REQ_ERR;
+    if (!kite_frwr_invalidate(s, qp, key, remote)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "kite: QP %u: %s of key 0x%x "
+                      "refused\n", qp->qpn, remote ? "SEND_INV" : "LOCAL_INV",
+                      key);
+        return remote ? KITE_CQE_REM_INV_REQ_ERR : KITE_CQE_LOC_PROT_ERR;
     }
     return KITE_CQE_SUCCESS;
 }
