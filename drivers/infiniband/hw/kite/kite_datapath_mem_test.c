@@ -434,6 +434,9 @@ void kite_test_dp_frwr_errors(struct kunit *test)
 	KUNIT_EXPECT_LT(test, ib_map_mr_sg(mr, &sg, 1, NULL, SZ_2K), 0);
 	KUNIT_EXPECT_EQ(test, ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE), 1);
 	KUNIT_EXPECT_EQ(test, to_kmr(mr)->npages, 1);
+	/* A refused map drops the previous list: nothing stale to register. */
+	KUNIT_EXPECT_LT(test, ib_map_mr_sg(mr, &sg, 1, NULL, SZ_2K), 0);
+	KUNIT_EXPECT_EQ(test, to_kmr(mr)->npages, 0);
 
 	/*
 	 * A key variant the device never took (the ULP changed it, its

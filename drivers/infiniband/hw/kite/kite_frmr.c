@@ -120,10 +120,11 @@ int kite_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 	struct kite_ib_dev *kib = to_kib(ibmr->device);
 	struct kite_mr *mr = to_kmr(ibmr);
 
+	/* A failed map leaves no list for a REG_MR to take. */
+	mr->npages = 0;
 	if (!mr->pages || !is_power_of_2(ibmr->page_size) ||
 	    !(ibmr->page_size & kib->kdev->caps.page_size_cap))
 		return -EINVAL;
-	mr->npages = 0;
 	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset,
 			      kite_frmr_set_page);
 }

@@ -83,6 +83,39 @@ static int kite_mr_cmd_reg(struct kite_ib_dev *kib, u32 uctx, u32 pdn,
 	return kite_cmd_reg_mr(&kib->kdev->admin, uctx, &p, key);
 }
 
+/*
+ * Pin and describe the translation of a registration or re-registration.
+ * Return: 0 or a negative errno, with nothing left to release.
+ */
+static int kite_mr_pin_user(struct kite_ib_dev *kib, struct ib_device *ibdev,
+			    u64 start, u64 length, u64 virt, int access,
+			    struct ib_umem **umem, struct kite_pbl *pbl,
+			    unsigned long *pgsz)
+{
+	int err;
+
+	if (!length || length > kib->kdev->caps.max_mr_size)
+		return -EINVAL;
+	*umem = ib_umem_get(ibdev, start, length, access);
+	if (IS_ERR(*umem))
+		return PTR_ERR(*umem);
+	*pgsz = ib_umem_find_best_pgsz(*umem, kib->kdev->caps.page_size_cap,
+				       virt);
+	if (!*pgsz) {
+		err = -EINVAL;
+		goto err_release;
+	}
+	err = kite_pbl_from_umem(kib, pbl, *umem, *pgsz);
+	if (err)
+		goto err_release;
+	return 0;
+
+err_release:
+	ib_umem_release(*umem);
+	*umem = NULL;
+	return err;
+}
+
 /**
  * kite_reg_user_mr() - register user memory
  * @ibpd: protection domain
@@ -107,8 +140,6 @@ struct ib_mr *kite_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	err = kite_mr_access(kib, access, &kaccess);
 	if (err)
 		return ERR_PTR(err);
-	if (!length || length > kib->kdev->caps.max_mr_size)
-		return ERR_PTR(-EINVAL);
 	if (!kite_udata_in_ok(udata))
 		return ERR_PTR(-EINVAL);
 
@@ -117,20 +148,10 @@ struct ib_mr *kite_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 		return ERR_PTR(-ENOMEM);
 	mr->uctx = pd->uctx;
 	mr->access = access;
-	mr->umem = ib_umem_get(ibpd->device, start, length, access);
-	if (IS_ERR(mr->umem)) {
-		err = PTR_ERR(mr->umem);
-		goto err_free;
-	}
-	pgsz = ib_umem_find_best_pgsz(mr->umem, kib->kdev->caps.page_size_cap,
-				      virt);
-	if (!pgsz) {
-		err = -EINVAL;
-		goto err_release;
-	}
-	err = kite_pbl_from_umem(kib, &mr->pbl, mr->umem, pgsz);
+	err = kite_mr_pin_user(kib, ibpd->device, start, length, virt, access,
+			       &mr->umem, &mr->pbl, &pgsz);
 	if (err)
-		goto err_release;
+		goto err_free;
 	err = kite_mr_cmd_reg(kib, mr->uctx, pd->pdn, kaccess, virt, length,
 			      &mr->pbl.desc, kite_mr_next_variant(kib), &key);
 	if (err)
@@ -145,7 +166,6 @@ struct ib_mr *kite_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 
 err_pbl:
 	kite_pbl_free(kib, &mr->pbl);
-err_release:
 	ib_umem_release(mr->umem);
 err_free:
 	kfree(mr);
@@ -214,39 +234,6 @@ int kite_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	return 0;
 }
 
-/*
- * Pin and describe the new translation of a re-registration. Return: 0 or
- * a negative errno, with nothing left to release.
- */
-static int kite_rereg_trans(struct kite_ib_dev *kib, struct ib_device *ibdev,
-			    u64 start, u64 length, u64 virt, int access,
-			    struct ib_umem **umem, struct kite_pbl *pbl,
-			    unsigned long *pgsz)
-{
-	int err;
-
-	if (!length || length > kib->kdev->caps.max_mr_size)
-		return -EINVAL;
-	*umem = ib_umem_get(ibdev, start, length, access);
-	if (IS_ERR(*umem))
-		return PTR_ERR(*umem);
-	*pgsz = ib_umem_find_best_pgsz(*umem, kib->kdev->caps.page_size_cap,
-				       virt);
-	if (!*pgsz) {
-		err = -EINVAL;
-		goto err_release;
-	}
-	err = kite_pbl_from_umem(kib, pbl, *umem, *pgsz);
-	if (err)
-		goto err_release;
-	return 0;
-
-err_release:
-	ib_umem_release(*umem);
-	*umem = NULL;
-	return err;
-}
-
 /**
  * kite_rereg_user_mr() - change a user MR in place
  * @ibmr: MR from kite_reg_user_mr()
@@ -311,7 +298,7 @@ struct ib_mr *kite_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 		flags |= IB_MR_REREG_TRANS;
 	}
 	if (flags & IB_MR_REREG_TRANS) {
-		err = kite_rereg_trans(kib, ibmr->device, start, length, virt,
+		err = kite_mr_pin_user(kib, ibmr->device, start, length, virt,
 				       new_access, &umem, &pbl, &pgsz);
 		if (err)
 			return ERR_PTR(err);
