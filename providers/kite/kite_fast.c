@@ -738,8 +738,13 @@ static bool kite_cqe_to_wc(struct kite_context *ctx, struct kite_cq *cq,
 		wc->wc_flags |= IBV_WC_WITH_IMM;
 		/* As on the wire (__be32), like ibv_send_wr's imm_data. */
 		wc->imm_data = (__force __be32)cqe->imm_data;
-	} else if (cqe->flags & KITE_CQE_F_INV) {
-		/* A SEND_WITH_INV received: the rkey it invalidated. */
+	} else if ((cqe->flags & KITE_CQE_F_INV) &&
+		   kite_cqe_is_recv(cqe->opcode)) {
+		/*
+		 * A SEND_WITH_INV received: the rkey it invalidated. Only a
+		 * receive can have invalidated one; on a send completion the
+		 * bit means nothing and imm_data is no key.
+		 */
 		wc->wc_flags |= IBV_WC_WITH_INV;
 		wc->invalidated_rkey = le32toh(cqe->imm_data);
 	}

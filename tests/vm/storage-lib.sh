@@ -337,7 +337,15 @@ nfs_client_suite() {
 	cp /tmp/nfs.rand $NFS_MNT/rand && sync
 	rm -f /tmp/nfs.rand
 	# Read back through a new mount: nothing comes from the page cache.
-	umount $NFS_MNT && timeout $STOR_CMD_SECS mount.nfs4 "$addr:/" $NFS_MNT -o "$opts"
+	# Without it the reads below would hit the cache or the bare local
+	# directory, and pass.
+	if ! out=$(umount $NFS_MNT 2>&1 &&
+		timeout $STOR_CMD_SECS mount.nfs4 "$addr:/" $NFS_MNT -o "$opts" 2>&1); then
+		fail "$n-sha256" "remount: $out"
+		for r in server-sha256 verify umount; do fail "$n-$r" "not run: remount failed"; done
+		umount $NFS_MNT 2>/dev/null
+		return 1
+	fi
 	sum2=$(timeout $STOR_FIO_SECS sha256sum <$NFS_MNT/rand | cut -d' ' -f1)
 	[ -n "$sum2" ] && [ "$sum2" = "$sum" ] && ok "$n-sha256" ||
 		fail "$n-sha256" "wrote $sum, read back '${sum2}'"

@@ -263,6 +263,14 @@ int test_mw_poll(void)
 	      wc[2].byte_len == 40);
 	CHECK(wc[2].wc_flags == IBV_WC_WITH_INV);
 	CHECK(wc[2].invalidated_rkey == 0xcafe0102u);
+
+	/* The bit on a send completion is no invalidation. */
+	wr[0].next = NULL;
+	CHECK(kite_post_send(&f->qp->vqp.qp, wr, &bad) == 0);
+	dev_cqe(f, QPN, 2, KITE_CQE_LOCAL_INV, KITE_CQE_SUCCESS, 0,
+		KITE_CQE_F_INV, 0xcafe0103u);
+	CHECK(kite_poll_cq(&f->cq->vcq.cq, 1, wc) == 1);
+	CHECK(wc[0].wr_id == 100 && wc[0].wc_flags == 0);
 	fake_free(f);
 	return ok;
 }
