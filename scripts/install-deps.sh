@@ -19,6 +19,7 @@ PKGS=(
 	libpci-dev
 	tshark
 	nvme-cli fio nfs-kernel-server nfs-common
+	libucx0 ucx-utils
 )
 # Wait for another apt/dpkg (e.g. unattended-upgrades) instead of failing.
 APT_OPTS=(-o DPkg::Lock::Timeout=600)

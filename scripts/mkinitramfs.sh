@@ -21,8 +21,12 @@
 #                                kite-verbs (tests/vm/kite-verbs*.c),
 #                                kite-rc (kite-rc*.c), kite-ud (kite-ud.c),
 #                                built against out/rdma-core, and
-#                                kite-uverbs-fuzz (kite-uverbs-fuzz.c), an ldd script
-#                                (the loader's --list), and
+#                                kite-uverbs-fuzz (kite-uverbs-fuzz.c),
+#                                Debian's UCX 1.13 (libucx0: libucp, libuct,
+#                                libucs, libucm and the transport modules
+#                                in ucx/; ucx-utils: ucx_info,
+#                                ucx_perftest), on that libibverbs, an ldd
+#                                script (the loader's --list), and
 #                                an /init that runs /test.sh
 #   out/guest/initramfs-storage.cpio.gz  the same plus nvme-cli, fio, the
 #                                NFS server and client tools and the NVMe
@@ -104,6 +108,12 @@ ud_test=$vm_src/kite-ud.c
 # in out/rdma-core, the others, e.g. libpci, from the host).
 perftest=(ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw ib_send_lat ib_write_lat ib_read_lat)
 fuzz_test=$vm_src/kite-uverbs-fuzz.c
+# Debian's UCX (scripts/install-deps.sh installs it on the host): its tools,
+# and its transport modules, which libuct dlopens from ucx/ beside itself.
+ucx_bins=(/usr/bin/ucx_info /usr/bin/ucx_perftest)
+ucx_mods=(/usr/lib/x86_64-linux-gnu/ucx/libuct_ib.so.0 /usr/lib/x86_64-linux-gnu/ucx/libuct_rdmacm.so.0
+	/usr/lib/x86_64-linux-gnu/ucx/libuct_cma.so.0)
+ucx_pkgs=(libucx0 ucx-utils libnuma1 libgomp1)
 
 # Host binaries copied into the guest with their libraries. iproute2's ip is
 # installed as /usr/bin/ip; scripts must call it by that path because busybox
@@ -142,6 +152,8 @@ inputs_hash() {
 			echo "perftest-build=$(cat "$pt/.hash")"
 			for t in "${perftest[@]}"; do echo "$pt/usr/bin/$t"; done | xargs sha256sum
 			dpkg-query -W -f='${Package} ${Version}\n' libpci3 2>/dev/null
+			echo "ucx=${ucx_bins[*]} ${ucx_mods[*]}"
+			dpkg-query -W -f='${Package} ${Version}\n' "${ucx_pkgs[@]}" 2>/dev/null
 			# Every source and header of the test programs.
 			sha256sum "$vm_src"/*.[ch] "$top/include/kite/kite_hw.h" "$top/qemu/kite_limits.h" \
 				"$top/include/uapi/rdma/kite-abi.h"
@@ -263,6 +275,13 @@ if [ -n "$rc" ]; then
 	cc -O2 -Wall -Wextra -Werror -I"$top/include" \
 		-o "$stage/usr/bin/kite-uverbs-fuzz" "$fuzz_test"
 	copy_host_deps "$stage/usr/bin/kite-uverbs-fuzz"
+	# UCX on our libibverbs (copy_host_deps takes rdma-core's libraries
+	# from out/rdma-core, UCX's own and libnuma, libgomp from the host).
+	for b in "${ucx_bins[@]}" "${ucx_mods[@]}"; do
+		[ -e "$b" ] || { echo "mkinitramfs: $b missing (run scripts/install-deps.sh)" >&2; exit 1; }
+		install -D -m 755 "$(readlink -f "$b")" "$stage$b"
+		copy_host_deps "$b"
+	done
 fi
 
 # --- kernel modules ---------------------------------------------------------
@@ -328,6 +347,9 @@ cat >"$stage/init" <<'EOF'
 /bin/busybox mount -t debugfs debugfs /sys/kernel/debug
 /bin/busybox mount -t tracefs tracefs /sys/kernel/tracing
 /bin/busybox mount -t tmpfs tmpfs /tmp
+# POSIX shared memory (shm_open; UCX's posix transport looks for it).
+/bin/busybox mkdir -p /dev/shm
+/bin/busybox mount -t tmpfs tmpfs /dev/shm
 exec </dev/console >/dev/console 2>&1
 export PATH=/usr/sbin:/usr/bin HOME=/root
 hostname "${KITE_VM:-kite}"

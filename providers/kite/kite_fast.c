@@ -696,6 +696,29 @@ static enum ibv_wc_opcode kite_wc_opcode(uint8_t op, bool *ok)
 }
 
 /*
+ * ibv_wc.sl of a UD receive: the RoCE packet type, as ConnectX reports it
+ * there (bit 3: a UDP header, RoCEv2; bits 2:0: the L3 header, 1 IPv6,
+ * 2 IPv4). UCX before 1.19 reads IPv4 vs IPv6 from it to check the GRH
+ * area's destination GID. RoCEv2 without a VLAN tag carries no service
+ * level, so nothing is lost; see provider.rst.
+ */
+#define KITE_WC_SL_ROCE_UDP	0x8
+#define KITE_WC_SL_L3_IPV6	0x1
+#define KITE_WC_SL_L3_IPV4	0x2
+
+static uint8_t kite_wc_sl(uint8_t net_hdr)
+{
+	switch (net_hdr) {
+	case KITE_CQE_NET_IPV4:
+		return KITE_WC_SL_ROCE_UDP | KITE_WC_SL_L3_IPV4;
+	case KITE_CQE_NET_IPV6:
+		return KITE_WC_SL_ROCE_UDP | KITE_WC_SL_L3_IPV6;
+	default:
+		return 0;
+	}
+}
+
+/*
  * Turn @cqe into @wc. False when the CQE is to be dropped: it names no QP
  * of this context (anymore), or no outstanding WQE of the QP.
  */
@@ -752,8 +775,7 @@ static bool kite_cqe_to_wc(struct kite_context *ctx, struct kite_cq *cq,
 		wc->wc_flags |= IBV_WC_GRH;
 	wc->pkey_index = le16toh(cqe->pkey_index);
 	wc->slid = 0;
-	/* RoCEv2 without a VLAN tag carries no service level. */
-	wc->sl = 0;
+	wc->sl = kite_wc_sl(cqe->net_hdr);
 	wc->dlid_path_bits = 0;
 	return true;
 }

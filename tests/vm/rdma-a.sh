@@ -11,8 +11,9 @@
 # ib_send_bw -R, ib_write_bw -R and ib_read_lat -R over IPv4 and IPv6
 # addresses, with a as client and as server (cm_pair below),
 # ibv_ud_pingpong over IPv4 and IPv6 GIDs each way, and
-# tests/vm/kite-ud.c with each guest as the UD sender, and last the link
-# taken down during an rping (pair_linkdown).
+# tests/vm/kite-ud.c with each guest as the UD sender, UCX's ud_verbs
+# (ucx_info, ucx_perftest: rdma-ucx.sh), and last the link taken down
+# during an rping (pair_linkdown).
 #   RDMA_KIND=kite: the Kite NICs; the host hook rdma.hook sets the kite
 #     device's x-wire-drop-ppm (both guests) or a's link when asked
 #     (host_call) and answers over the second serial port.
@@ -22,6 +23,7 @@
 #     not pass through the netdev).
 . /kite/lib.sh
 . /kite/rdma-lib.sh
+. /kite/rdma-ucx.sh
 BULK_N=${BULK_N:-10000}
 FUNC=$(kite-rc count func)
 MW=$(kite-rc count mw)
@@ -32,7 +34,7 @@ KUD=$(kite-ud count)
 # (4); kite-ud: a as sender (KUD results), b as sender (KUD results + a's
 # receiver status); the link-down check (4).
 CM_N=$((6 * 2 * 2 + 1 + 4 + 2 * KUD + 1 + 4))
-plan $((2 * S + 11 + CM_N + MW))
+plan $((2 * S + 11 + CM_N + MW + UCX_N))
 
 case $RDMA_KIND in
 kite) ME=198.18.0.1 PEER=198.18.0.2 ME6=2001:db8::1 PEER6=2001:db8::2 ;;
@@ -350,6 +352,7 @@ set_drop 50000 both
 lossy_bulk $PEER $PEER pair 18700
 set_drop 0 both
 cm_suite
+ucx_suite
 pair_linkdown
 ans=$(agent_call $PEER 30 "SH - touch /tmp/agent.quit")
 case $ans in "RC 0"*) ok peer-quit ;; *) fail peer-quit "peer agent: ${ans:-no answer}" ;; esac

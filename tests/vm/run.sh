@@ -16,7 +16,8 @@
 #          (loopback), ibv_rc_pingpong -c, perftest with all sizes, kite-rc
 #          func and bulk, bulk with 5% of RoCE frames dropped
 #          (x-wire-drop-ppm); between the two guests kite-rc mw (memory
-#          windows, rereg_mr)
+#          windows, rereg_mr), UCX 1.13 ud_verbs (ucx_info, ucx_perftest
+#          am_lat, am_bw: rdma-ucx.sh)
 #   interop a Kite guest and a Soft-RoCE guest (rxe on virtio-net) on one
 #          link: ibv_rc_pingpong -c both ways, IPv4 at path MTU 1024 and
 #          4096, IPv6 (interop.sh)
@@ -78,7 +79,7 @@ group_rdma() {
 	secs=${KITE_RDMA_TIMEOUT:-1500}
 	# shellcheck disable=SC2054 # "a,b" is one argument
 	cmd=(scripts/vm.sh --test rdma --timeout "$secs" --include "$t/lib.sh"
-		--include "$t/rdma-lib.sh" --link a,b --env RDMA_KIND=kite
+		--include "$t/rdma-lib.sh" --include "$t/rdma-ucx.sh" --link a,b --env RDMA_KIND=kite
 		--hook "bash $top/$t/rdma.hook" "a=$t/rdma-a.sh" "b=$t/rdma-b.sh")
 }
 
@@ -103,7 +104,7 @@ group_rxe() {
 	secs=${KITE_RDMA_TIMEOUT:-1500}
 	# shellcheck disable=SC2054 # "a,b" is one argument
 	cmd=(scripts/vm.sh --test rxe --timeout "$secs" --include "$t/lib.sh"
-		--include "$t/rdma-lib.sh" --link a,b --virtio a,b --env RDMA_KIND=rxe
+		--include "$t/rdma-lib.sh" --include "$t/rdma-ucx.sh" --link a,b --virtio a,b --env RDMA_KIND=rxe
 		"a=$t/rdma-a.sh" "b=$t/rdma-b.sh")
 }
 

@@ -87,6 +87,31 @@ int test_ah_create(void)
 		kernel_ah.destroy_err = 0;
 		CHECK(kite_destroy_ah(ah) == 0 && kernel_ah.destroys == 1);
 	}
+
+	/*
+	 * UCX's ud_verbs on RoCE: DLID 0xC000 (ignored on RoCE), all 32 flow
+	 * label bits set, DSCP 26 with ECT(0), hop limit 255. Passed to the
+	 * kernel as given; the AV keeps the 20 bits of a flow label.
+	 */
+	a = ah_attr(gid_v4);
+	a.dlid = 0xc000;
+	a.sl = 0;
+	a.grh.sgid_index = 1;
+	a.grh.flow_label = UINT32_MAX;
+	a.grh.traffic_class = 106;
+	a.grh.hop_limit = 255;
+	kernel_ah_answer(KITE_NET_IPV4);
+	ah = kite_create_ah(&pd, &a);
+	CHECK(ah != NULL);
+	if (ah) {
+		const struct kite_av *av = &to_kite_ah(ah)->av;
+
+		CHECK(!memcmp(&kernel_ah.attr, &a, sizeof(a)));
+		CHECK(le32toh(av->flow_label) == KITE_AV_FLOW_LABEL_MASK);
+		CHECK(av->traffic_class == 106 && av->hop_limit == 255);
+		CHECK(av->sgid_index == 1 && av->sl == 0);
+		CHECK(kite_destroy_ah(ah) == 0 && kernel_ah.destroys == 1);
+	}
 	CHECK(kernel_ah.logs == 0);
 	fake_free(f);
 	return ok;
@@ -350,8 +375,10 @@ static void dev_cqe_ud(struct fake *f, uint16_t wqe_idx, uint8_t status,
 }
 
 /*
- * UD receives: GRH flag, src_qp, pkey_index, imm; sl 0 whatever network
- * header the CQE names (RoCEv2 carries no service level).
+ * UD receives: GRH flag, src_qp, pkey_index, imm; sl the RoCE packet type
+ * of the CQE's network header as ConnectX reports it (0xA RoCEv2/IPv4,
+ * 0x9 RoCEv2/IPv6: UCX 1.13 takes any other low three bits than 2 for
+ * IPv6), 0 on a flush.
  */
 int test_ud_poll(void)
 {
@@ -383,13 +410,13 @@ int test_ud_poll(void)
 	CHECK(wc[0].qp_num == QPN && wc[0].src_qp == 0x345678);
 	CHECK(wc[0].wc_flags == (IBV_WC_GRH | IBV_WC_WITH_IMM));
 	CHECK(wc[0].imm_data == htobe32(0x0a0b0c0d));
-	CHECK(wc[0].sl == 0 && wc[0].pkey_index == 0);
+	CHECK(wc[0].sl == 0xa && wc[0].pkey_index == 0);
 	CHECK(wc[0].slid == 0 && wc[0].dlid_path_bits == 0);
 	CHECK(wc[1].wr_id == 501 && wc[1].byte_len == 1064);
 	CHECK(wc[1].wc_flags == IBV_WC_GRH && wc[1].imm_data == 0);
-	CHECK(wc[1].src_qp == 0x11 && wc[1].sl == 0);
+	CHECK(wc[1].src_qp == 0x11 && wc[1].sl == 0x9);
 	CHECK(wc[2].wr_id == 502 && wc[2].status == IBV_WC_WR_FLUSH_ERR);
-	CHECK(wc[2].wc_flags == 0);
+	CHECK(wc[2].wc_flags == 0 && wc[2].sl == 0);
 	CHECK(f->qp->rq.ci == 3);
 	fake_free(f);
 	return ok;

@@ -29,10 +29,13 @@ static_assert(sizeof(struct kite_create_ah_resp) == 16);
  * Used for the path of RC/UC QPs (MODIFY_QP) and for address handles.
  * Never sleeps.
  *
+ * Only the low 20 bits of the GRH flow label are a flow label; the bits
+ * above are dropped, as ib_core, rxe and mlx5 do (UCX passes an inverted
+ * path index there, all 32 bits set on its first path).
+ *
  * Return: 0; -EINVAL when @ah is not RoCE, has no GRH or source GID, names
- * a GID index beyond the device's table, a non-RoCE GID, a flow label
- * wider than 20 bits; -EOPNOTSUPP for a RoCE v1 source GID, or IPv6
- * without KITE_DEV_CAP_IPV6.
+ * a GID index beyond the device's table, a non-RoCE GID; -EOPNOTSUPP for
+ * a RoCE v1 source GID, or IPv6 without KITE_DEV_CAP_IPV6.
  */
 int kite_av_from_ah_attr(struct kite_ib_dev *kib, const struct rdma_ah_attr *ah,
 			 struct kite_av *av)
@@ -47,8 +50,7 @@ int kite_av_from_ah_attr(struct kite_ib_dev *kib, const struct rdma_ah_attr *ah,
 	sgid = grh->sgid_attr;
 	if (!sgid || sgid->device != &kib->ibdev ||
 	    sgid->port_num != KITE_PORT_NUM ||
-	    sgid->index >= kib->kdev->caps.max_gid ||
-	    grh->flow_label & ~IB_GRH_FLOWLABEL_MASK)
+	    sgid->index >= kib->kdev->caps.max_gid)
 		return -EINVAL;
 	switch (sgid->gid_type) {
 	case IB_GID_TYPE_ROCE_UDP_ENCAP:
@@ -85,7 +87,7 @@ int kite_av_from_ah_attr(struct kite_ib_dev *kib, const struct rdma_ah_attr *ah,
 	av->hop_limit = grh->hop_limit;
 	av->traffic_class = grh->traffic_class;
 	av->sl = rdma_ah_get_sl(ah);
-	av->flow_label = cpu_to_le32(grh->flow_label);
+	av->flow_label = cpu_to_le32(grh->flow_label & KITE_AV_FLOW_LABEL_MASK);
 	return 0;
 }
 

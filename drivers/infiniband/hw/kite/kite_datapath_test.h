@@ -46,7 +46,7 @@
 #define KITE_DT_FAKE_SGE	2
 
 /* Address handles a case holds; kite_dt_exit() destroys what is left. */
-#define KITE_DT_NUM_AH		2
+#define KITE_DT_NUM_AH		3
 
 /* QP event types the tests count (enum ib_event_type below this). */
 #define KITE_DT_NUM_EVENTS	(IB_EVENT_GID_CHANGE + 1)

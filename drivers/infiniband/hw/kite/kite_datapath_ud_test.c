@@ -468,9 +468,11 @@ void kite_test_dp_ah_atomic(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kite_av_from_ah_attr(dt->kib, &attr, &av),
 			-EINVAL);
 	sgid.gid = gid;
-	attr.grh.flow_label = IB_GRH_FLOWLABEL_MASK + 1;
-	KUNIT_EXPECT_EQ(test, kite_av_from_ah_attr(dt->kib, &attr, &av),
-			-EINVAL);
+	/* Only 20 bits are a flow label: the rest is dropped, not refused. */
+	attr.grh.flow_label = U32_MAX;
+	KUNIT_EXPECT_EQ(test, kite_av_from_ah_attr(dt->kib, &attr, &av), 0);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(av.flow_label),
+			IB_GRH_FLOWLABEL_MASK);
 	attr.grh.flow_label = 0;
 	attr.ah_flags = 0;
 	KUNIT_EXPECT_EQ(test, kite_av_from_ah_attr(dt->kib, &attr, &av),
@@ -628,6 +630,65 @@ static bool kite_dt_wait_gid(struct kite_dt *dt, const union ib_gid *gid,
 }
 
 /*
+ * The address handle UCX's UD transport (ud_verbs) asks for on RoCE: a
+ * "DLID" of 0xC000 (its UDP source port base, which RoCE ignores), all 32
+ * flow label bits set (the one's complement of path index 0), hop limit
+ * 255 and traffic class 106 (DSCP 26 with ECT(0) in the ECN bits). It is
+ * accepted, and a datagram sent over it carries the TOS byte and TTL as
+ * given.
+ */
+#define KITE_DT_UCX_DLID	0xc000
+#define KITE_DT_UCX_FLOW_LABEL	U32_MAX
+#define KITE_DT_UCX_HOP_LIMIT	255
+#define KITE_DT_UCX_TCLASS	106
+#define KITE_DT_AH_UCX		2	/* its slot in dt->ah */
+
+static void kite_dt_ucx_ah(struct kunit *test, struct kite_dt *dt,
+			   union ib_gid *gid, u32 sgid_index)
+{
+	struct ib_ah **ah = &dt->ah[KITE_DT_AH_UCX];
+	struct rdma_ah_attr attr = {};
+	struct ib_wc wc[2], *r;
+	struct kite_av *av;
+	struct iphdr *iph;
+	struct ib_sge sge;
+	u8 *dst;
+
+	attr.type = RDMA_AH_ATTR_TYPE_ROCE;
+	rdma_ah_set_port_num(&attr, KITE_PORT_NUM);
+	rdma_ah_set_sl(&attr, 0);
+	rdma_ah_set_dlid(&attr, KITE_DT_UCX_DLID);
+	rdma_ah_set_path_bits(&attr, 0);
+	rdma_ah_set_grh(&attr, gid, KITE_DT_UCX_FLOW_LABEL, sgid_index,
+			KITE_DT_UCX_HOP_LIMIT, KITE_DT_UCX_TCLASS);
+	ether_addr_copy(attr.roce.dmac, dt->kib->kdev->netdev->dev_addr);
+	*ah = rdma_create_ah(dt->pd, &attr, RDMA_CREATE_AH_SLEEPABLE);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(*ah), "UCX's AH: %ld",
+			       PTR_ERR(*ah));
+	av = &to_kah(*ah)->av;
+	KUNIT_EXPECT_EQ(test, av->net_type, KITE_NET_IPV4);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(av->flow_label),
+			IB_GRH_FLOWLABEL_MASK);
+	KUNIT_EXPECT_EQ(test, av->traffic_class, KITE_DT_UCX_TCLASS);
+
+	dst = kite_dt_va(dt, KITE_DT_B_BUF);
+	memset(dst, 0, PAGE_SIZE);
+	KUNIT_ASSERT_EQ(test, kite_dt_post_recv(dt, dt->b, 6, KITE_DT_B_BUF,
+						PAGE_SIZE), 0);
+	sge = kite_dt_sge(dt, KITE_DT_A_SRC, KITE_DT_UD_LEN);
+	KUNIT_ASSERT_EQ(test, kite_dt_ud_send(dt->a, 5, *ah,
+					      dt->b->qp_num, KITE_DT_QKEY_A,
+					      &sge, 1, IB_WR_SEND, 0), 0);
+	KUNIT_ASSERT_EQ(test, kite_dt_poll(dt->cq, wc, 2), 2);
+	r = kite_dt_find_one(test, wc, 2, 6);
+	KUNIT_ASSERT_EQ(test, r->status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, r->network_hdr_type, RDMA_NETWORK_IPV4);
+	iph = &((union rdma_network_hdr *)dst)->roce4grh;
+	KUNIT_EXPECT_EQ(test, iph->tos, KITE_DT_UCX_TCLASS);
+	KUNIT_EXPECT_EQ(test, iph->ttl, KITE_DT_UCX_HOP_LIMIT);
+}
+
+/*
  * UD over IPv4: the netdev gets an IPv4 address, ib_core gives the port
  * the RoCE v2 GID of it (IPv4-mapped), and a UD SEND with immediate data
  * to an AH of that GID travels as IPv4/UDP. The receive buffer's 40-byte
@@ -767,6 +828,8 @@ void kite_test_dp_ud_send_ipv4(struct kunit *test)
 			KITE_DT_IP4_ADDR);
 	KUNIT_EXPECT_EQ(test, memcmp(dst + sizeof(struct ib_grh), src,
 				     KITE_DT_UD_LEN), 0);
+
+	kite_dt_ucx_ah(test, dt, &gid, sgid_index);
 
 	for (i = 0; i < KITE_DT_NUM_AH; i++) {
 		KUNIT_EXPECT_EQ(test, rdma_destroy_ah_user(dt->ah[i], 0, NULL),
