@@ -126,7 +126,7 @@ static uint32_t crc_table_update(uint32_t crc, const uint8_t *p, size_t len)
  * the AVX2 one into legacy-SSE code would pay for the switch.
  */
 #define CRC_CLMUL_INLINE \
-    __attribute__((target("pclmul,sse2"), always_inline))
+    __attribute__((target("pclmul,sse4.1"), always_inline))
 
 /* Per distance D: { K(D + 64), K(D) } for the low and the high half. */
 static uint64_t crc_k[FOLD_DISTANCES][2];
@@ -208,7 +208,8 @@ static bool crc_clmul_supported(bool wide)
                __builtin_cpu_supports("avx2") &&
                __builtin_cpu_supports("pclmul");
     }
-    return __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse2");
+    return __builtin_cpu_supports("pclmul") &&
+           __builtin_cpu_supports("sse4.1");
 }
 
 CRC_CLMUL_INLINE
@@ -233,26 +234,31 @@ static inline __m128i crc_kvec(unsigned i)
 CRC_CLMUL_INLINE
 static inline __m128i crc_clmul_last(__m128i x, const uint8_t *p, size_t len)
 {
-    /* loadu(tail_mask + len): 16 - len zero bytes, then len of ones. */
-    static const uint8_t tail_mask[32] = {
-        [16] = 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    /*
+     * loadu(shuf + len): byte i selects byte i + len - 16, so that PSHUFB
+     * moves up by 16 - len bytes (indexes with bit 7 set give zero);
+     * XORed with 0x80, the same selects byte i + len: down by len.
+     */
+    static const uint8_t shuf[32] = {
+        0x80, 0x81, 0x82, 0x83, 0x84, 0x85, 0x86, 0x87,
+        0x88, 0x89, 0x8a, 0x8b, 0x8c, 0x8d, 0x8e, 0x8f,
+        0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07,
+        0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f,
     };
-    uint8_t win[32], out[32];
-    __m128i zero = _mm_setzero_si128(), w, t;
+    __m128i up = _mm_loadu_si128((const __m128i *)(shuf + len));
+    __m128i down = _mm_xor_si128(up, _mm_set1_epi8((char)0x80));
+    __m128i w;
 
-    /* x shifted by len bytes either way, through memory (plain SSE2). */
-    _mm_storeu_si128((__m128i *)win, x);
-    _mm_storeu_si128((__m128i *)(win + 16), zero);
-    _mm_storeu_si128((__m128i *)out, zero);
-    _mm_storeu_si128((__m128i *)(out + 16), x);
-    /* The data ends at p + len and at least 64 bytes precede p. */
-    t = _mm_and_si128(_mm_loadu_si128((const __m128i *)(p + len - 16)),
-                      _mm_loadu_si128((const __m128i *)(tail_mask + len)));
-    w = _mm_or_si128(_mm_loadu_si128((const __m128i *)(win + len)), t);
-    return _mm_xor_si128(w, crc_fold(_mm_loadu_si128((const __m128i *)
-                                                     (out + len)),
-                                     crc_kvec(0)));
+    /*
+     * x's last 16 - len bytes moved down, then the len bytes that end the
+     * data (at p + len; at least 64 bytes precede p), where down selects
+     * nothing.
+     */
+    w = _mm_blendv_epi8(_mm_shuffle_epi8(x, down),
+                        _mm_loadu_si128((const __m128i *)(p + len - 16)),
+                        down);
+    /* x's first len bytes, at the top of their own block: folded on. */
+    return _mm_xor_si128(w, crc_fold(_mm_shuffle_epi8(x, up), crc_kvec(0)));
 }
 
 CRC_CLMUL_INLINE
@@ -359,7 +365,7 @@ static inline uint32_t crc_clmul_body(uint32_t crc, const uint8_t *p,
     return crc_clmul_tail(x0, x1, x2, x3, p + 64, len - 64);
 }
 
-__attribute__((target("pclmul,sse2")))
+__attribute__((target("pclmul,sse4.1")))
 static uint32_t crc_clmul_update(uint32_t crc, const uint8_t *p, size_t len,
                                  const uint8_t *or)
 {
