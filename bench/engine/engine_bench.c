@@ -28,10 +28,13 @@
  *
  *   engine-bench [-s SIZE] [-n MESSAGES] [-r REPEATS] [-m 1024|4096]...
  *                [-c table|clmul|vclmul] [-t 1|2]
+ *   engine-bench -k
  *
  * -c forces one ICRC implementation (default: the engine's own choice).
  * -t 1 prints only the one-thread row, -t 2 only the two-thread one
- * (default: both).
+ * (default: both). -k prints instead the ICRC's GB/s over frames of
+ * several lengths for each implementation this CPU has (thread CPU time,
+ * best of three, each frame's CRC state feeding the next).
  *
  * Copyright (c) 2026 The Kite authors
  */
@@ -84,6 +87,9 @@
 /* Without any progress for this long a two-thread run has stalled. */
 #define STALL_NS        10000000000ull
 #define CACHE_LINE      64
+/* -k: the longest frame it times, and the bytes per length and pass. */
+#define CRC_BENCH_MAX   8192
+#define CRC_BENCH_BYTES (64u << 20)
 #define NS_PER_S        1000000000.0
 #define BYTES_PER_MB    1e6
 
@@ -792,11 +798,61 @@ static int bench_mtu(uint8_t mtu, uint32_t len, uint32_t msgs,
     return 0;
 }
 
+/* -k: the ICRC's speed by length, for each implementation. */
+static int bench_crc(void)
+{
+    static const size_t lens[] = {
+        64, 128, 256, 512, 1024, 1076, 2048, 4096, 4148, 8192,
+    };
+    static const char *const names[] = {
+        [KITE_ROCE_CRC_TABLE] = "table",
+        [KITE_ROCE_CRC_CLMUL] = "clmul",
+        [KITE_ROCE_CRC_VCLMUL] = "vclmul",
+    };
+    enum kite_roce_crc_impl impl;
+    size_t l, k, iters, len;
+    uint8_t *buf = xalloc(CRC_BENCH_MAX + KITE_ETH_HLEN);
+    uint8_t *ip = buf + KITE_ETH_HLEN;
+    uint8_t mask[KITE_ROCE_CRC_FIRST_LEN] = { [1] = 0xff };
+
+    fill(buf, CRC_BENCH_MAX + KITE_ETH_HLEN, 1);
+    for (impl = KITE_ROCE_CRC_TABLE; impl <= KITE_ROCE_CRC_VCLMUL; impl++) {
+        if (!kite_roce_crc_select(impl)) {
+            continue;
+        }
+        printf("engine-bench: ICRC %-6s GB/s by length:", names[impl]);
+        for (l = 0; l < sizeof(lens) / sizeof(lens[0]); l++) {
+            double best = 0;
+            unsigned r;
+
+            len = lens[l];
+            iters = CRC_BENCH_BYTES / len;
+            for (r = 0; r < DEF_REPEATS; r++) {
+                uint64_t t0 = cpu_ns(), t;
+                uint32_t c = 0;
+
+                for (k = 0; k < iters; k++) {
+                    c = kite_roce_crc32_or(c, ip, len, mask);
+                }
+                __asm__ volatile("" : : "r"(c));
+                t = cpu_ns() - t0;
+                if (t && (double)len * iters / t > best) {
+                    best = (double)len * iters / t;
+                }
+            }
+            printf(" %zu:%.1f", len, best);
+        }
+        printf("\n");
+    }
+    free(buf);
+    return 0;
+}
+
 static void usage(void)
 {
     fprintf(stderr, "usage: engine-bench [-s SIZE] [-n MESSAGES] "
             "[-r REPEATS] [-m 256|512|1024|2048|4096]... "
-            "[-c table|clmul|vclmul] [-t 1|2]\n");
+            "[-c table|clmul|vclmul] [-t 1|2] | -k\n");
     exit(2);
 }
 
@@ -814,8 +870,8 @@ int main(int argc, char **argv)
     };
     enum kite_roce_crc_impl crc;
 
-    while ((c = getopt(argc, argv, "s:n:r:m:c:t:")) != -1) {
-        unsigned long v = strtoul(optarg, NULL, 0);
+    while ((c = getopt(argc, argv, "s:n:r:m:c:t:k")) != -1) {
+        unsigned long v = optarg ? strtoul(optarg, NULL, 0) : 0;
         uint8_t m;
 
         switch (c) {
@@ -848,6 +904,8 @@ int main(int argc, char **argv)
             }
             mtus[nmtu++] = m;
             break;
+        case 'k':
+            return bench_crc();
         case 't':
             if (v != 1 && v != 2) {
                 usage();
