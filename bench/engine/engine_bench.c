@@ -40,6 +40,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +85,11 @@
 #define TWIRE_RUN_ROOM  (2 * RUN_BUDGET)
 /* Spins on a full or empty ring between two looks at the clock. */
 #define TWIRE_SPINS     4096
+/*
+ * Idle spins before a thread yields its core: with fewer free cores than
+ * threads, a spinning thread would hold back the one it waits for.
+ */
+#define TWIRE_YIELD     64
 /* Without any progress for this long a two-thread run has stalled. */
 #define STALL_NS        10000000000ull
 #define CACHE_LINE      64
@@ -239,6 +245,16 @@ static inline void cpu_relax(void)
 #endif
 }
 
+/* One idle turn of a two-thread loop: pause, now and then yield. */
+static void twire_idle(unsigned spins)
+{
+    if (spins % TWIRE_YIELD == 0) {
+        sched_yield();
+    } else {
+        cpu_relax();
+    }
+}
+
 static bool twire_room(TWire *w, uint32_t need)
 {
     uint32_t tail = atomic_load_explicit(&w->tail, memory_order_relaxed);
@@ -272,7 +288,7 @@ static void twire_send(Node *n, const uint8_t *frame, size_t len)
                 return;
             }
         }
-        cpu_relax();
+        twire_idle(spins);
     }
     memcpy(w->slot[tail % TWIRE_SLOTS], frame, len);
     w->len[tail % TWIRE_SLOTS] = (uint32_t)len;
@@ -609,6 +625,7 @@ static bool node_run_threaded(Node *n)
 static void *node_thread(void *opaque)
 {
     Node *n = opaque;
+    unsigned idle = 0;
 
     while (!atomic_load_explicit(&twire_stop, memory_order_acquire)) {
         bool busy = twire_deliver(n);
@@ -618,8 +635,10 @@ static void *node_thread(void *opaque)
             atomic_store(&twire_stop, true);
             break;
         }
-        if (!busy) {
-            cpu_relax();
+        if (busy) {
+            idle = 0;
+        } else {
+            twire_idle(++idle);
         }
     }
     return NULL;
@@ -669,8 +688,8 @@ static bool run_writes_threaded(Node *a, Node *b, uint32_t len,
             last = 0;
             continue;
         }
-        cpu_relax();
-        if (++idle % TWIRE_SPINS == 0) {
+        twire_idle(++idle);
+        if (idle % TWIRE_SPINS == 0) {
             uint64_t t = now_ns();
 
             if (!last) {
