@@ -13,6 +13,13 @@
  * copy of each frame into a ring per direction (a socket write), the SQ
  * and CQ are plain rings. Everything else is the engine.
  *
+ * A second row per MTU runs each engine on its own thread, as in two QEMU
+ * processes on two cores: each wire is a lock-free single-producer,
+ * single-consumer ring of frames (the sender copies each frame in, the
+ * receiver's engine parses it in place), and the figure is timed by the
+ * wall clock from start to the last completion. It needs two idle cores to
+ * mean anything.
+ *
  * A benchmark, not a test: nothing timed is checked. The data is: every
  * completion must be a success with the right length, the engines must
  * count no retransmission, no ICRC error and no drop, and the destination
@@ -20,13 +27,21 @@
  * Any of these failing exits 1.
  *
  *   engine-bench [-s SIZE] [-n MESSAGES] [-r REPEATS] [-m 1024|4096]...
- *                [-c table|clmul|vclmul]
+ *                [-c table|clmul|vclmul] [-t 1|2]
+ *   engine-bench -k
  *
  * -c forces one ICRC implementation (default: the engine's own choice).
+ * -t 1 prints only the one-thread row, -t 2 only the two-thread one
+ * (default: both). -k prints instead the ICRC's GB/s over frames of
+ * several lengths for each implementation this CPU has (thread CPU time,
+ * best of three, each frame's CRC state feeding the next).
  *
  * Copyright (c) 2026 The Kite authors
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +75,27 @@
 #define DEF_SIZE        (64u << 10)
 #define DEF_MSGS        4000u
 #define DEF_REPEATS     3u
+/*
+ * The two-thread wire: slots per direction, and the free slots an engine
+ * run needs before it starts (a run sends at most one frame per packet of
+ * its budget, plus the ACK it may flush), so that no transmit waits for
+ * the peer.
+ */
+#define TWIRE_SLOTS     512
+#define TWIRE_RUN_ROOM  (2 * RUN_BUDGET)
+/* Spins on a full or empty ring between two looks at the clock. */
+#define TWIRE_SPINS     4096
+/*
+ * Idle spins before a thread yields its core: with fewer free cores than
+ * threads, a spinning thread would hold back the one it waits for.
+ */
+#define TWIRE_YIELD     64
+/* Without any progress for this long a two-thread run has stalled. */
+#define STALL_NS        10000000000ull
+#define CACHE_LINE      64
+/* -k: the longest frame it times, and the bytes per length and pass. */
+#define CRC_BENCH_MAX   8192
+#define CRC_BENCH_BYTES (64u << 20)
 #define NS_PER_S        1000000000.0
 #define BYTES_PER_MB    1e6
 
@@ -68,6 +104,18 @@ typedef struct Wire {
     uint32_t len[WIRE_SLOTS];
     uint32_t head, tail;        /* free-running */
 } Wire;
+
+/*
+ * One direction of the two-thread wire: the sending thread alone moves
+ * tail, the receiving one alone moves head (both free-running); a slot is
+ * published by the release store of tail and given back by that of head.
+ */
+typedef struct TWire {
+    _Alignas(CACHE_LINE) _Atomic uint32_t tail;
+    _Alignas(CACHE_LINE) _Atomic uint32_t head;
+    _Alignas(CACHE_LINE) uint8_t (*slot)[WIRE_SLOT_SIZE];
+    uint32_t len[TWIRE_SLOTS];
+} TWire;
 
 typedef struct Node {
     KiteRoce *e;
@@ -83,12 +131,17 @@ typedef struct Node {
     uint32_t cq_pi, cq_ci;
     uint64_t deadline;
     Wire *out;                  /* frames this node sends */
+    TWire *tout, *tin;          /* the same on two threads, and the peer's */
     bool kicked;
     bool failed;                /* a callback saw something wrong */
+    uint64_t thread_cpu_ns;     /* two-thread mode: the CPU time of a pass */
 } Node;
 
 static Node nodes[NODES];
 static Wire wires[NODES];
+static TWire twires[NODES];
+/* Two-thread mode: set when A has seen its last completion, or on failure. */
+static _Atomic bool twire_stop;
 
 static uint64_t clock_ns(clockid_t id)
 {
@@ -186,11 +239,76 @@ static void cb_qp_event(void *opaque, void *qp, uint8_t type)
     n->failed = true;
 }
 
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+/* One idle turn of a two-thread loop: pause, now and then yield. */
+static void twire_idle(unsigned spins)
+{
+    if (spins % TWIRE_YIELD == 0) {
+        sched_yield();
+    } else {
+        cpu_relax();
+    }
+}
+
+static bool twire_room(TWire *w, uint32_t need)
+{
+    uint32_t tail = atomic_load_explicit(&w->tail, memory_order_relaxed);
+
+    return TWIRE_SLOTS - (tail - atomic_load_explicit(&w->head,
+                                                      memory_order_acquire))
+           >= need;
+}
+
+/* A frame onto the two-thread wire; waits (rarely) for the peer to drain. */
+static void twire_send(Node *n, const uint8_t *frame, size_t len)
+{
+    TWire *w = n->tout;
+    uint32_t tail = atomic_load_explicit(&w->tail, memory_order_relaxed);
+    uint64_t t0 = 0;
+    unsigned spins = 0;
+
+    while (!twire_room(w, 1)) {
+        if (atomic_load_explicit(&twire_stop, memory_order_relaxed)) {
+            n->failed = true;
+            return;
+        }
+        if (++spins % TWIRE_SPINS == 0) {
+            uint64_t t = now_ns();
+
+            if (!t0) {
+                t0 = t;
+            } else if (t - t0 > STALL_NS) {
+                fprintf(stderr, "engine-bench: wire stalled\n");
+                n->failed = true;
+                return;
+            }
+        }
+        twire_idle(spins);
+    }
+    memcpy(w->slot[tail % TWIRE_SLOTS], frame, len);
+    w->len[tail % TWIRE_SLOTS] = (uint32_t)len;
+    atomic_store_explicit(&w->tail, tail + 1, memory_order_release);
+}
+
 static void cb_transmit(void *opaque, const uint8_t *frame, size_t len)
 {
     Node *n = opaque;
     Wire *w = n->out;
 
+    if (n->tout) {
+        if (len > WIRE_SLOT_SIZE) {
+            n->failed = true;
+            return;
+        }
+        twire_send(n, frame, len);
+        return;
+    }
     if (w->tail - w->head >= WIRE_SLOTS || len > WIRE_SLOT_SIZE) {
         fprintf(stderr, "engine-bench: wire full\n");
         n->failed = true;
@@ -243,7 +361,7 @@ static const struct kite_roce_ops ops = {
 
 /* ---- setup ---- */
 
-static void node_init(Node *n, int id, size_t mem_len)
+static void node_init(Node *n, int id, size_t mem_len, bool threaded)
 {
     memset(n, 0, sizeof(*n));
     n->mac[0] = 0x02;
@@ -262,6 +380,13 @@ static void node_init(Node *n, int id, size_t mem_len)
     n->out = &wires[id];
     wires[id].slot = xalloc(sizeof(*wires[id].slot) * WIRE_SLOTS);
     wires[id].head = wires[id].tail = 0;
+    if (threaded) {
+        n->tout = &twires[id];
+        n->tin = &twires[!id];
+        twires[id].slot = xalloc(sizeof(*twires[id].slot) * TWIRE_SLOTS);
+        atomic_init(&twires[id].head, 0);
+        atomic_init(&twires[id].tail, 0);
+    }
     n->e = kite_roce_new(&ops, n);
     if (!n->e) {
         fprintf(stderr, "engine-bench: kite_roce_new failed\n");
@@ -295,6 +420,9 @@ static void node_free(Node *n)
     free(n->rq);
     free(n->cq);
     free(n->out->slot);
+    if (n->tout) {
+        free(n->tout->slot);
+    }
 }
 
 /* RESET -> INIT -> RTR -> RTS towards @peer at path MTU @mtu. */
@@ -398,42 +526,66 @@ static void node_run(Node *n)
 }
 
 /*
+ * Post WRITEs up to @msgs in all while the SQ has room (@posted so far,
+ * @done of them complete), then ring once. Returns the new @posted.
+ */
+static uint32_t fill_sq(Node *a, uint32_t len, uint32_t posted,
+                        uint32_t done, uint32_t msgs)
+{
+    uint32_t before = posted;
+
+    while (posted < msgs && posted - done < (1u << SQ_LOG_DEPTH)) {
+        post_write(a, len);
+        posted++;
+    }
+    if (posted != before) {
+        kite_roce_sq_doorbell(a->qp, a->sq_pi);
+    }
+    return posted;
+}
+
+/* Reap A's completions: how many, or -1 on a wrong one. */
+static int reap(Node *a, uint32_t len)
+{
+    int done = 0;
+
+    while (a->cq_ci != a->cq_pi) {
+        const struct kite_cqe *c =
+            &a->cq[kite_ring_slot(a->cq_ci++, CQ_LOG_DEPTH)];
+
+        if (c->status != KITE_CQE_SUCCESS || c->opcode != KITE_CQE_WRITE ||
+            kr_le32(&c->byte_len) != len) {
+            fprintf(stderr, "engine-bench: CQE status %u opcode %u len %u\n",
+                    c->status, c->opcode, kr_le32(&c->byte_len));
+            return -1;
+        }
+        done++;
+    }
+    return done;
+}
+
+/*
  * Send @msgs WRITEs of @len bytes from A to B, keeping the SQ full, and
  * check their completions. Returns false on any wrong result.
  */
 static bool run_writes(Node *a, Node *b, uint32_t len, uint32_t msgs)
 {
-    uint32_t posted = 0, done = 0, depth = 1u << SQ_LOG_DEPTH;
+    uint32_t posted = 0, done = 0;
     uint64_t spins = 0;
 
     while (done < msgs) {
-        uint32_t before = posted;
+        int got;
 
-        while (posted < msgs && posted - done < depth) {
-            post_write(a, len);
-            posted++;
-        }
-        if (posted != before) {
-            kite_roce_sq_doorbell(a->qp, a->sq_pi);
-        }
+        posted = fill_sq(a, len, posted, done, msgs);
         node_run(a);
         wire_deliver(a, b);
         node_run(b);
         wire_deliver(b, a);
-        while (a->cq_ci != a->cq_pi) {
-            const struct kite_cqe *c =
-                &a->cq[kite_ring_slot(a->cq_ci++, CQ_LOG_DEPTH)];
-
-            if (c->status != KITE_CQE_SUCCESS ||
-                c->opcode != KITE_CQE_WRITE ||
-                kr_le32(&c->byte_len) != len) {
-                fprintf(stderr, "engine-bench: CQE status %u opcode %u "
-                        "len %u\n", c->status, c->opcode,
-                        kr_le32(&c->byte_len));
-                return false;
-            }
-            done++;
+        got = reap(a, len);
+        if (got < 0) {
+            return false;
         }
+        done += (uint32_t)got;
         if (a->failed || b->failed) {
             return false;
         }
@@ -444,6 +596,125 @@ static bool run_writes(Node *a, Node *b, uint32_t len, uint32_t msgs)
         }
     }
     return true;
+}
+
+/* ---- one engine per thread ---- */
+
+/* Hand every frame waiting on @n's incoming wire to its engine. */
+static bool twire_deliver(Node *n)
+{
+    TWire *w = n->tin;
+    uint32_t head = atomic_load_explicit(&w->head, memory_order_relaxed);
+    uint32_t tail = atomic_load_explicit(&w->tail, memory_order_acquire);
+
+    if (head == tail) {
+        return false;
+    }
+    while (head != tail) {
+        uint32_t i = head % TWIRE_SLOTS;
+
+        if (!kite_roce_rx(n->e, w->slot[i], w->len[i])) {
+            fprintf(stderr, "engine-bench: frame not taken\n");
+            n->failed = true;
+        }
+        atomic_store_explicit(&w->head, ++head, memory_order_release);
+    }
+    return true;
+}
+
+/* node_run() once the outgoing wire has room for a whole run. */
+static bool node_run_threaded(Node *n)
+{
+    bool was = n->kicked;
+
+    if (!twire_room(n->tout, TWIRE_RUN_ROOM)) {
+        return false;
+    }
+    node_run(n);
+    return was;
+}
+
+/* B's thread: serve the wire and the engine until A is done. */
+static void *node_thread(void *opaque)
+{
+    Node *n = opaque;
+    unsigned idle = 0;
+    uint64_t t0 = cpu_ns();
+
+    while (!atomic_load_explicit(&twire_stop, memory_order_acquire)) {
+        bool busy = twire_deliver(n);
+
+        busy |= node_run_threaded(n);
+        if (n->failed) {
+            atomic_store(&twire_stop, true);
+            break;
+        }
+        if (busy) {
+            idle = 0;
+        } else {
+            twire_idle(++idle);
+        }
+    }
+    n->thread_cpu_ns = cpu_ns() - t0;
+    return NULL;
+}
+
+/*
+ * run_writes() with B's engine on a thread of its own; A's runs on this
+ * one. Returns false on any wrong result or a stall.
+ */
+static bool run_writes_threaded(Node *a, Node *b, uint32_t len,
+                                uint32_t msgs)
+{
+    uint32_t posted = 0, done = 0;
+    uint64_t last = 0;
+    unsigned idle = 0;
+    pthread_t tid;
+    bool ok = true;
+
+    a->thread_cpu_ns = cpu_ns();
+    atomic_store(&twire_stop, false);
+    if (pthread_create(&tid, NULL, node_thread, b)) {
+        fprintf(stderr, "engine-bench: pthread_create failed\n");
+        return false;
+    }
+    while (done < msgs) {
+        bool busy;
+        int got;
+
+        posted = fill_sq(a, len, posted, done, msgs);
+        busy = twire_deliver(a);
+        busy |= node_run_threaded(a);
+        got = reap(a, len);
+        if (got < 0 || a->failed ||
+            atomic_load_explicit(&twire_stop, memory_order_acquire)) {
+            ok = false;
+            break;
+        }
+        done += (uint32_t)got;
+        if (got || busy) {
+            idle = 0;
+            last = 0;
+            continue;
+        }
+        twire_idle(++idle);
+        if (idle % TWIRE_SPINS == 0) {
+            uint64_t t = now_ns();
+
+            if (!last) {
+                last = t;
+            } else if (t - last > STALL_NS) {
+                fprintf(stderr, "engine-bench: no progress (%u of %u "
+                        "done)\n", done, msgs);
+                ok = false;
+                break;
+            }
+        }
+    }
+    atomic_store(&twire_stop, true);
+    a->thread_cpu_ns = cpu_ns() - a->thread_cpu_ns;
+    pthread_join(tid, NULL);
+    return ok && !b->failed;
 }
 
 static void fill(uint8_t *p, size_t n, uint32_t seed)
@@ -503,44 +774,113 @@ static double memcpy_mbs(uint8_t *dst, const uint8_t *src, uint32_t len,
 }
 
 static int bench_mtu(uint8_t mtu, uint32_t len, uint32_t msgs,
-                     unsigned repeats)
+                     unsigned repeats, bool threaded)
 {
     Node *a = &nodes[0], *b = &nodes[1];
-    double best = 0, mc;
+    double best = 0, mc, on_a = 0, on_b = 0;
     unsigned r;
 
-    node_init(a, 0, len);
-    node_init(b, 1, len);
+    node_init(a, 0, len, threaded);
+    node_init(b, 1, len, threaded);
     node_connect(a, b, mtu);
     node_connect(b, a, mtu);
     for (r = 0; r < repeats; r++) {
         uint64_t t0, t;
+        bool ok;
 
         /* A new pattern each pass: stale bytes cannot pass the check. */
         fill(a->mem, len, r + 1);
         memset(b->mem, 0, len);
-        t0 = cpu_ns();
-        if (!run_writes(a, b, len, msgs)) {
+        if (threaded) {
+            t0 = now_ns();
+            ok = run_writes_threaded(a, b, len, msgs);
+            t = now_ns() - t0;
+        } else {
+            t0 = cpu_ns();
+            ok = run_writes(a, b, len, msgs);
+            t = cpu_ns() - t0;
+        }
+        if (!ok) {
             return 1;
         }
-        t = cpu_ns() - t0;
         if (memcmp(a->mem, b->mem, len)) {
             fprintf(stderr, "engine-bench: data differs after pass %u\n", r);
             return 1;
         }
         if (t && (double)len * msgs / (t / NS_PER_S) / BYTES_PER_MB > best) {
             best = (double)len * msgs / (t / NS_PER_S) / BYTES_PER_MB;
+            on_a = 100.0 * (double)a->thread_cpu_ns / (double)t;
+            on_b = 100.0 * (double)b->thread_cpu_ns / (double)t;
         }
     }
     if (!counters_clean(a) || !counters_clean(b)) {
         return 1;
     }
     mc = memcpy_mbs(b->mem, a->mem, len, msgs, repeats);
-    printf("engine-bench: RDMA WRITE %u B, RoCE MTU %u: engine %.0f MB/s, "
+    printf("engine-bench: RDMA WRITE %u B, RoCE MTU %u%s: engine %.0f MB/s, "
            "memcpy %.0f MB/s, engine/memcpy %.1f%%\n", len,
-           kite_mtu_bytes(mtu), best, mc, mc ? 100.0 * best / mc : 0.0);
+           kite_mtu_bytes(mtu),
+           threaded ? ", 2 threads (one per engine, as two QEMUs; "
+                      "wall clock)" : "",
+           best, mc, mc ? 100.0 * best / mc : 0.0);
+    if (threaded) {
+        /* Below ~100% each: the threads did not have a core each. */
+        printf("engine-bench:   threads on a CPU: A %.0f%%, B %.0f%% of the "
+               "wall time\n", on_a, on_b);
+    }
+    fflush(stdout);
     node_free(a);
     node_free(b);
+    return 0;
+}
+
+/* -k: the ICRC's speed by length, for each implementation. */
+static int bench_crc(void)
+{
+    static const size_t lens[] = {
+        64, 128, 256, 512, 1024, 1076, 2048, 4096, 4148, 8192,
+    };
+    static const char *const names[] = {
+        [KITE_ROCE_CRC_TABLE] = "table",
+        [KITE_ROCE_CRC_CLMUL] = "clmul",
+        [KITE_ROCE_CRC_VCLMUL] = "vclmul",
+    };
+    enum kite_roce_crc_impl impl;
+    size_t l, k, iters, len;
+    uint8_t *buf = xalloc(CRC_BENCH_MAX + KITE_ETH_HLEN);
+    uint8_t *ip = buf + KITE_ETH_HLEN;
+    uint8_t mask[KITE_ROCE_CRC_FIRST_LEN] = { [1] = 0xff };
+
+    fill(buf, CRC_BENCH_MAX + KITE_ETH_HLEN, 1);
+    for (impl = KITE_ROCE_CRC_TABLE; impl <= KITE_ROCE_CRC_VCLMUL; impl++) {
+        if (!kite_roce_crc_select(impl)) {
+            continue;
+        }
+        printf("engine-bench: ICRC %-6s GB/s by length:", names[impl]);
+        for (l = 0; l < sizeof(lens) / sizeof(lens[0]); l++) {
+            double best = 0;
+            unsigned r;
+
+            len = lens[l];
+            iters = CRC_BENCH_BYTES / len;
+            for (r = 0; r < DEF_REPEATS; r++) {
+                uint64_t t0 = cpu_ns(), t;
+                uint32_t c = 0;
+
+                for (k = 0; k < iters; k++) {
+                    c = kite_roce_crc32_or(c, ip, len, mask);
+                }
+                __asm__ volatile("" : : "r"(c));
+                t = cpu_ns() - t0;
+                if (t && (double)len * iters / t > best) {
+                    best = (double)len * iters / t;
+                }
+            }
+            printf(" %zu:%.1f", len, best);
+        }
+        printf("\n");
+    }
+    free(buf);
     return 0;
 }
 
@@ -548,14 +888,14 @@ static void usage(void)
 {
     fprintf(stderr, "usage: engine-bench [-s SIZE] [-n MESSAGES] "
             "[-r REPEATS] [-m 256|512|1024|2048|4096]... "
-            "[-c table|clmul|vclmul]\n");
+            "[-c table|clmul|vclmul] [-t 1|2] | -k\n");
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
     uint32_t len = DEF_SIZE, msgs = DEF_MSGS;
-    unsigned repeats = DEF_REPEATS, nmtu = 0, i;
+    unsigned repeats = DEF_REPEATS, nmtu = 0, i, threads = 0;
     uint8_t mtus[MAX_MTUS];
     int c, rc = 0;
 
@@ -566,8 +906,8 @@ int main(int argc, char **argv)
     };
     enum kite_roce_crc_impl crc;
 
-    while ((c = getopt(argc, argv, "s:n:r:m:c:")) != -1) {
-        unsigned long v = strtoul(optarg, NULL, 0);
+    while ((c = getopt(argc, argv, "s:n:r:m:c:t:k")) != -1) {
+        unsigned long v = optarg ? strtoul(optarg, NULL, 0) : 0;
         uint8_t m;
 
         switch (c) {
@@ -600,6 +940,14 @@ int main(int argc, char **argv)
             }
             mtus[nmtu++] = m;
             break;
+        case 'k':
+            return bench_crc();
+        case 't':
+            if (v != 1 && v != 2) {
+                usage();
+            }
+            threads = (unsigned)v;
+            break;
         case 'c':
             for (crc = KITE_ROCE_CRC_TABLE; crc <= KITE_ROCE_CRC_VCLMUL;
                  crc++) {
@@ -627,7 +975,12 @@ int main(int argc, char **argv)
         mtus[nmtu++] = KITE_MTU_4096;
     }
     for (i = 0; i < nmtu && !rc; i++) {
-        rc = bench_mtu(mtus[i], len, msgs, repeats);
+        if (threads != 2) {
+            rc = bench_mtu(mtus[i], len, msgs, repeats, false);
+        }
+        if (threads != 1 && !rc) {
+            rc = bench_mtu(mtus[i], len, msgs, repeats, true);
+        }
     }
     if (rc) {
         printf("engine-bench: FAILED (wrong result, see above)\n");

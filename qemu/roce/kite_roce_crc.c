@@ -17,11 +17,12 @@
  * 64-bit operands lands one bit short of the reflected 128-bit result (it
  * is 127 bits wide), so each constant is taken one power lower:
  * K(D) = x^(D-1) mod P, reflected into the upper half of a 64-bit word.
- * Four registers fold 64 bytes per step (D = 512), then fold into one
- * (D = 384, 256, 128), which takes the remaining 16-byte blocks. What
- * is left is a 128-bit value congruent to everything consumed: its CRC
- * from state 0 (16 table steps) is the state, and the table finishes the
- * last bytes. The constants are computed here from P, not copied.
+ * Four registers fold 64 bytes per step (D = 512); then each of them
+ * and each 16-byte block left folds straight onto the last whole block
+ * (D = 128 per block between them), the last 1..15 bytes shift in, and
+ * what is left is a 128-bit value congruent to everything consumed,
+ * reduced to the 32-bit state (Barrett, see crc_clmul_reduce()).
+ * The constants are computed here from P, not copied.
  *
  * Copyright (c) 2026 The Kite authors
  */
@@ -113,23 +114,28 @@ static uint32_t crc_table_update(uint32_t crc, const uint8_t *p, size_t len)
 
 #if KITE_CRC_HAVE_CLMUL
 
-/* Fold distances, in bits, the carry-less paths use. */
-#define FOLD_8X                 1024
-#define FOLD_4X                 512
-#define FOLD_3X                 384
-#define FOLD_2X                 256
-#define FOLD_1X                 128
-#define FOLD_DISTANCES          5
+/*
+ * Fold distances the carry-less paths use, in 16-byte blocks of 128 bits:
+ * 1 to 7 (the tail folds every lane and block left straight onto the
+ * last one) and 8 (the VPCLMULQDQ loop's).
+ */
+#define FOLD_BLOCK_BITS         128
+#define FOLD_MAX_BLOCKS         8
+#define FOLD_4X                 4
+#define FOLD_8X                 8
 
 /*
  * The 128-bit helpers are inlined into both carry-less paths: a call from
  * the AVX2 one into legacy-SSE code would pay for the switch.
  */
 #define CRC_CLMUL_INLINE \
-    __attribute__((target("pclmul,sse2"), always_inline))
+    __attribute__((target("pclmul,sse4.1"), always_inline))
 
-/* Per distance D: { K(D + 64), K(D) } for the low and the high half. */
-static uint64_t crc_k[FOLD_DISTANCES][2];
+/*
+ * Per distance D of n blocks, at [n - 1]: { K(D + 64), K(D) } for the low
+ * and the high half.
+ */
+static uint64_t crc_k[FOLD_MAX_BLOCKS][2];
 /* The final reduction's: K(96), K(64), floor(x^64 / P), P (see there). */
 static uint64_t crc_k96, crc_k64, crc_mu, crc_p;
 
@@ -184,14 +190,11 @@ static uint64_t crc_barrett_mu(void)
 
 static void crc_clmul_init(void)
 {
-    static const unsigned dist[FOLD_DISTANCES] = {
-        FOLD_1X, FOLD_2X, FOLD_3X, FOLD_4X, FOLD_8X
-    };
     unsigned i;
 
-    for (i = 0; i < FOLD_DISTANCES; i++) {
-        crc_k[i][0] = crc_fold_const(dist[i] + 64);
-        crc_k[i][1] = crc_fold_const(dist[i]);
+    for (i = 0; i < FOLD_MAX_BLOCKS; i++) {
+        crc_k[i][0] = crc_fold_const((i + 1) * FOLD_BLOCK_BITS + 64);
+        crc_k[i][1] = crc_fold_const((i + 1) * FOLD_BLOCK_BITS);
     }
     crc_k96 = crc_fold_const(96);
     crc_k64 = crc_fold_const(64);
@@ -208,7 +211,8 @@ static bool crc_clmul_supported(bool wide)
                __builtin_cpu_supports("avx2") &&
                __builtin_cpu_supports("pclmul");
     }
-    return __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse2");
+    return __builtin_cpu_supports("pclmul") &&
+           __builtin_cpu_supports("sse4.1");
 }
 
 CRC_CLMUL_INLINE
@@ -219,9 +223,9 @@ static inline __m128i crc_fold(__m128i x, __m128i k)
 }
 
 CRC_CLMUL_INLINE
-static inline __m128i crc_kvec(unsigned i)
+static inline __m128i crc_kvec(unsigned blocks)
 {
-    return _mm_set_epi64x((long long)crc_k[i][1], (long long)crc_k[i][0]);
+    return _mm_loadu_si128((const __m128i *)crc_k[blocks - 1]);
 }
 
 /*
@@ -233,26 +237,31 @@ static inline __m128i crc_kvec(unsigned i)
 CRC_CLMUL_INLINE
 static inline __m128i crc_clmul_last(__m128i x, const uint8_t *p, size_t len)
 {
-    /* loadu(tail_mask + len): 16 - len zero bytes, then len of ones. */
-    static const uint8_t tail_mask[32] = {
-        [16] = 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    /*
+     * loadu(shuf + len): byte i selects byte i + len - 16, so that PSHUFB
+     * moves up by 16 - len bytes (indexes with bit 7 set give zero);
+     * XORed with 0x80, the same selects byte i + len: down by len.
+     */
+    static const uint8_t shuf[32] = {
+        0x80, 0x81, 0x82, 0x83, 0x84, 0x85, 0x86, 0x87,
+        0x88, 0x89, 0x8a, 0x8b, 0x8c, 0x8d, 0x8e, 0x8f,
+        0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07,
+        0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f,
     };
-    uint8_t win[32], out[32];
-    __m128i zero = _mm_setzero_si128(), w, t;
+    __m128i up = _mm_loadu_si128((const __m128i *)(shuf + len));
+    __m128i down = _mm_xor_si128(up, _mm_set1_epi8((char)0x80));
+    __m128i w;
 
-    /* x shifted by len bytes either way, through memory (plain SSE2). */
-    _mm_storeu_si128((__m128i *)win, x);
-    _mm_storeu_si128((__m128i *)(win + 16), zero);
-    _mm_storeu_si128((__m128i *)out, zero);
-    _mm_storeu_si128((__m128i *)(out + 16), x);
-    /* The data ends at p + len and at least 64 bytes precede p. */
-    t = _mm_and_si128(_mm_loadu_si128((const __m128i *)(p + len - 16)),
-                      _mm_loadu_si128((const __m128i *)(tail_mask + len)));
-    w = _mm_or_si128(_mm_loadu_si128((const __m128i *)(win + len)), t);
-    return _mm_xor_si128(w, crc_fold(_mm_loadu_si128((const __m128i *)
-                                                     (out + len)),
-                                     crc_kvec(0)));
+    /*
+     * x's last 16 - len bytes moved down, then the len bytes that end the
+     * data (at p + len; at least 64 bytes precede p), where down selects
+     * nothing.
+     */
+    w = _mm_blendv_epi8(_mm_shuffle_epi8(x, down),
+                        _mm_loadu_si128((const __m128i *)(p + len - 16)),
+                        down);
+    /* x's first len bytes, at the top of their own block: folded on. */
+    return _mm_xor_si128(w, crc_fold(_mm_shuffle_epi8(x, up), crc_kvec(1)));
 }
 
 CRC_CLMUL_INLINE
@@ -297,15 +306,16 @@ static inline uint32_t crc_clmul_reduce(__m128i x)
 
 /*
  * Four lanes x[0..3] hold the stream up to @p (exclusive) folded: fold on
- * 64 bytes per step, then to one lane, then 16 bytes per step, then
- * the last bytes, then the reduction to the 32-bit state.
+ * 64 bytes per step, then all onto the last whole block, then the last
+ * bytes, then the reduction to the 32-bit state.
  */
 CRC_CLMUL_INLINE
 static inline uint32_t crc_clmul_tail(__m128i x0, __m128i x1, __m128i x2,
                                       __m128i x3, const uint8_t *p,
                                       size_t len)
 {
-    __m128i k = crc_kvec(3);
+    __m128i k = crc_kvec(FOLD_4X), x;
+    size_t r, j;
 
     while (len >= 64) {
         x0 = _mm_xor_si128(crc_fold(x0, k),
@@ -319,20 +329,29 @@ static inline uint32_t crc_clmul_tail(__m128i x0, __m128i x1, __m128i x2,
         p += 64;
         len -= 64;
     }
-    x3 = _mm_xor_si128(x3, crc_fold(x0, crc_kvec(2)));
-    x3 = _mm_xor_si128(x3, crc_fold(x1, crc_kvec(1)));
-    x3 = _mm_xor_si128(x3, crc_fold(x2, crc_kvec(0)));
-    k = crc_kvec(0);
-    while (len >= 16) {
-        x3 = _mm_xor_si128(crc_fold(x3, k),
-                           _mm_loadu_si128((const __m128i *)p));
-        p += 16;
-        len -= 16;
+    /*
+     * The r (0..3) whole blocks left, the last of which (else x3) takes
+     * every lane and block before it folded straight on: independent
+     * products, not a chain of folds.
+     */
+    r = len / 16;
+    x = r ? _mm_xor_si128(_mm_loadu_si128((const __m128i *)
+                                          (p + 16 * (r - 1))),
+                          crc_fold(x3, crc_kvec(r))) : x3;
+    for (j = 0; j + 1 < r; j++) {
+        x = _mm_xor_si128(x, crc_fold(_mm_loadu_si128((const __m128i *)
+                                                      (p + 16 * j)),
+                                      crc_kvec(r - 1 - j)));
     }
+    x = _mm_xor_si128(x, _mm_xor_si128(crc_fold(x2, crc_kvec(r + 1)),
+                      _mm_xor_si128(crc_fold(x1, crc_kvec(r + 2)),
+                                    crc_fold(x0, crc_kvec(r + 3)))));
+    p += 16 * r;
+    len -= 16 * r;
     if (len) {
-        x3 = crc_clmul_last(x3, p, len);
+        x = crc_clmul_last(x, p, len);
     }
-    return crc_clmul_reduce(x3);
+    return crc_clmul_reduce(x);
 }
 
 /* 16 bytes at @p OR'ed with 16 bytes at @or (NULL: none). */
@@ -359,7 +378,7 @@ static inline uint32_t crc_clmul_body(uint32_t crc, const uint8_t *p,
     return crc_clmul_tail(x0, x1, x2, x3, p + 64, len - 64);
 }
 
-__attribute__((target("pclmul,sse2")))
+__attribute__((target("pclmul,sse4.1")))
 static uint32_t crc_clmul_update(uint32_t crc, const uint8_t *p, size_t len,
                                  const uint8_t *or)
 {
@@ -395,7 +414,7 @@ static uint32_t crc_vclmul_update(uint32_t crc, const uint8_t *p,
     y2 = _mm256_loadu_si256((const __m256i *)(p + 64));
     y3 = _mm256_loadu_si256((const __m256i *)(p + 96));
     off = 128;
-    k = _mm256_broadcastsi128_si256(crc_kvec(4));
+    k = _mm256_broadcastsi128_si256(crc_kvec(FOLD_8X));
     while (len - off >= 128) {
         const uint8_t *q = p + off;
 
@@ -425,7 +444,7 @@ static uint32_t crc_vclmul_update(uint32_t crc, const uint8_t *p,
     b[5] = _mm256_extracti128_si256(y2, 1);
     b[6] = _mm256_castsi256_si128(y3);
     b[7] = _mm256_extracti128_si256(y3, 1);
-    k4 = crc_kvec(3);
+    k4 = crc_kvec(FOLD_4X);
     for (i = 0; i < 4; i++) {
         b[i] = _mm_xor_si128(crc_fold(b[i], k4), b[i + 4]);
     }
