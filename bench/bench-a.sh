@@ -165,7 +165,9 @@ one() {
 			echo "BENCH $kind $tool $size $mtu $qps value $v1 $v2 tries=$try"
 			return 0
 		fi
-		echo "# $kind $tool $size mtu $mtu q $qps: try $try: exit $rc, result '${line:-none}': $(grep -v '^--' /tmp/bench.out | tail -n 4 | tr '\n' ' ')"
+		# perftest's errors go to unbuffered stderr, ahead of its report.
+		echo "# $kind $tool $size mtu $mtu q $qps: try $try: exit $rc, result '${line:-none}': $(grep -v '^--' /tmp/bench.out | tail -n 4 | tr '\n' ' ')" \
+			"errors: $(grep -iE 'error|fail|couldn|unable' /tmp/bench.out /tmp/bench.srv 2>/dev/null | head -n 6 | tr '\n' ' ')"
 	done
 	echo "BENCH $kind $tool $size $mtu $qps FAILED"
 	return 1
