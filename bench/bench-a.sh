@@ -137,7 +137,7 @@ pair() {
 # one KIND MTU TOOL SIZE ITERS [QPS]: one measurement (with retries);
 # prints BENCH.
 one() {
-	local kind=$1 mtu=$2 tool=$3 size=$4 iters=$5 qps=${6:-1} try=0 line v1 v2 args t
+	local kind=$1 mtu=$2 tool=$3 size=$4 iters=$5 qps=${6:-1} try=0 line v1 v2 args t st
 	t=$(tag_of "$kind")
 	while [ $try -lt 3 ]; do
 		try=$((try + 1))
@@ -165,9 +165,14 @@ one() {
 			echo "BENCH $kind $tool $size $mtu $qps value $v1 $v2 tries=$try"
 			return 0
 		fi
-		echo "# $kind $tool $size mtu $mtu q $qps: try $try: exit $rc, result '${line:-none}': $(grep -v '^--' /tmp/bench.out | tail -n 4 | tr '\n' ' ')"
+		# perftest's errors go to unbuffered stderr, ahead of its report.
+		echo "# $kind $tool $size mtu $mtu q $qps: try $try: exit $rc, result '${line:-none}': $(grep -v '^--' /tmp/bench.out | tail -n 4 | tr '\n' ' ')" \
+			"errors: $(grep -iE 'error|fail|couldn|unable' /tmp/bench.out /tmp/bench.srv 2>/dev/null | head -n 6 | tr '\n' ' ')"
 	done
-	echo "BENCH $kind $tool $size $mtu $qps FAILED"
+	# The work completion status of a failed run (perftest's "Failed
+	# status N"), so that the table says why.
+	st=$(sed -n 's/.*Failed status \([0-9]*\).*/\1/p' /tmp/bench.out /tmp/bench.srv 2>/dev/null | head -n 1)
+	echo "BENCH $kind $tool $size $mtu $qps FAILED${st:+ wc_status=$st}"
 	return 1
 }
 

@@ -60,7 +60,7 @@ grep -a '^BENCH ' out/logs/bench/a.log | tr -d '\r' >"$out/results.raw"
 python3 - "$out/results.raw" "$(($(date +%s) - t0))" <<'PY' | tee "$out/results.txt"
 import statistics, sys
 raw, secs = sys.argv[1], sys.argv[2]
-vals, order, failed = {}, [], set()
+vals, order, failed, why = {}, [], set(), {}
 # rate: cases shown as thousand messages per second (from Mpps) rather
 # than MB/s: atomics, and the 64-byte message-rate cases.
 def rate(tool, size):
@@ -75,6 +75,8 @@ for line in open(raw):
         order.append(key)
     if f[6] == "FAILED":
         failed.add((kind,) + key)
+        if len(f) > 7 and f[7].startswith("wc_status="):
+            why[(kind,) + key] = f[7].split("=", 1)[1]
         continue
     v = float(f[8]) * 1e3 if rate(tool, size) and len(f) > 8 else float(f[7])
     vals.setdefault((kind,) + key, []).append(v)
@@ -107,7 +109,9 @@ for key in order:
         v = cell(kind, key)
         if v is None:
             bad += 1
-        row += " %13s" % ("%.2f %s" % (v, unit) if v is not None else "FAILED")
+        st = why.get((kind,) + key)
+        row += " %13s" % ("%.2f %s" % (v, unit) if v is not None else
+                          "FAILED wc%s" % st if st else "FAILED")
     for a, b, _ in ratios:
         x, y = cell(a, key), cell(b, key)
         row += " %9s" % ("%.2f" % (x / y) if x is not None and y else "-")
@@ -125,6 +129,10 @@ if any(k[0].startswith("nvme_") for k in order):
           " nvme_randread 4k random reads at QD16 (IOPS), nvme_read_lat 4k random"
           " reads at QD1 (mean latency), nvme_seqread 128k sequential reads at"
           " QD16 (MiB/s).")
+if why:
+    print("FAILED wcN: the client's work completion failed with ibv_wc_status N"
+          " (12: transport retry count exceeded, the responder did not answer"
+          " within timeout x retry_cnt).")
 if not order:
     print("no results (see out/logs/bench/a.log)")
     bad = 1

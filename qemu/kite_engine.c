@@ -293,11 +293,21 @@ static void kite_engine_timer_mod(void *opaque, void *host, uint64_t deadline)
     }
 }
 
+static void kite_engine_schedule(KiteState *s)
+{
+    s->eng.run_pending = true;
+    qemu_bh_schedule(s->eng.run_bh);
+}
+
 static void kite_engine_kick(void *opaque)
 {
     KiteState *s = opaque;
 
-    qemu_bh_schedule(s->eng.run_bh);
+    if (s->eng.defer_kick) {
+        s->eng.kicked = true;
+        return;
+    }
+    kite_engine_schedule(s);
 }
 
 static bool kite_engine_gid_is_local(void *opaque, const uint8_t *gid)
@@ -342,19 +352,27 @@ static const struct kite_roce_ops kite_engine_ops = {
 
 /* ---- bottom halves and timers ------------------------------------------ */
 
+/* Up to @budget packets of send work, then the doorbell records. */
+static void kite_engine_run(KiteState *s, unsigned budget)
+{
+    bool more;
+
+    more = kite_roce_run(kite_engine_enter(s), budget);
+    kite_engine_leave(s);
+    trace_kite_engine_run(budget, more);
+    kite_dbrec_service(s);
+    if (more) {
+        kite_engine_schedule(s);
+    }
+}
+
 static void kite_engine_run_bh(void *opaque)
 {
     KiteState *s = opaque;
-    bool more;
 
-    if (!kite_running(s)) {
-        return;
-    }
-    more = kite_roce_run(kite_engine_enter(s), KITE_ROCE_BUDGET);
-    kite_engine_leave(s);
-    kite_dbrec_service(s);
-    if (more) {
-        qemu_bh_schedule(s->eng.run_bh);
+    s->eng.run_pending = false;
+    if (kite_running(s)) {
+        kite_engine_run(s, KITE_ROCE_BUDGET);
     }
 }
 
@@ -501,6 +519,34 @@ void kite_engine_doorbell(KiteState *s, KiteQp *qp, bool rq, uint32_t pi)
     kite_engine_leave(s);
 }
 
+/*
+ * The guest wrote @qp's SQ doorbell register (@pi). When the engine has no
+ * run pending, the send work this makes due starts here, in the vCPU's
+ * MMIO handler, for up to KITE_DOORBELL_BUDGET packets: the frames leave
+ * without a wake-up of the main loop, which under TCG waits for the host
+ * CPU this vCPU runs on. Otherwise it joins the pending run.
+ */
+void kite_engine_sq_doorbell_now(KiteState *s, KiteQp *qp, uint32_t pi)
+{
+    bool kicked;
+
+    if (!qp->eqp || kite_engine_busy(s)) {
+        kite_engine_doorbell(s, qp, false, pi);
+        return;
+    }
+    s->eng.defer_kick = true;
+    s->eng.kicked = false;
+    kite_engine_doorbell(s, qp, false, pi);
+    s->eng.defer_kick = false;
+    kicked = s->eng.kicked;
+    s->eng.kicked = false;
+    if (kicked && !s->eng.run_pending && kite_running(s)) {
+        kite_engine_run(s, KITE_DOORBELL_BUDGET);
+    } else if (kicked) {
+        kite_engine_schedule(s);
+    }
+}
+
 /* The port's MAC or MTU changed (SET_PORT, reset). */
 void kite_engine_set_port(KiteState *s)
 {
@@ -521,6 +567,7 @@ void kite_engine_stop(KiteState *s)
     uint32_t i;
 
     qemu_bh_cancel(s->eng.run_bh);
+    s->eng.run_pending = false;
     if (kite_engine_busy(s)) {
         qemu_bh_schedule(s->eng.stop_bh);
         return;

@@ -18,12 +18,21 @@ typedef struct KiteQp KiteQp;
 
 /* Packets the engine may send per run of its bottom half. */
 #define KITE_ROCE_BUDGET        64
+/*
+ * Packets a guest's SQ doorbell may send at once, in the vCPU's MMIO
+ * handler: a short message leaves without waking the main loop; the rest
+ * of a long one goes to the bottom half.
+ */
+#define KITE_DOORBELL_BUDGET    4
 
 typedef struct KiteEngine {
     KiteRoce *roce;
     QEMUBH *run_bh;             /* kite_roce_run() */
     QEMUBH *stop_bh;            /* kite_engine_stop() deferred past a call */
     unsigned depth;             /* engine calls in progress */
+    bool defer_kick;            /* a doorbell is deciding how to run it */
+    bool kicked;                /* the engine asked for a run meanwhile */
+    bool run_pending;           /* run_bh is scheduled */
 } KiteEngine;
 
 void kite_engine_init(KiteState *s);
@@ -35,6 +44,7 @@ bool kite_engine_rx(KiteState *s, const uint8_t *buf, size_t size);
 void kite_engine_set_port(KiteState *s);
 bool kite_engine_qp_create(KiteState *s, KiteQp *qp);
 void kite_engine_qp_destroy(KiteState *s, KiteQp *qp);
+void kite_engine_sq_doorbell_now(KiteState *s, KiteQp *qp, uint32_t pi);
 void kite_engine_qp_modify(KiteState *s, KiteQp *qp,
                            const struct kite_qp_attr *a, uint32_t mask,
                            uint8_t next);

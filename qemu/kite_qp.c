@@ -689,8 +689,8 @@ void kite_qp_doorbell(KiteState *s, uint32_t page, hwaddr off, uint64_t val)
     }
     if (off == KITE_DB_SQ) {
         qp->sq_pi = kite_db_index(val);
-        kite_engine_doorbell(s, qp, false, qp->sq_pi);
         kite_dbrec_doorbell(s, qp, false);
+        kite_engine_sq_doorbell_now(s, qp, qp->sq_pi);
     } else {
         qp->rq_pi = kite_db_index(val);
         kite_engine_doorbell(s, qp, true, qp->rq_pi);

@@ -20,7 +20,12 @@
 #include "kite_roce_pkt.h"
 
 /* Requester limits (roce-facts.md section 5). */
-#define KR_MAX_UNACKED_PSNS     128     /* window of unacknowledged PSNs */
+/*
+ * Window of unacknowledged PSNs. rxe's 128 is two 64 KiB messages at path
+ * MTU 1024: a sender then waits a round trip of two main loops per
+ * 128 KiB.
+ */
+#define KR_MAX_UNACKED_PSNS     1024
 #define KR_MAX_PKT_PER_ACK      64      /* AckReq at least this often */
 #define KR_MAX_SGE              KITE_DEF_MAX_SGE
 #define KR_MAX_INLINE           KITE_DEF_MAX_INLINE
