@@ -35,6 +35,28 @@ void kite_irq(KiteState *s, unsigned vector)
 }
 
 /*
+ * Work that reaches the device from outside the guest's MMIO accesses and
+ * the device's guarded bottom halves (a host link change, a timer, a
+ * monitor query) runs under the device's memory re-entrancy guard as those
+ * do: a DMA or an MSI-X message it aims at the device's own BARs is then
+ * refused by the memory API (a failed DMA) instead of reaching them.
+ * Returns the guard's previous state for kite_io_leave().
+ */
+bool kite_io_enter(KiteState *s)
+{
+    MemReentrancyGuard *g = &DEVICE(s)->mem_reentrancy_guard;
+    bool was = g->engaged_in_io;
+
+    g->engaged_in_io = true;
+    return was;
+}
+
+void kite_io_leave(KiteState *s, bool was)
+{
+    DEVICE(s)->mem_reentrancy_guard.engaged_in_io = was;
+}
+
+/*
  * The device stops: READY drops, FATAL and the code are set, an async
  * KITE_EVT_DEV_FATAL event is posted (kite_eq_post() skips the async EQ when
  * it is not set up or is the ring that failed), the admin vector fires so

@@ -357,6 +357,8 @@ struct KiteState {
 /* kite.c */
 void kite_fatal(KiteState *s, uint32_t code);
 void kite_irq(KiteState *s, unsigned vector);
+bool kite_io_enter(KiteState *s);
+void kite_io_leave(KiteState *s, bool was);
 bool kite_running(KiteState *s);
 uint32_t kite_cap(hwaddr reg);
 

@@ -380,13 +380,16 @@ static void kite_engine_qp_timer_cb(void *opaque)
 {
     KiteQp *qp = opaque;
     KiteState *s = qp->dev;
+    bool was;
 
     if (!qp->valid || !qp->eqp || !kite_running(s)) {
         return;
     }
+    was = kite_io_enter(s);
     kite_engine_enter(s);
     kite_roce_qp_timer(qp->eqp);
     kite_engine_leave(s);
+    kite_io_leave(s, was);
 }
 
 /* A fatal error hit while the engine was running: stop it now. */

@@ -68,9 +68,14 @@ void kite_eth_update_link(KiteState *s, bool notify)
     }
 }
 
+/* From the monitor (set_link) or the netdev: not a guest access. */
 static void kite_eth_link_status_changed(NetClientState *nc)
 {
-    kite_eth_update_link(qemu_get_nic_opaque(nc), true);
+    KiteState *s = qemu_get_nic_opaque(nc);
+    bool was = kite_io_enter(s);
+
+    kite_eth_update_link(s, true);
+    kite_io_leave(s, was);
 }
 
 static bool kite_eth_ring_enable(KiteEthRing *r, const char *name)

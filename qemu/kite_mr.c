@@ -850,9 +850,13 @@ static void kite_mr_probe_result(Object *obj, Visitor *v, const char *name,
     KiteDmaRange r[KITE_MR_PROBE_MAX_RANGES];
     unsigned i, n;
     uint8_t st;
+    bool was;
 
+    /* The page lists are read from the monitor, not a guest access. */
+    was = kite_io_enter(s);
     st = kite_mr_map(s, p->key, p->pdn, p->qpn, p->access, p->addr, p->len,
                      r, p->max_ranges, &n);
+    kite_io_leave(s, was);
     trace_kite_mr_probe(p->key, p->pdn, p->access, p->addr, p->len, st, n);
     if (!visit_start_struct(v, name, NULL, 0, errp)) {
         return;

@@ -206,9 +206,12 @@ static void kite_wire_release(KiteState *s)
 static void kite_wire_hold_timer_cb(void *opaque)
 {
     KiteState *s = opaque;
+    bool was;
 
     if (kite_running(s)) {
+        was = kite_io_enter(s);
         kite_wire_release(s);
+        kite_io_leave(s, was);
     }
 }
 
