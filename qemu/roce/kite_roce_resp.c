@@ -260,14 +260,19 @@ static bool kr_rq_load(KiteRoceQp *qp, uint8_t *status)
     return true;
 }
 
-/* Scatter @len bytes at the receive's current offset. */
+/*
+ * Scatter @len bytes at the receive's current offset. A message longer
+ * than its buffers or than KITE_MAX_MSG_SIZE (the limit a WRITE has too;
+ * it keeps the offset and byte_len within 32 bits) is a length error.
+ */
 static uint8_t kr_rq_scatter(KiteRoceQp *qp, const uint8_t *buf,
                              uint32_t len)
 {
     KiteRoce *e = qp->e;
     uint32_t off = qp->recv_off, i;
 
-    if ((uint64_t)off + len > qp->recv_total) {
+    if ((uint64_t)off + len > qp->recv_total ||
+        (uint64_t)off + len > KITE_MAX_MSG_SIZE) {
         return KITE_CQE_LOC_LEN_ERR;
     }
     for (i = 0; i < qp->recv_nsge && len; i++) {

@@ -23,6 +23,12 @@ Fx *fx_new(const SimConnParams *pp, uint8_t type, bool loopback)
 Fx *fx_new_stride(const SimConnParams *pp, uint8_t type, bool loopback,
                   uint8_t sq_log, uint8_t rq_log)
 {
+    return fx_new_mem(pp, type, loopback, sq_log, rq_log, MEM_SIZE);
+}
+
+Fx *fx_new_mem(const SimConnParams *pp, uint8_t type, bool loopback,
+               uint8_t sq_log, uint8_t rq_log, size_t mem_size)
+{
     Fx *f = calloc(1, sizeof(*f));
     SimConnParams p;
 
@@ -32,7 +38,7 @@ Fx *fx_new_stride(const SimConnParams *pp, uint8_t type, bool loopback,
     } else {
         sim_default_params(&p);
     }
-    sim_init(&f->s, loopback ? 1 : 2, MEM_SIZE, 12345);
+    sim_init(&f->s, loopback ? 1 : 2, mem_size, 12345);
     f->a = &f->s.node[0];
     f->b = loopback ? f->a : &f->s.node[1];
     if (p.no_mem_ops) {
@@ -49,9 +55,9 @@ Fx *fx_new_stride(const SimConnParams *pp, uint8_t type, bool loopback,
                            6, rq_log, false);
     f->bqp = sim_create_qp(f->b, type, PDN, f->b_scq, f->b_rcq, 6, sq_log,
                            6, rq_log, false);
-    f->akey = sim_reg_mr(f->a, PDN, IOVA, MEM_SIZE, ALL_ACCESS, 0);
+    f->akey = sim_reg_mr(f->a, PDN, IOVA, mem_size, ALL_ACCESS, 0);
     f->bkey = loopback ? f->akey :
-              sim_reg_mr(f->b, PDN, IOVA, MEM_SIZE, ALL_ACCESS, 0);
+              sim_reg_mr(f->b, PDN, IOVA, mem_size, ALL_ACCESS, 0);
     sim_connect(&f->s, 0, f->aqp, loopback ? 0 : 1, f->bqp, &p);
     return f;
 }

@@ -44,6 +44,9 @@ Fx *fx_new(const SimConnParams *pp, uint8_t type, bool loopback);
 /* fx_new() with SQ and RQ WQE strides of 2^@sq_log and 2^@rq_log bytes. */
 Fx *fx_new_stride(const SimConnParams *pp, uint8_t type, bool loopback,
                   uint8_t sq_log, uint8_t rq_log);
+/* fx_new_stride() with @mem_size bytes of memory per node. */
+Fx *fx_new_mem(const SimConnParams *pp, uint8_t type, bool loopback,
+               uint8_t sq_log, uint8_t rq_log, size_t mem_size);
 /*
  * A REG_MR work request for node @n's fast-register MR @key: the new key
  * (variant @variant, returned in *@new_key) maps [FR_IOVA + @off,

@@ -565,6 +565,79 @@ static void test_rxe_goback_mid_message(void **st)
     free(sn);
 }
 
+/*
+ * Receive SGEs for a SEND longer than KITE_MAX_MSG_SIZE: KITE_DEF_MAX_SGE
+ * of them over the same memory, together 128 KiB more than the limit.
+ */
+#define BIG_SGE_LEN     ((KITE_MAX_MSG_SIZE >> 5) + 4096)
+
+/*
+ * A SEND longer than KITE_MAX_MSG_SIZE (the requester never sends one; a
+ * peer may) into receive buffers that would hold it: the responder
+ * answers the packet that passes the limit with a NAK Invalid Request and
+ * the receive completes with a local length error, as for a SEND longer
+ * than its buffers (roce-facts.md 5.4), rather than succeeding with a
+ * length the 32-bit receive offset cannot hold.
+ */
+static void test_resp_send_over_max_msg(void **st)
+{
+    static uint8_t data[4096];
+    const uint32_t npkts = KITE_MAX_MSG_SIZE / sizeof(data) + 1;
+    SimSge sge[KITE_DEF_MAX_SGE];
+    SimConnParams p;
+    Seen *sn = calloc(1, sizeof(*sn));
+    struct kite_cqe cqe;
+    unsigned i;
+    Fx *f;
+
+    (void)st;
+    assert_non_null(sn);
+    sim_default_params(&p);
+    p.path_mtu = KITE_MTU_4096;
+    f = fx_new_mem(&p, KITE_QPT_RC, false, 8, KITE_RQ_MAX_LOG_STRIDE,
+                   BIG_SGE_LEN);
+    sn->src = 1;
+    f->s.tap = seen_tap;
+    f->s.tap_arg = sn;
+    f->s.drop_all = true;       /* B's answers are only recorded */
+    assert_true((uint64_t)BIG_SGE_LEN * KITE_DEF_MAX_SGE >
+                (uint64_t)npkts * sizeof(data));
+    for (i = 0; i < KITE_DEF_MAX_SGE; i++) {
+        sge[i].addr = IOVA;
+        sge[i].length = BIG_SGE_LEN;
+        sge[i].lkey = f->bkey;
+    }
+    sim_post_recv(f->b, f->bqp, KITE_DEF_MAX_SGE, sge);
+    for (i = 0; i < npkts && fx_state(f->b, f->bqp) == KITE_QPS_RTS; i++) {
+        struct kite_roce_pkt pk;
+
+        memset(&pk, 0, sizeof(pk));
+        pk.opcode = !i ? KITE_OP_SEND_FIRST : i + 1 == npkts ?
+                    KITE_OP_SEND_LAST : KITE_OP_SEND_MIDDLE;
+        pk.psn = (p.psn_a + i) & KITE_PSN_MASK;
+        pk.ackreq = i + 1 == npkts;
+        pk.payload = data;
+        pk.paylen = sizeof(data);
+        inject_pkt(f, true, &pk);
+        if (pk.ackreq || !(i % 1024)) {
+            fx_run(f);
+        }
+    }
+    /* Every packet up to the limit was taken; the one past it was not. */
+    assert_int_equal(i, npkts);
+    assert_int_equal(fx_state(f->b, f->bqp), KITE_QPS_ERR);
+    assert_true(sn->n > 0);
+    assert_int_equal(sn->f[sn->n - 1].op, KITE_OP_ACK);
+    assert_int_equal(sn->f[sn->n - 1].syn, KITE_AETH_NAK_INV_REQ);
+    assert_int_equal(sn->f[sn->n - 1].psn,
+                     (p.psn_a + npkts - 1) & KITE_PSN_MASK);
+    assert_true(sim_poll_cq(f->b, f->b_rcq, &cqe));
+    assert_int_equal(cqe.opcode, KITE_CQE_RECV);
+    assert_int_equal(cqe.status, KITE_CQE_LOC_LEN_ERR);
+    fx_free(f);
+    free(sn);
+}
+
 /* An RNR NAK or PSN-sequence NAK from B's QP to A's (A does not run). */
 static void inject_nak(Fx *f, uint8_t syndrome, uint32_t psn)
 {
@@ -660,6 +733,7 @@ int main(void)
         cmocka_unit_test(test_implicit_nak),
         cmocka_unit_test(test_rnr_nak_acks_before),
         cmocka_unit_test(test_rxe_goback_mid_message),
+        cmocka_unit_test(test_resp_send_over_max_msg),
         cmocka_unit_test(test_rxe_rnr_then_seq_nak),
     };
 
