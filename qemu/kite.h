@@ -312,6 +312,9 @@ struct KiteState {
     uint32_t acq_pi;            /* completions written */
     bool aq_hung;               /* x-fault-hang-opcode seen: no answers */
     QEMUBH *aq_bh;
+    /* The admin queue's work (x-admin-work, test only); never reset. */
+    uint64_t pbl_entries_read;  /* page-list entries read by commands */
+    uint64_t aq_yields;         /* runs that left commands for the next */
 
     /* Event queues, KITE_DEF_MAX_EQ of them. */
     KiteEq eq[KITE_DEF_MAX_EQ];

@@ -41,7 +41,12 @@
 /* 4 KiB, 64 KiB, 2 MiB and 1 GiB pages. */
 #define KITE_DEF_PAGE_SIZES         ((1ull << 12) | (1ull << 16) | \
                                      (1ull << 21) | (1ull << 30))
-#define KITE_DEF_MAX_MR_SIZE        (1ull << 40)
+/*
+ * 64 GiB: it bounds the page list of one REG_MR or REREG_MR, which the
+ * device reads and checks while the command runs, to 2^24 + 1 entries of
+ * 4 KiB pages (128 MiB of reads) plus 2^15 level-2 chunk addresses.
+ */
+#define KITE_DEF_MAX_MR_SIZE        (1ull << 36)
 /*
  * Memory windows, as Soft-RoCE; they take MR table indexes of their own
  * beside KITE_DEF_MAX_MR MRs.
@@ -49,5 +54,13 @@
 #define KITE_DEF_MAX_MW             (1u << 18)
 /* Pages of a REG_MR WQE (max_fast_reg_page_list_len), as Soft-RoCE. */
 #define KITE_DEF_MAX_FRWR_PAGES     512
+/*
+ * One run of the admin queue's bottom half executes at most this many
+ * commands, and starts none once the run's commands have read this many
+ * page-list entries (one largest MR's list); it then reschedules itself,
+ * so the main loop runs between however many commands a doorbell posts.
+ */
+#define KITE_AQ_RUN_MAX_CMDS        64
+#define KITE_AQ_RUN_MAX_PBL_ENTRIES (KITE_DEF_MAX_MR_SIZE >> 12)
 
 #endif

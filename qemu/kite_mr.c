@@ -72,6 +72,7 @@ static uint8_t kite_pbl_check_array(KiteState *s, uint64_t addr, uint64_t n,
 
     for (done = 0; done < n; done += cnt) {
         cnt = MIN(n - done, KITE_PBL_ENTRIES_PER_CHUNK);
+        s->pbl_entries_read += cnt;
         if (pci_dma_read(PCI_DEVICE(s), addr + done * KITE_PBL_ENTRY_SIZE,
                          buf, cnt * KITE_PBL_ENTRY_SIZE) != MEMTX_OK) {
             qemu_log_mask(LOG_GUEST_ERROR, "kite: page list at 0x%" PRIx64
@@ -567,14 +568,16 @@ uint8_t kite_cmd_reg_mr(KiteState *s, const struct kite_aq_cmd *cmd,
         if (st != KITE_STS_OK) {
             return st;
         }
+    }
+    /* A full table before the page list is read: the cheap check first. */
+    if (!kite_obj_room(s, s->num_mr, KITE_DEF_MAX_MR)) {
+        return KITE_STS_NO_RESOURCES;
+    }
+    if (!dma_all) {
         st = kite_mr_walk_cached(s, &c->pbl, 0, &pbl, &pages);
         if (st != KITE_STS_OK) {
             return st;
         }
-    }
-    if (!kite_obj_room(s, s->num_mr, KITE_DEF_MAX_MR)) {
-        g_free(pages);
-        return KITE_STS_NO_RESOURCES;
     }
     mr = kite_mr_new(s, KITE_MR_KIND_REGULAR, pd, pdn, actor,
                      kv & KITE_KEY_VARIANT_MASK);

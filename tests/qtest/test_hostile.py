@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """A hostile guest: rings and MSI-X messages aimed at the device's own
-BARs while the host changes the link; what a DMA of the device's own
-cannot do to it."""
+BARs while the host changes the link (what a DMA of the device's own
+cannot do to it), and page lists as long as the limits allow (the work
+an admin command and an admin run may take)."""
 
-from device import stats
+from device import SMALL_MAX_OBJECTS, destroy_payload, stats
 from harness import check, check_eq, test, wait_for
 from hw import C
+from rdma import PAGE, Rdma, batch, pbl, reg_mr_payload
 
 MSIX_CAP_ID = 0x11
 
@@ -76,3 +78,117 @@ def test_link_event_msix_on_own_bar(env):
         set_link(env, "k0", True)
     # The admin queue still answers.
     check_eq(stats(d)["eq_events_dropped"], 0, "eq_events_dropped")
+
+
+# ---- page lists: bounded work per command and per admin run ------------
+
+CHUNK_ENTRIES = C.KITE_PBL_ENTRIES_PER_CHUNK
+MAX_MR_PAGES = C.KITE_DEF_MAX_MR_SIZE // PAGE
+
+
+def admin_work(d):
+    """x-admin-work: page-list entries read, runs that yielded."""
+    w = d.q.qmp("qom-get", path="/machine/peripheral/k0",
+                property="x-admin-work")
+    return w["pbl-entries"], w["yields"]
+
+
+def one_page_level2(r, npages):
+    """A level-2 list of npages pages whose chunks all name one chunk of
+    CHUNK_ENTRIES entries, all naming one page: what a guest needs for a
+    list of any length is one chunk array and one page."""
+    chunk = r.lists
+    array = r.lists + C.KITE_PBL_CHUNK_SIZE
+    r.level1(chunk, [r.pages] * CHUNK_ENTRIES)
+    nchunks = -(-npages // CHUNK_ENTRIES)
+    r.level1(array, [chunk] * nchunks)
+    return pbl(array, npages, 12, 2), nchunks
+
+
+@test("main")
+def test_reg_mr_page_list_limit(env):
+    """The largest MR (CAP_MAX_MR_SIZE) bounds the list one REG_MR reads:
+    at the limit every entry is read once; one page more is refused
+    before any entry is read."""
+    d = env.dev[0]
+    r = Rdma(d, eq=False, gids=False)
+    size = C.KITE_DEF_MAX_MR_SIZE
+    pd = d.exec_ok(C.KITE_CMD_ALLOC_PD)[0]
+    desc, nchunks = one_page_level2(r, MAX_MR_PAGES + 1)
+    past = reg_mr_payload(pd, 0, 0, size + PAGE, desc, 0)
+    st, _ = d.exec(C.KITE_CMD_REG_MR, past)
+    check_eq(st, C.KITE_STS_BAD_PARAM, "REG_MR one page past the limit")
+    before = admin_work(d)[0]
+    st, _ = d.exec(C.KITE_CMD_REG_MR, past)
+    check_eq(st, C.KITE_STS_BAD_PARAM, "REG_MR one page past the limit")
+    check_eq(admin_work(d)[0] - before, 0, "entries read for it")
+    desc, nchunks = one_page_level2(r, MAX_MR_PAGES)
+    key = d.exec_ok(C.KITE_CMD_REG_MR, reg_mr_payload(
+        pd, 0, 0, size, desc, 0))[0]
+    check_eq(admin_work(d)[0] - before, MAX_MR_PAGES + nchunks,
+             "entries read for an MR at the limit")
+    d.exec_ok(C.KITE_CMD_DEREG_MR, destroy_payload(key))
+    check_eq((d.rd(C.KITE_REG_CAP_MAX_MR_SIZE_HI) << 32) |
+             d.rd(C.KITE_REG_CAP_MAX_MR_SIZE_LO), size, "CAP_MAX_MR_SIZE")
+
+
+@test("small")
+def test_reg_mr_full_table_before_list(env):
+    """A full MR table answers NO_RESOURCES before the page list is read:
+    a guest cannot make the device walk lists it will refuse anyway."""
+    d = env.dev[0]
+    r = Rdma(d, eq=False, gids=False)
+    pd = d.exec_ok(C.KITE_CMD_ALLOC_PD)[0]
+    keys = batch(d, [(C.KITE_CMD_REG_MR, reg_mr_payload(
+        pd, 0, 0, PAGE, pbl(r.pages, 1), 0), 0)] * SMALL_MAX_OBJECTS)
+    check(all(st == C.KITE_STS_OK for st, _ in keys), "REG_MR failed")
+    # The last entry is bad: the walk would end in BAD_PARAM.
+    lst = r.level1(r.lists, [r.pages] * 63 + [0])
+    one_more = reg_mr_payload(pd, 0, 0, 64 * PAGE, pbl(lst, 64, 12, 1), 0)
+    st, _ = d.exec(C.KITE_CMD_REG_MR, one_more)
+    check_eq(st, C.KITE_STS_NO_RESOURCES, "REG_MR into a full table")
+    before = admin_work(d)[0]
+    st, _ = d.exec(C.KITE_CMD_REG_MR, one_more)
+    check_eq(st, C.KITE_STS_NO_RESOURCES, "REG_MR into a full table")
+    check_eq(admin_work(d)[0] - before, 0, "entries read for it")
+    res = batch(d, [(C.KITE_CMD_DEREG_MR, destroy_payload(out[0]), 0)
+                    for _, out in keys])
+    check(all(st == C.KITE_STS_OK for st, _ in res), "DEREG_MR failed")
+
+
+@test("main")
+def test_admin_run_bounded(env):
+    """One run of the admin bottom half executes at most
+    KITE_AQ_RUN_MAX_CMDS commands and starts none once its commands have
+    read KITE_AQ_RUN_MAX_PBL_ENTRIES page-list entries; it yields to the
+    main loop and the rest of the doorbell's commands follow."""
+    d = env.dev[0]
+    d.bring_up(aq_log=7, acq_log=7)
+    r = Rdma.__new__(Rdma)
+    r.d = d
+    r.lists = d.ram + 0x200000
+    r.pages = d.ram + 0x400000
+    # Cheap commands: one yield for KITE_AQ_RUN_MAX_CMDS + 6 of them.
+    n = C.KITE_AQ_RUN_MAX_CMDS + 6
+    yields = admin_work(d)[1]
+    res = batch(d, [(C.KITE_CMD_ALLOC_PD, b"", 0)] * n)
+    check(all(st == C.KITE_STS_OK for st, _ in res), "ALLOC_PD failed")
+    check_eq(admin_work(d)[1] - yields, 1, "yields for %d commands" % n)
+    pd = res[0][1][0]
+    # Page lists: 2^22 pages each, so the fourth reaches the run's budget.
+    npages = 1 << 22
+    count = 8
+    desc, nchunks = one_page_level2(r, npages)
+    per_cmd = npages + nchunks
+    check(3 * per_cmd < C.KITE_AQ_RUN_MAX_PBL_ENTRIES <= 4 * per_cmd,
+          "the budget lies between three and four lists")
+    entries, yields = admin_work(d)
+    res = batch(d, [(C.KITE_CMD_REG_MR, reg_mr_payload(
+        pd, 0, 0, npages * PAGE, desc, 0), 0)] * count)
+    check(all(st == C.KITE_STS_OK for st, _ in res), "REG_MR failed")
+    got_entries, got_yields = admin_work(d)
+    check_eq(got_entries - entries, count * per_cmd, "entries read")
+    check_eq(got_yields - yields, 1, "yields for %d lists" % count)
+    res = batch(d, [(C.KITE_CMD_DEREG_MR, destroy_payload(out[0]), 0)
+                    for _, out in res])
+    check(all(st == C.KITE_STS_OK for st, _ in res), "DEREG_MR failed")
