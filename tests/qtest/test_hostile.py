@@ -4,7 +4,8 @@ BARs while the host changes the link (what a DMA of the device's own
 cannot do to it), and page lists as long as the limits allow (the work
 an admin command and an admin run may take)."""
 
-from device import SMALL_MAX_OBJECTS, destroy_payload, stats
+from device import DEVICE_ATTR_SIZE, SMALL_MAX_OBJECTS, STATS_SIZE, \
+    destroy_payload, out_buf_payload, stats
 from harness import check, check_eq, test, wait_for
 from hw import C
 from rdma import PAGE, Rdma, batch, pbl, reg_mr_payload
@@ -192,3 +193,82 @@ def test_admin_run_bounded(env):
     res = batch(d, [(C.KITE_CMD_DEREG_MR, destroy_payload(out[0]), 0)
                     for _, out in res])
     check(all(st == C.KITE_STS_OK for st, _ in res), "DEREG_MR failed")
+
+
+# ---- rings, out buffers and MSI-X aimed at the device's own BARs -------
+
+def own_bars(d):
+    """(name, base) of the device's BARs: registers, doorbells, MSI-X."""
+    return (("BAR0", d.regs), ("BAR2", d.db), ("BAR4", d.msix_bar))
+
+
+def check_not_reset(d, what):
+    check_eq(d.rd(C.KITE_REG_DEV_CTRL), C.KITE_CTRL_ENABLE,
+             "DEV_CTRL after " + what)
+
+
+def check_msix_table(d, what):
+    """Every vector's entry still sends to the scratch words, unmasked."""
+    for v in range(C.KITE_MSIX_NUM):
+        e = msix_entry(d, v)
+        check_eq((d.q.readl(e), d.q.readl(e + 8), d.q.readl(e + 12)),
+                 (d.scratch + 4 * v, 0x4b000000 | v, 0),
+                 "MSI-X entry %d after %s" % (v, what))
+
+
+@test("main")
+def test_admin_rings_on_own_bars(env):
+    """An AQ or ACQ on one of the device's BARs: the admin bottom half's
+    DMA there fails (FATAL AQ_DMA), nothing is written to the BAR."""
+    d = env.dev[0]
+    for name, base in own_bars(d):
+        for ring in ("aq", "acq"):
+            what = "%s on %s" % (ring.upper(), name)
+            d.bring_up(**{ring: base})
+            d.submit(C.KITE_CMD_QUERY_DEVICE)
+            wait_for(lambda: d.status() & C.KITE_STATUS_FATAL,
+                     "FATAL with the " + what)
+            check_eq(d.rd(C.KITE_REG_FATAL_CODE), C.KITE_FATAL_AQ_DMA,
+                     "fatal code with the " + what)
+            check_not_reset(d, "the " + what)
+            check_msix_table(d, "the " + what)
+    d.bring_up()
+
+
+@test("main")
+def test_out_buffer_on_own_bars(env):
+    """A QUERY out buffer on one of the device's BARs: DMA_ERROR, and the
+    device and its MSI-X table are as they were."""
+    d = env.dev[0]
+    d.bring_up()
+    for name, base in own_bars(d):
+        for op, size in ((C.KITE_CMD_QUERY_DEVICE, DEVICE_ATTR_SIZE),
+                         (C.KITE_CMD_QUERY_STATS, STATS_SIZE)):
+            st, _ = d.exec(op, out_buf_payload(base, size))
+            check_eq(st, C.KITE_STS_DMA_ERROR,
+                     "opcode 0x%x out buffer on %s" % (op, name))
+            check_not_reset(d, "an out buffer on " + name)
+            check(d.status() & C.KITE_STATUS_READY, "READY")
+    check_msix_table(d, "out buffers on the BARs")
+
+
+@test("main")
+def test_admin_msix_on_own_bar(env):
+    """The admin vector aimed at DEV_CTRL (data 0): admin completions do
+    not reset the device, commands go on."""
+    d = env.dev[0]
+    d.bring_up()
+    entry = msix_entry(d, C.KITE_MSIX_ADMIN)
+    saved = [d.q.readl(entry + 4 * i) for i in range(3)]
+    try:
+        d.q.writel(entry, d.regs + C.KITE_REG_DEV_CTRL)
+        d.q.writel(entry + 4, 0)
+        d.q.writel(entry + 8, 0)
+        for _ in range(3):
+            pd = d.exec_ok(C.KITE_CMD_ALLOC_PD)[0]
+            d.exec_ok(C.KITE_CMD_DEALLOC_PD, destroy_payload(pd))
+        check_not_reset(d, "admin interrupts aimed at DEV_CTRL")
+    finally:
+        for i, v in enumerate(saved):
+            d.q.writel(entry + 4 * i, v)
+    check(d.status() & C.KITE_STATUS_READY, "READY")
