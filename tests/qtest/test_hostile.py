@@ -2,13 +2,20 @@
 """A hostile guest: rings and MSI-X messages aimed at the device's own
 BARs while the host changes the link (what a DMA of the device's own
 cannot do to it), and page lists as long as the limits allow (the work
-an admin command and an admin run may take)."""
+an admin command and an admin run may take), and frames from the wire
+with an ICRC computed by the test."""
 
-from device import DEVICE_ATTR_SIZE, SMALL_MAX_OBJECTS, STATS_SIZE, \
-    destroy_payload, out_buf_payload, stats
+import functools
+import struct
+import zlib
+
+from device import DEVICE_ATTR_SIZE, MAC_A, MAC_B, SMALL_MAX_OBJECTS, \
+    STATS_SIZE, destroy_payload, eth_post_rx, eth_rx_desc, eth_send, \
+    eth_setup, mac_bytes, out_buf_payload, stats
 from harness import check, check_eq, test, wait_for
 from hw import C
-from rdma import PAGE, Rdma, batch, pbl, reg_mr_payload
+from rdma import PAGE, V4_DGID, V4_GID, Node, Rdma, batch, check_cqe, \
+    pattern, pbl, reg_mr_payload
 
 MSIX_CAP_ID = 0x11
 
@@ -272,3 +279,94 @@ def test_admin_msix_on_own_bar(env):
         for i, v in enumerate(saved):
             d.q.writel(entry + 4 * i, v)
     check(d.status() & C.KITE_STATUS_READY, "READY")
+
+
+# ---- frames from the wire with a valid ICRC ----------------------------
+
+ROCE_UDP_PORT = 4791
+BTH_ACKREQ = 0x80
+OP_RC_SEND_ONLY = 0x04
+OP_RC_ACK = 0x11
+AETH_SYNDROME_TYPE = 0x60       # syndrome bits 6:5: 0 for an ACK
+
+
+def ipv4_csum(hdr):
+    s = sum(struct.unpack("!10H", hdr))
+    while s >> 16:
+        s = (s & 0xffff) + (s >> 16)
+    return ~s & 0xffff
+
+
+def icrc(ip):
+    """RoCEv2 ICRC of an IPv4 packet (without the ICRC): CRC-32 over 8
+    bytes of ones and the packet with the variant fields (TOS, TTL,
+    header checksum, UDP checksum, BTH byte 4) set to ones."""
+    b = bytearray(ip)
+    for i in (1, 8, 10, 11, 20 + 6, 20 + 7, 20 + 8 + 4):
+        b[i] = 0xff
+    return zlib.crc32(b"\xff" * 8 + bytes(b))
+
+
+def rc_send_only_v4(dst_mac, src_mac, src_ip, dst_ip, dqpn, psn, payload,
+                    good_icrc=True):
+    """An RC SEND ONLY frame with AckReq, its ICRC computed here (not by
+    the engine) or, with good_icrc False, one bit off."""
+    bth = struct.pack("!BBHII", OP_RC_SEND_ONLY, 0, 0xffff, dqpn,
+                      (BTH_ACKREQ << 24) | psn)
+    udp_len = 8 + len(bth) + len(payload) + 4
+    udp = struct.pack("!HHHH", 0xc000, ROCE_UDP_PORT, udp_len, 0)
+    hdr = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + udp_len, 0, 0x4000, 64,
+                      17, 0, src_ip, dst_ip)
+    hdr = hdr[:10] + struct.pack("!H", ipv4_csum(hdr)) + hdr[12:]
+    ip = hdr + udp + bth + payload
+    crc = icrc(ip) ^ (0 if good_icrc else 1)
+    return dst_mac + src_mac + b"\x08\x00" + ip + struct.pack("<I", crc)
+
+
+@test("main")
+def test_injected_frame_valid_icrc(env):
+    """A frame built here, not by the engine, with a valid ICRC reaches a
+    QP from the wire (k1's Ethernet ring, through the hub): the receive
+    completes with its payload and the responder ACKs. The same frame one
+    ICRC bit off is counted in roce_icrc_errors and consumes nothing."""
+    da, db = env.dev[0], env.dev[1]
+    n = Node(da, MAC_A)
+    db.bring_up()
+    eth_setup(db)
+    cq = n.cq()
+    qp = n.qp(cq, cq)
+    peer_qpn, psn = 0x77, 0x300
+    qp.connect(peer_qpn, V4_DGID, mac_bytes(MAC_B), sq_psn=0x100,
+               rq_psn=psn)
+    qp.post_recv(n.va(0x100), 256, n.key)
+    payload = pattern(64, 5)
+    mac_a, mac_b = mac_bytes(MAC_A), mac_bytes(MAC_B)
+    frame = functools.partial(rc_send_only_v4, mac_a, mac_b, V4_DGID[12:],
+                              V4_GID[12:], qp.qpn, psn, payload)
+    s0 = stats(da)
+    check_eq(eth_send(db, frame(good_icrc=False)) & C.KITE_ETH_DESC_ERR, 0,
+             "sent")
+    wait_for(lambda: stats(da)["roce_icrc_errors"] ==
+             s0["roce_icrc_errors"] + 1, "the bad ICRC counted")
+    check(cq.empty(), "a CQE for a frame with a bad ICRC")
+    rx_buf = eth_post_rx(db)
+    check_eq(eth_send(db, frame()) & C.KITE_ETH_DESC_ERR, 0, "sent")
+    cqe = cq.poll("the SEND with a valid ICRC")
+    check_cqe(cqe, qp.qpn, 0, C.KITE_CQE_RECV, len(payload))
+    check_eq(n.read(0x100, len(payload)), payload, "received bytes")
+    # The ACK reaches k1's Ethernet ring (k1 has no GID for it).
+    wait_for(lambda: db.rd(C.KITE_REG_ETH_RX_CI) == 1, "the ACK")
+    _, length, status = eth_rx_desc(db, 0)
+    check_eq(status & C.KITE_ETH_DESC_ERR, 0, "ACK RX status")
+    ack = db.q.read(rx_buf, length)
+    bth = ack[14 + 20 + 8:14 + 20 + 8 + 12]
+    check_eq(bth[0], OP_RC_ACK, "ACK opcode")
+    check_eq(struct.unpack("!I", bth[4:8])[0] & 0xffffff, peer_qpn,
+             "ACK destination QP")
+    check_eq(struct.unpack("!I", bth[8:12])[0] & 0xffffff, psn, "ACK PSN")
+    check_eq(ack[14 + 20 + 8 + 12] & AETH_SYNDROME_TYPE, 0, "AETH: an ACK")
+    s1 = stats(da)
+    check_eq(s1["roce_icrc_errors"], s0["roce_icrc_errors"] + 1,
+             "roce_icrc_errors")
+    check_eq(s1["roce_rx_dropped"], s0["roce_rx_dropped"], "roce_rx_dropped")
+    check_eq(n.r.query_qp(qp.qpn).state, C.KITE_QPS_RTS, "QP state")
