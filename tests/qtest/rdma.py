@@ -105,9 +105,9 @@ V6_DGID = bytes([0x20, 0x01, 0x0d, 0xb8]) + bytes(11) + b"\x02"
 class Rdma:
     """Guest memory for RDMA objects and helpers, on one device."""
 
-    def __init__(self, d, eq=True, gids=True):
+    def __init__(self, d, eq=True, gids=True, aq_log=6):
         self.d = d
-        d.bring_up(aq_log=6, acq_log=6)
+        d.bring_up(aq_log=aq_log, acq_log=aq_log)
         self.cq_ring = d.ram + 0x100000       # 64 KiB of CQ rings
         self.sq_ring = d.ram + 0x110000       # 64 KiB
         self.rq_ring = d.ram + 0x120000       # 64 KiB
