@@ -7,15 +7,16 @@ with an ICRC computed by the test."""
 
 import functools
 import struct
+import types
 import zlib
 
 from device import DEVICE_ATTR_SIZE, MAC_A, MAC_B, SMALL_MAX_OBJECTS, \
     STATS_SIZE, destroy_payload, eth_post_rx, eth_rx_desc, eth_send, \
     eth_setup, mac_bytes, out_buf_payload, stats
-from harness import check, check_eq, test, wait_for
+from harness import check, check_eq, clock_stepper, test, wait_for
 from hw import C
 from rdma import PAGE, V4_DGID, V4_GID, Node, Rdma, batch, check_cqe, \
-    pattern, pbl, reg_mr_payload
+    cq_payload, pattern, pbl, reg_mr_payload
 
 MSIX_CAP_ID = 0x11
 
@@ -369,3 +370,34 @@ def test_injected_frame_valid_icrc(env):
              "roce_icrc_errors")
     check_eq(s1["roce_rx_dropped"], s0["roce_rx_dropped"], "roce_rx_dropped")
     check_eq(n.r.query_qp(qp.qpn).state, C.KITE_QPS_RTS, "QP state")
+
+
+@test("main")
+def test_timer_cqe_on_own_bar(env):
+    """A send CQ whose ring is the MSI-X table (BAR4), and a peer that
+    never answers: the retry-exceeded CQE comes from the QP's timer, not
+    from a guest access, and must not land in the table. (The CQE store
+    maps the ring; for MMIO that is a bounce buffer whose write-back the
+    memory API refuses without telling the device, so the CQE is lost
+    rather than the CQ put in error.)"""
+    d = env.dev[0]
+    n = Node(d, MAC_A)
+    scq = types.SimpleNamespace(cqn=d.exec_ok(
+        C.KITE_CMD_CREATE_CQ, cq_payload(pbl(d.msix_bar, 1), 4,
+                                         n.r.eqn))[0])
+    rcq = n.cq()
+    qp = n.qp(scq, rcq)
+    # Nobody has this MAC: the SEND is never answered.
+    qp.connect(0x77, V4_DGID, b"\x52\x54\x00\x00\x00\x09", sq_psn=0x100,
+               rq_psn=0x300)
+    qp.post_send(C.KITE_WQE_SEND, [(n.va(0), 16, n.key)])
+    step = clock_stepper(d.q, 100000000)
+
+    def exhausted():
+        step()
+        return n.r.query_qp(qp.qpn)["state"] == C.KITE_QPS_ERR
+
+    wait_for(exhausted, "retries exhausted")
+    check(d.status() & C.KITE_STATUS_READY, "READY")
+    check_not_reset(d, "the timer's CQE")
+    check_msix_table(d, "a CQE aimed at the MSI-X table")
