@@ -572,26 +572,19 @@ static void test_rxe_goback_mid_message(void **st)
 #define BIG_SGE_LEN     ((KITE_MAX_MSG_SIZE >> 5) + 4096)
 
 /*
- * A SEND longer than KITE_MAX_MSG_SIZE (the requester never sends one; a
- * peer may) into receive buffers that would hold it: the responder
- * answers the packet that passes the limit with a NAK Invalid Request and
- * the receive completes with a local length error, as for a SEND longer
- * than its buffers (roce-facts.md 5.4), rather than succeeding with a
- * length the 32-bit receive offset cannot hold.
+ * Node B with one receive of KITE_DEF_MAX_SGE SGEs of BIG_SGE_LEN bytes
+ * gets an RC SEND of @npkts packets of 4 KiB from A (injected, AckReq on
+ * the last): every packet while B's QP stays in RTS. Returns the fixture;
+ * @sn records B's answers.
  */
-static void test_resp_send_over_max_msg(void **st)
+static Fx *big_send(uint32_t npkts, Seen *sn, uint32_t *psn0)
 {
     static uint8_t data[4096];
-    const uint32_t npkts = KITE_MAX_MSG_SIZE / sizeof(data) + 1;
     SimSge sge[KITE_DEF_MAX_SGE];
     SimConnParams p;
-    Seen *sn = calloc(1, sizeof(*sn));
-    struct kite_cqe cqe;
-    unsigned i;
+    uint32_t i;
     Fx *f;
 
-    (void)st;
-    assert_non_null(sn);
     sim_default_params(&p);
     p.path_mtu = KITE_MTU_4096;
     f = fx_new_mem(&p, KITE_QPT_RC, false, 8, KITE_RQ_MAX_LOG_STRIDE,
@@ -623,17 +616,51 @@ static void test_resp_send_over_max_msg(void **st)
             fx_run(f);
         }
     }
-    /* Every packet up to the limit was taken; the one past it was not. */
+    /* Every packet was offered (none refused before the last). */
     assert_int_equal(i, npkts);
+    *psn0 = p.psn_a;
+    return f;
+}
+
+/*
+ * A SEND longer than KITE_MAX_MSG_SIZE (the requester never sends one; a
+ * peer may) into receive buffers that would hold it: the responder
+ * answers the packet that passes the limit with a NAK Invalid Request and
+ * the receive completes with a local length error, as for a SEND longer
+ * than its buffers (roce-facts.md 5.4), rather than succeeding with a
+ * length the 32-bit receive offset cannot hold. A SEND of exactly the
+ * limit completes.
+ */
+static void test_resp_send_over_max_msg(void **st)
+{
+    const uint32_t npkts = KITE_MAX_MSG_SIZE / 4096;
+    Seen *sn = calloc(1, sizeof(*sn));
+    struct kite_cqe cqe;
+    uint32_t psn0;
+    Fx *f;
+
+    (void)st;
+    assert_non_null(sn);
+    f = big_send(npkts + 1, sn, &psn0);
     assert_int_equal(fx_state(f->b, f->bqp), KITE_QPS_ERR);
     assert_true(sn->n > 0);
     assert_int_equal(sn->f[sn->n - 1].op, KITE_OP_ACK);
     assert_int_equal(sn->f[sn->n - 1].syn, KITE_AETH_NAK_INV_REQ);
-    assert_int_equal(sn->f[sn->n - 1].psn,
-                     (p.psn_a + npkts - 1) & KITE_PSN_MASK);
+    assert_int_equal(sn->f[sn->n - 1].psn, (psn0 + npkts) & KITE_PSN_MASK);
     assert_true(sim_poll_cq(f->b, f->b_rcq, &cqe));
     assert_int_equal(cqe.opcode, KITE_CQE_RECV);
     assert_int_equal(cqe.status, KITE_CQE_LOC_LEN_ERR);
+    fx_free(f);
+
+    memset(sn, 0, sizeof(*sn));
+    f = big_send(npkts, sn, &psn0);
+    assert_int_equal(fx_state(f->b, f->bqp), KITE_QPS_RTS);
+    fx_expect_cqe(f->b, f->b_rcq, f->bqp, 0, KITE_CQE_RECV, KITE_CQE_SUCCESS,
+                  KITE_MAX_MSG_SIZE);
+    assert_true(sn->n > 0);
+    assert_int_equal(sn->f[sn->n - 1].syn, KITE_AETH_ACK_UNLIMITED);
+    assert_int_equal(sn->f[sn->n - 1].psn,
+                     (psn0 + npkts - 1) & KITE_PSN_MASK);
     fx_free(f);
     free(sn);
 }
