@@ -11,8 +11,8 @@ import types
 import zlib
 
 from device import DEVICE_ATTR_SIZE, MAC_A, MAC_B, SMALL_MAX_OBJECTS, \
-    STATS_SIZE, destroy_payload, eth_post_rx, eth_rx_desc, eth_send, \
-    eth_setup, mac_bytes, out_buf_payload, stats
+    STATS_SIZE, destroy_payload, eq_payload, eth_post_rx, eth_rx_desc, \
+    eth_send, eth_setup, mac_bytes, out_buf_payload, stats
 from harness import check, check_eq, clock_stepper, test, wait_for
 from hw import C
 from rdma import PAGE, V4_DGID, V4_GID, Node, Rdma, batch, check_cqe, \
@@ -401,3 +401,27 @@ def test_timer_cqe_on_own_bar(env):
     check(d.status() & C.KITE_STATUS_READY, "READY")
     check_not_reset(d, "the timer's CQE")
     check_msix_table(d, "a CQE aimed at the MSI-X table")
+
+
+@test("main")
+def test_comp_eq_on_own_bar(env):
+    """A completion EQ on BAR0 and an armed CQ on it: the completion event
+    of a SEND (posted from the guest's doorbell access) is refused like
+    the host's link event is, FATAL EQ_DMA, and no register is written."""
+    d = env.dev[0]
+    n = Node(d, MAC_A)
+    eqn = d.exec_ok(C.KITE_CMD_CREATE_EQ, eq_payload(
+        d.regs, 1, 12, 4, C.KITE_MSIX_COMP_BASE + 1))[0]
+    a_cq, b_cq = n.cq(), n.cq(eqn=eqn)
+    a, b = n.qp(a_cq, a_cq), n.qp(b_cq, b_cq)
+    a.connect(b.qpn, V4_GID, n.mac, sq_psn=0x100, rq_psn=0x200)
+    b.connect(a.qpn, V4_GID, n.mac, sq_psn=0x200, rq_psn=0x100)
+    b.post_recv(n.va(0x1000), 64, n.key)
+    b_cq.doorbell(C.KITE_DB_CQ_ARM_NEXT)
+    a.post_send(C.KITE_WQE_SEND, [(n.va(0), 16, n.key)])
+    wait_for(lambda: d.status() & C.KITE_STATUS_FATAL,
+             "FATAL for the event ring on BAR0")
+    check_eq(d.rd(C.KITE_REG_FATAL_CODE), C.KITE_FATAL_EQ_DMA, "fatal code")
+    check_not_reset(d, "a completion event aimed at BAR0")
+    check_msix_table(d, "a completion event aimed at BAR0")
+    d.bring_up()
