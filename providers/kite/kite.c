@@ -18,10 +18,10 @@
 static void kite_free_context(struct ibv_context *ibctx);
 
 /*
- * Control path, address handles (kite_ah.c), memory windows (kite_mw.c)
- * and the RC/UC/UD fast path (kite_fast.c). SRQ, the extended CQ/QP
- * interfaces (ibv_create_cq_ex, ibv_wr_*) ... are not offered: libibverbs
- * answers the verbs left out here with EOPNOTSUPP.
+ * Control path, address handles (kite_ah.c), memory windows (kite_mw.c),
+ * the RC/UC/UD fast path (kite_fast.c) and the extended CQs and QPs
+ * (kite_cq_ex.c, kite_qp_ex.c). libibverbs answers the verbs left out
+ * here with EOPNOTSUPP.
  */
 static const struct verbs_context_ops kite_ctx_ops = {
 	.alloc_mw = kite_alloc_mw,
@@ -29,7 +29,9 @@ static const struct verbs_context_ops kite_ctx_ops = {
 	.bind_mw = kite_bind_mw,
 	.create_ah = kite_create_ah,
 	.create_cq = kite_create_cq,
+	.create_cq_ex = kite_create_cq_ex,
 	.create_qp = kite_create_qp,
+	.create_qp_ex = kite_create_qp_ex,
 	.dealloc_mw = kite_dealloc_mw,
 	.dealloc_pd = kite_dealloc_pd,
 	.dereg_mr = kite_dereg_mr,

@@ -23,6 +23,7 @@ struct kite_device {
 };
 
 struct kite_qp;
+struct kite_wr_batch;
 
 /*
  * QPs of a context by QP number, for poll_cq to find the QP a CQE names:
@@ -104,6 +105,7 @@ struct kite_cq {
 	uint32_t old_ci;
 	struct kite_ring dbrec;		/* page of the doorbell record */
 	__le32 *rec_ci;			/* its consumer index, or NULL */
+	struct ibv_wc poll_wc;		/* current completion of start_poll */
 };
 
 /*
@@ -142,6 +144,7 @@ struct kite_qp {
 	struct kite_wq rq;
 	uint32_t max_inline;	/* bytes of inline data (the QP's cap) */
 	bool sig_all;
+	struct kite_wr_batch *batch;	/* ibv_wr_* state (kite_qp_ex.c) */
 };
 
 static inline struct kite_device *to_kite_dev(struct ibv_device *ibdev)
@@ -221,12 +224,36 @@ static inline uint8_t kite_log2(uint32_t pow2)
 	return __builtin_ctz(pow2);
 }
 
+/* The SQ takes work from RTS on (SQD, SQE and ERR queue or flush). */
+static inline bool kite_sq_takes_work(enum ibv_qp_state state)
+{
+	return state != IBV_QPS_RESET && state != IBV_QPS_INIT &&
+	       state != IBV_QPS_RTR;
+}
+
+/* Extended CQs and QPs (kite_cq_ex.c, kite_qp_ex.c). */
+struct ibv_cq_ex *kite_create_cq_ex(struct ibv_context *context,
+				    struct ibv_cq_init_attr_ex *attr);
+int kite_cq_ex_check(const struct ibv_cq_init_attr_ex *attr);
+void kite_cq_ex_set_ops(struct kite_cq *cq);
+struct ibv_qp *kite_create_qp_ex(struct ibv_context *context,
+				 struct ibv_qp_init_attr_ex *attr);
+int kite_qp_ex_check(const struct ibv_qp_init_attr_ex *attr);
+int kite_qp_ex_setup(struct kite_qp *qp, uint64_t send_ops_flags);
+void kite_qp_ex_free(struct kite_qp *qp);
+
 /* Fast path (kite_fast.c). */
 int kite_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 		   struct ibv_send_wr **bad_wr);
 int kite_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 		   struct ibv_recv_wr **bad_wr);
 int kite_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
+bool kite_cq_next_wc(struct kite_context *ctx, struct kite_cq *cq,
+		     struct ibv_wc *wc);
+void kite_cq_poll_done(struct kite_context *ctx, struct kite_cq *cq);
+int kite_sq_put(struct kite_qp *qp, const struct ibv_send_wr *wr,
+		uint32_t *pi);
+void kite_sq_publish(struct kite_qp *qp, uint32_t pi);
 void kite_cq_report_ci(struct kite_context *ctx, struct kite_cq *cq);
 void kite_cq_doorbell_ci(struct kite_context *ctx, struct kite_cq *cq);
 void kite_cq_forget_qp(struct kite_cq *cq, uint32_t qpn);

@@ -474,6 +474,39 @@ static int kite_build_send_wqe(struct kite_qp *qp, const struct ibv_send_wr *wr,
 }
 
 /*
+ * Write @wr into the SQ slot at free-running index *@pi and advance it:
+ * ENOMEM when the SQ is full, else what building the WQE gives. Nothing
+ * reaches the device before kite_sq_publish(). Caller holds sq->lock;
+ * post_send and the ibv_wr_* batches (kite_qp_ex.c) both post this way.
+ */
+int kite_sq_put(struct kite_qp *qp, const struct ibv_send_wr *wr, uint32_t *pi)
+{
+	struct kite_wq *sq = &qp->sq;
+	int err;
+
+	if (kite_ring_used(*pi, sq->ci) >= sq->depth)
+		return ENOMEM;
+	err = kite_build_send_wqe(qp, wr, kite_wq_wqe(sq, *pi));
+	if (err)
+		return err;
+	sq->wr_id[kite_ring_slot(*pi, sq->log_depth)] = wr->wr_id;
+	(*pi)++;
+	return 0;
+}
+
+/* Hand the WQEs written up to @pi to the device. Caller holds sq->lock. */
+void kite_sq_publish(struct kite_qp *qp, uint32_t pi)
+{
+	struct ibv_qp *ibqp = &qp->vqp.qp;
+
+	if (pi == qp->sq.pi)
+		return;
+	qp->sq.pi = pi;
+	kite_wq_kick(to_kite_ctx(ibqp->context), &qp->sq, KITE_DB_SQ,
+		     ibqp->qp_num, pi);
+}
+
+/*
  * Post a list of send WRs: each goes into the next free SQ slot; one
  * doorbell then covers all that were written. On an error, *bad_wr is the
  * WR that failed and the ones before it are posted.
@@ -481,7 +514,6 @@ static int kite_build_send_wqe(struct kite_qp *qp, const struct ibv_send_wr *wr,
 int kite_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		   struct ibv_send_wr **bad_wr)
 {
-	struct kite_context *ctx = to_kite_ctx(ibqp->context);
 	struct kite_qp *qp = to_kite_qp(ibqp);
 	struct kite_wq *sq = &qp->sq;
 	uint32_t pi;
@@ -490,32 +522,16 @@ int kite_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	pthread_spin_lock(&sq->lock);
 	pi = sq->pi;
 
-	/* The SQ takes work from RTS on (SQD, SQE and ERR queue or flush). */
-	switch (ibqp->state) {
-	case IBV_QPS_RESET:
-	case IBV_QPS_INIT:
-	case IBV_QPS_RTR:
+	if (!kite_sq_takes_work(ibqp->state)) {
 		err = EINVAL;
 		goto out;
-	default:
-		break;
 	}
 	for (; wr; wr = wr->next) {
-		if (kite_ring_used(pi, sq->ci) >= sq->depth) {
-			err = ENOMEM;
-			break;
-		}
-		err = kite_build_send_wqe(qp, wr, kite_wq_wqe(sq, pi));
+		err = kite_sq_put(qp, wr, &pi);
 		if (err)
 			break;
-		sq->wr_id[kite_ring_slot(pi, sq->log_depth)] = wr->wr_id;
-		pi++;
 	}
-
-	if (pi != sq->pi) {
-		sq->pi = pi;
-		kite_wq_kick(ctx, sq, KITE_DB_SQ, ibqp->qp_num, pi);
-	}
+	kite_sq_publish(qp, pi);
 out:
 	if (err)
 		*bad_wr = wr;
@@ -781,16 +797,21 @@ static bool kite_cqe_to_wc(struct kite_context *ctx, struct kite_cq *cq,
 }
 
 /*
- * Consume the CQEs the device wrote to the ring in use before the last
- * resize; free that ring once none is left. Caller holds cq->lock.
+ * Consume CQEs up to the next one that completes a WQE and turn it into
+ * @wc; false when the device has written no more. CQEs the device wrote
+ * to the ring in use before the last resize come first (that ring is freed
+ * once none is left); dropped CQEs are consumed on the way. During a long
+ * poll the device gets its space back every half depth. Caller holds
+ * cq->lock; poll_cq and the poll-ops interface (kite_cq_ex.c) both poll
+ * this way.
  */
-static int kite_poll_old_ring(struct kite_context *ctx, struct kite_cq *cq,
-			      int ne, struct ibv_wc *wc)
+bool kite_cq_next_wc(struct kite_context *ctx, struct kite_cq *cq,
+		     struct ibv_wc *wc)
 {
 	struct kite_cqe *cqe;
-	int n = 0;
+	bool ok;
 
-	while (n < ne) {
+	while (cq->old.buf) {
 		cqe = kite_cqe_ready(cq->old.buf, cq->old_ci,
 				     cq->old_log_depth);
 		if (!cqe) {
@@ -799,44 +820,47 @@ static int kite_poll_old_ring(struct kite_context *ctx, struct kite_cq *cq,
 			break;
 		}
 		cq->old_ci++;
-		if (kite_cqe_to_wc(ctx, cq, cqe, &wc[n]))
-			n++;
+		if (kite_cqe_to_wc(ctx, cq, cqe, wc))
+			return true;
 	}
-	return n;
+	for (;;) {
+		cqe = kite_cqe_ready(cq->ring.buf, cq->ci, cq->log_depth);
+		if (!cqe)
+			return false;
+		cq->ci++;
+		ok = kite_cqe_to_wc(ctx, cq, cqe, wc);
+		if (kite_ring_used(cq->ci, cq->db_ci) >= cq->depth / 2)
+			kite_cq_report_ci(ctx, cq);
+		if (ok)
+			return true;
+	}
+}
+
+/*
+ * Report the consumer index whenever it moved: the ring holds exactly
+ * depth CQEs, and a consumer may keep that many completions pending, so
+ * any CQE consumed but not reported could make the device see an overflow
+ * (fatal for the CQ) that the consumer never caused. Caller holds cq->lock.
+ */
+void kite_cq_poll_done(struct kite_context *ctx, struct kite_cq *cq)
+{
+	if (cq->ci != cq->db_ci)
+		kite_cq_report_ci(ctx, cq);
 }
 
 int kite_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 {
 	struct kite_context *ctx = to_kite_ctx(ibcq->context);
 	struct kite_cq *cq = to_kite_cq(ibcq);
-	struct kite_cqe *cqe;
 	int n = 0;
 
 	if (ne < 0)
 		return -EINVAL;
 
 	pthread_spin_lock(&cq->lock);
-	if (cq->old.buf)
-		n = kite_poll_old_ring(ctx, cq, ne, wc);
-	while (n < ne) {
-		cqe = kite_cqe_ready(cq->ring.buf, cq->ci, cq->log_depth);
-		if (!cqe)
-			break;
-		cq->ci++;
-		if (kite_cqe_to_wc(ctx, cq, cqe, &wc[n]))
-			n++;
-		/* Give the device space back during long polls too. */
-		if (kite_ring_used(cq->ci, cq->db_ci) >= cq->depth / 2)
-			kite_cq_report_ci(ctx, cq);
-	}
-	/*
-	 * Report the consumer index whenever it moved: the ring holds exactly
-	 * depth CQEs, and a consumer may keep that many completions pending,
-	 * so any CQE consumed but not reported could make the device see an
-	 * overflow (fatal for the CQ) that the consumer never caused.
-	 */
-	if (cq->ci != cq->db_ci)
-		kite_cq_report_ci(ctx, cq);
+	while (n < ne && kite_cq_next_wc(ctx, cq, &wc[n]))
+		n++;
+	kite_cq_poll_done(ctx, cq);
 	pthread_spin_unlock(&cq->lock);
 	return n;
 }

@@ -607,6 +607,7 @@ int kite_destroy_qp(struct ibv_qp *ibqp)
 		return err;
 	kite_qp_forget_cqes(ibqp);
 	kite_qp_table_remove(&ctx->qps, qp);
+	kite_qp_ex_free(qp);
 	kite_wq_fini(&qp->rq);
 	kite_wq_fini(&qp->sq);
 	free(qp);

@@ -8,7 +8,8 @@
 #   pingpong  ibv_rc_pingpong -c (both sides validate the data) with Kite as
 #             client and as server, over IPv4 GIDs at path MTU 1024 (4 KiB
 #             messages) and 4096 (16 KiB, netdev MTU 9000), and over IPv6
-#             GIDs (2001:db8::/64)
+#             GIDs (2001:db8::/64), and with -N (sends through ibv_wr_*)
+#             over IPv4 at path MTU 1024
 #   perftest  ib_write_bw, ib_read_bw, ib_send_bw, ib_atomic_bw,
 #             ib_write_lat and ib_send_lat with Kite as client and as server,
 #             over IPv4 GIDs at path MTU 1024, over IPv4 at 4096 and over IPv6
@@ -46,7 +47,7 @@ a) KIND=kite ME=198.18.0.1 PEER=198.18.0.2 ME6=2001:db8::1 ;;
 *) KIND=rxe ME=198.18.0.2 PEER=198.18.0.1 ME6=2001:db8::2 ;;
 esac
 PORT=18515
-n_pingpong=6
+n_pingpong=8
 n_perftest=36
 total=1
 for p in $PARTS; do
@@ -96,18 +97,20 @@ pp() {
 
 # a is the client first in each pair of runs, then the server.
 run_pingpong() {
-for cfg in v4-mtu1024 v4-mtu4096 v6-mtu1024; do
+for cfg in v4-mtu1024 v4-mtu4096 v6-mtu1024 v4-wr-api; do
+	wrapi=
 	case $cfg in
 	v4-mtu1024) gid=$GIDX mtu=1024 size=4096 ;;
 	v4-mtu4096) gid=$GIDX mtu=4096 size=16384 ;;
+	v4-wr-api) gid=$GIDX mtu=1024 size=4096 wrapi=-N ;;
 	*) gid=$GIDX6 mtu=1024 size=4096 ;;
 	esac
 	if [ "$KITE_VM" = a ]; then
-		pp $cfg client $gid -m $mtu -s $size -n 100
-		pp $cfg server $gid -m $mtu -s $size -n 100
+		pp $cfg client $gid -m $mtu -s $size -n 100 $wrapi
+		pp $cfg server $gid -m $mtu -s $size -n 100 $wrapi
 	else
-		pp $cfg server $gid -m $mtu -s $size -n 100
-		pp $cfg client $gid -m $mtu -s $size -n 100
+		pp $cfg server $gid -m $mtu -s $size -n 100 $wrapi
+		pp $cfg client $gid -m $mtu -s $size -n 100 $wrapi
 	fi
 done
 }

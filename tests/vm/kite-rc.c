@@ -31,6 +31,10 @@
  * accesses them (inside, outside, against the rights, after invalidation
  * by LOCAL_INV or SEND_WITH_INV, with an old key); deregistering an MR
  * with a bound window; ibv_rereg_mr of translation and rights.
+ * MODE "ex": the traffic of "func" through the extended verbs
+ * (kite-rc-ex.c): ibv_create_qp_ex with the ibv_wr_* batches,
+ * ibv_create_cq_ex polled with ibv_start_poll; on Kite also the
+ * refusals of what the device cannot do.
  *
  * The two sides exchange QP numbers, PSNs, GIDs, addresses and keys over TCP
  * (as ibv_rc_pingpong does) and run the same list of checks in lock step;
@@ -241,8 +245,8 @@ uint32_t rnd(void)
 static void usage(void)
 {
 	fprintf(stderr, "usage: kite-rc [-d DEV] [-g GID_INDEX] [-p PORT] [-n COUNT] [-S SEED]\n"
-		"               [-t SECS] [-P PREFIX] [-T QP_TIMEOUT] func|bulk|mixed|mw [HOST]\n"
-		"       kite-rc count func|bulk|mixed|mw\n");
+		"               [-t SECS] [-P PREFIX] [-T QP_TIMEOUT] func|bulk|mixed|mw|ex [HOST]\n"
+		"       kite-rc count func|bulk|mixed|mw|ex\n");
 	exit(2);
 }
 
@@ -261,6 +265,8 @@ int main(int argc, char **argv)
 			printf("%zu\n", nfunc);
 		else if (!strcmp(argv[2], "mw"))
 			printf("%zu\n", nmw);
+		else if (!strcmp(argv[2], "ex"))
+			printf("%zu\n", nex);
 		else if (!strcmp(argv[2], "bulk") || !strcmp(argv[2], "mixed"))
 			printf("1\n");
 		else
@@ -284,7 +290,7 @@ int main(int argc, char **argv)
 		usage();
 	mode = argv[optind];
 	if (strcmp(mode, "func") && strcmp(mode, "bulk") && strcmp(mode, "mixed") &&
-	    strcmp(mode, "mw"))
+	    strcmp(mode, "mw") && strcmp(mode, "ex"))
 		usage();
 	if (g.qp_timeout > 31)
 		usage();
@@ -300,6 +306,10 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "mw")) {
 		checks = mw_checks;
 		n = nmw;
+	}
+	if (!strcmp(mode, "ex")) {
+		checks = ex_checks;
+		n = nex;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	kt_alarm(g.timeout_s, "FAIL rc-time-limit: kite-rc ran past its time limit (-t)\n");

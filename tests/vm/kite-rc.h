@@ -3,7 +3,7 @@
  * Shared by the parts of kite-rc: the harness (kite-rc.c: state, reporting,
  * the TCP side channel, main), the device and QP pair helpers
  * (kite-rc-qp.c) and the modes (kite-rc-func.c, kite-rc-bulk.c,
- * kite-rc-mixed.c, kite-rc-mw.c). See kite-rc.c for what the program does.
+ * kite-rc-mixed.c, kite-rc-mw.c, kite-rc-ex.c). See kite-rc.c for what the program does.
  *
  * Copyright (c) 2026 The Kite authors
  */
@@ -118,5 +118,7 @@ void t_mixed(void);				/* kite-rc-mixed.c */
 extern const size_t mixed_buf_size;		/* its buffer, per side */
 extern const struct check mw_checks[];		/* kite-rc-mw.c */
 extern const size_t nmw;
+extern const struct check ex_checks[];		/* kite-rc-ex.c */
+extern const size_t nex;
 
 #endif /* KITE_RC_H */

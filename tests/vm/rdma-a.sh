@@ -7,7 +7,8 @@
 # clean kite-rc bulk run (10,000 WRITE + SEND messages, every byte
 # verified), then a bulk run with 5% of RoCE frames dropped. Between the
 # two guests also kite-rc mw (memory windows and rereg_mr: b's windows
-# accessed from a), rdma_cm: rping -V, ucmatose, udaddy,
+# accessed from a), kite-rc ex (the same RC traffic through ibv_wr_* and
+# ibv_start_poll) and ibv_rc_pingpong -c -N (its ibv_wr_* sends), rdma_cm: rping -V, ucmatose, udaddy,
 # ib_send_bw -R, ib_write_bw -R and ib_read_lat -R over IPv4 and IPv6
 # addresses, with a as client and as server (cm_pair below),
 # ibv_ud_pingpong over IPv4 and IPv6 GIDs each way, and
@@ -27,6 +28,7 @@
 BULK_N=${BULK_N:-10000}
 FUNC=$(kite-rc count func)
 MW=$(kite-rc count mw)
+EX=$(kite-rc count ex)
 S=$((RDMA_SUITE_RESULTS + FUNC + 1))
 CM_TOOLS="rping ucmatose udaddy ib_send_bw ib_write_bw ib_read_lat"
 KUD=$(kite-ud count)
@@ -34,7 +36,7 @@ KUD=$(kite-ud count)
 # (4); kite-ud: a as sender (KUD results), b as sender (KUD results + a's
 # receiver status); the link-down check (4).
 CM_N=$((6 * 2 * 2 + 1 + 4 + 2 * KUD + 1 + 4))
-plan $((2 * S + 11 + CM_N + MW + UCX_N))
+plan $((2 * S + 11 + CM_N + MW + EX + 1 + UCX_N))
 
 case $RDMA_KIND in
 kite) ME=198.18.0.1 PEER=198.18.0.2 ME6=2001:db8::1 PEER6=2001:db8::2 ;;
@@ -348,6 +350,10 @@ pair_linkdown() {
 # ---- two guests -----------------------------------------------------------------
 rdma_suite $PEER $PEER pair
 kite_rc $PEER 18720 $PEER mw pair-rc
+kite_rc $PEER 18721 $PEER ex pair-rc
+cs_run pair-rc_pingpong-N $PEER 18722 \
+	'ibv_rc_pingpong -d $DEV -g $GIDX -p $PORT -c -N -n 50 -s 4096' \
+	"ibv_rc_pingpong -d \$DEV -g \$GIDX -p \$PORT -c -N -n 50 -s 4096 $PEER"
 set_drop 50000 both
 lossy_bulk $PEER $PEER pair 18700
 set_drop 0 both

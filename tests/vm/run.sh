@@ -16,11 +16,12 @@
 #          (loopback), ibv_rc_pingpong -c, perftest with all sizes, kite-rc
 #          func and bulk, bulk with 5% of RoCE frames dropped
 #          (x-wire-drop-ppm); between the two guests kite-rc mw (memory
-#          windows, rereg_mr), UCX 1.13 ud_verbs (ucx_info, ucx_perftest
+#          windows, rereg_mr), kite-rc ex and ibv_rc_pingpong -N (the
+#          extended verbs), UCX 1.13 ud_verbs (ucx_info, ucx_perftest
 #          am_lat, am_bw: rdma-ucx.sh)
 #   interop a Kite guest and a Soft-RoCE guest (rxe on virtio-net) on one
 #          link: ibv_rc_pingpong -c both ways, IPv4 at path MTU 1024 and
-#          4096, IPv6 (interop.sh)
+#          4096, IPv6, and -N (ibv_wr_*) (interop.sh)
 #   rxe    (not by default) the same checks over Soft-RoCE on virtio-net
 #          NICs: the baseline that shows the checks themselves are right
 #   storage NVMe over RDMA (nvmet-rdma, nvme-rdma, fio verify) Kite<->Kite,

@@ -22,6 +22,45 @@ void kite_ring_free(struct kite_ring *ring)
 }
 
 struct kernel_ah kernel_ah;
+struct fake_create fake_create;
+
+/*
+ * kite_verbs.c's CQ and QP creation, which kite_cq_ex.c and kite_qp_ex.c
+ * build on: the object prepared in fake_create (or a failure with its
+ * errno); the QP's caps as the "kernel" granted them.
+ */
+struct ibv_cq *kite_create_cq(struct ibv_context *context, int cqe,
+			      struct ibv_comp_channel *channel,
+			      int comp_vector)
+{
+	fake_create.cq_calls++;
+	fake_create.cqe = cqe;
+	if (!fake_create.cq) {
+		errno = fake_create.err;
+		return NULL;
+	}
+	return &fake_create.cq->vcq.cq;
+}
+
+struct ibv_qp *kite_create_qp(struct ibv_pd *pd,
+			      struct ibv_qp_init_attr *attr)
+{
+	fake_create.qp_calls++;
+	fake_create.qp_attr = *attr;
+	if (!fake_create.qp) {
+		errno = fake_create.err;
+		return NULL;
+	}
+	attr->cap = fake_create.cap;
+	return &fake_create.qp->vqp.qp;
+}
+
+int kite_destroy_qp(struct ibv_qp *qp)
+{
+	fake_create.qp_destroys++;
+	kite_qp_ex_free(to_kite_qp(qp));
+	return 0;
+}
 
 int ibv_cmd_create_ah(struct ibv_pd *pd, struct ibv_ah *ah,
 		      struct ibv_ah_attr *attr,
@@ -127,6 +166,7 @@ struct fake *fake_new(enum ibv_qp_type type, uint32_t sq_depth,
 void fake_free(struct fake *f)
 {
 	kite_qp_table_remove(&f->ctx->qps, f->qp);
+	kite_qp_ex_free(f->qp);
 	free(f->qp->sq.ring.buf);
 	free(f->qp->sq.wr_id);
 	free(f->qp->rq.ring.buf);

@@ -45,6 +45,13 @@ static const struct {
 	{ "mw_post_errors", test_mw_post_errors },
 	{ "mw_bind_type1", test_mw_bind_type1 },
 	{ "mw_poll", test_mw_poll },
+	{ "cq_ex_create", test_cq_ex_create },
+	{ "cq_ex_poll", test_cq_ex_poll },
+	{ "cq_ex_same_as_poll_cq", test_cq_ex_same_as_poll_cq },
+	{ "qp_ex_create", test_qp_ex_create },
+	{ "qp_ex_same_wqes", test_qp_ex_same_wqes },
+	{ "qp_ex_ud", test_qp_ex_ud },
+	{ "qp_ex_errors", test_qp_ex_errors },
 };
 
 int main(int argc, char **argv)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Host self-test of the libkite fast path (kite_fast.c), address
- * handles (kite_ah.c) and window binding (kite_mw.c) against a fake
- * device: the "doorbell page" is ordinary memory, so each doorbell
+ * handles (kite_ah.c), window binding (kite_mw.c) and the extended CQs
+ * and QPs (kite_cq_ex.c, kite_qp_ex.c) against a fake device: the "doorbell page" is ordinary memory, so each doorbell
  * register holds the last value written;
  * the test plays the device by reading WQEs from the rings and writing
  * CQEs (phase last) into the CQ ring, and plays the kernel by answering
@@ -48,6 +48,21 @@ struct kernel_ah {
 	struct ibv_ah_attr attr;	/* as the kernel saw it */
 };
 extern struct kernel_ah kernel_ah;
+
+/*
+ * kite_create_cq() and kite_create_qp() (kite_verbs.c, faked in fake.c):
+ * they return .cq / .qp, or fail with .err when it is NULL, and record
+ * what they were given; kite_destroy_qp() counts.
+ */
+struct fake_create {
+	struct kite_cq *cq;
+	struct kite_qp *qp;
+	int err;
+	struct ibv_qp_cap cap;		/* the caps the QP "got" */
+	int cq_calls, qp_calls, qp_destroys, cqe;
+	struct ibv_qp_init_attr qp_attr;	/* as kite_create_qp saw it */
+};
+extern struct fake_create fake_create;
 
 /* One context with one CQ and one QP on it, in plain memory. */
 struct fake {
@@ -111,5 +126,12 @@ int test_mw_post_layout(void);		/* mw_test.c */
 int test_mw_post_errors(void);
 int test_mw_bind_type1(void);
 int test_mw_poll(void);
+int test_cq_ex_create(void);		/* cq_ex_test.c */
+int test_cq_ex_poll(void);
+int test_cq_ex_same_as_poll_cq(void);
+int test_qp_ex_create(void);		/* qp_ex_test.c */
+int test_qp_ex_same_wqes(void);
+int test_qp_ex_ud(void);
+int test_qp_ex_errors(void);
 
 #endif
