@@ -203,6 +203,25 @@ static uint8_t cb_mem_rw(void *opaque, void *qp, uint32_t pdn,
     return KITE_CQE_SUCCESS;
 }
 
+/* The same local read with the CRC folded into the copy. */
+static uint8_t cb_mem_read_crc(void *opaque, void *qp, uint32_t pdn,
+                               uint32_t key, uint32_t access, uint64_t va,
+                               void *buf, uint32_t len, uint32_t *crc)
+{
+    Node *n = opaque;
+    uint64_t off = va - MR_IOVA;
+
+    (void)qp;
+    (void)access;
+    if (key != MR_KEY || pdn != PDN || va < MR_IOVA || off > n->mem_len ||
+        len > n->mem_len - off) {
+        n->failed = true;
+        return KITE_CQE_LOC_PROT_ERR;
+    }
+    *crc = kite_roce_crc32_copy(*crc, buf, n->mem + off, len);
+    return KITE_CQE_SUCCESS;
+}
+
 static bool cb_wqe_read(void *opaque, void *qp, bool rq, uint32_t slot,
                         void *buf, uint32_t len)
 {
@@ -349,6 +368,7 @@ static bool cb_gid_is_local(void *opaque, const uint8_t *gid)
 
 static const struct kite_roce_ops ops = {
     .mem_rw = cb_mem_rw,
+    .mem_read_crc = cb_mem_read_crc,
     .wqe_read = cb_wqe_read,
     .cq_post = cb_cq_post,
     .qp_event = cb_qp_event,

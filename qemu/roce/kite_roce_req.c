@@ -7,6 +7,7 @@
  *
  * Copyright (c) 2026 The Kite authors
  */
+#include "kite_roce_crc.h"
 #include "kite_roce_int.h"
 
 uint8_t kr_cqe_opcode(uint8_t wqe_opcode)
@@ -318,6 +319,43 @@ uint8_t kr_sge_copy(KiteRoceQp *qp, const KrSendWqe *w, uint32_t off,
     return len ? KITE_CQE_LOC_LEN_ERR : KITE_CQE_SUCCESS;
 }
 
+/*
+ * kr_sge_copy() of a local read into @buf that also advances the raw
+ * CRC-32 state @crc over the bytes read.
+ */
+uint8_t kr_sge_read_crc(KiteRoceQp *qp, const KrSendWqe *w, uint32_t off,
+                        uint8_t *buf, uint32_t len, uint32_t *crc)
+{
+    KiteRoce *e = qp->e;
+    uint32_t i;
+    uint8_t st;
+
+    if (!e->ops->mem_read_crc || (w->flags & KITE_WQE_F_INLINE)) {
+        st = kr_sge_copy(qp, w, off, buf, len, false);
+        *crc = kite_roce_crc32(*crc, buf, len);
+        return st;
+    }
+    for (i = 0; i < w->num_sge && len; i++) {
+        uint32_t sl = w->sge[i].length, n;
+
+        if (off >= sl) {
+            off -= sl;
+            continue;
+        }
+        n = sl - off < len ? sl - off : len;
+        st = e->ops->mem_read_crc(e->opaque, qp->cfg.host, qp->cfg.pdn,
+                                  w->sge[i].lkey, 0, w->sge[i].addr + off,
+                                  buf, n, crc);
+        if (st != KITE_CQE_SUCCESS) {
+            return st;
+        }
+        buf += n;
+        len -= n;
+        off = 0;
+    }
+    return len ? KITE_CQE_LOC_LEN_ERR : KITE_CQE_SUCCESS;
+}
+
 void kr_req_reset(KiteRoceQp *qp)
 {
     qp->sq_psn = qp->una_psn = qp->hi_psn = 0;
@@ -544,7 +582,7 @@ bool kr_req_step(KiteRoceQp *qp)
     const KrSendWqe *w;
     uint8_t *data;
     uint8_t st, tr = qp->cfg.type == KITE_QPT_RC ? KITE_BTH_RC : KITE_BTH_UC;
-    uint32_t k, n, off, plen;
+    uint32_t k, n, off, plen, crc;
     bool retx, last;
 
     switch (kr_req_state(qp)) {
@@ -634,13 +672,6 @@ bool kr_req_step(KiteRoceQp *qp)
             op = n == 1 ? KITE_OP_SEND_ONLY_INV : KITE_OP_SEND_LAST_INV;
         }
         kr_pkt_init(qp, &p, op, qp->sq_psn);
-        /* The payload goes straight into the frame being built. */
-        data = kr_frame_payload(qp, &p);
-        st = kr_sge_copy(qp, w, off, data, plen, false);
-        if (st) {
-            s->status = st;
-            return true;
-        }
         if (!send && k == 0) {
             p.reth_va = w->raddr;
             p.reth_rkey = w->rkey;
@@ -656,9 +687,19 @@ bool kr_req_step(KiteRoceQp *qp)
                w->opcode != KITE_WQE_WRITE;
         p.ackreq = tr == KITE_BTH_RC &&
                    (last || (k % KR_MAX_PKT_PER_ACK) == KR_MAX_PKT_PER_ACK - 1);
-        p.payload = data;
         p.paylen = plen;
-        kr_transmit(qp, &p, retx);
+        /*
+         * The headers first, then the payload straight into the frame,
+         * CRCed as it is read.
+         */
+        data = kr_frame_begin(qp, &p, &crc);
+        st = kr_sge_read_crc(qp, w, off, data, plen, &crc);
+        if (st) {
+            s->status = st;
+            return true;
+        }
+        p.payload = data;
+        kr_transmit_end(qp, &p, crc, retx);
         kr_req_sent(qp, qp->sq_psn + 1);
         if (last) {
             qp->req_idx++;
