@@ -27,12 +27,14 @@
  * Any of these failing exits 1.
  *
  *   engine-bench [-s SIZE] [-n MESSAGES] [-r REPEATS] [-m 1024|4096]...
- *                [-c table|clmul|vclmul] [-t 1|2]
+ *                [-c table|clmul|vclmul] [-t 1|2] [-C]
  *   engine-bench -k
  *
  * -c forces one ICRC implementation (default: the engine's own choice).
  * -t 1 prints only the one-thread row, -t 2 only the two-thread one
- * (default: both). -k prints instead the ICRC's GB/s over frames of
+ * (default: both). -C leaves out the host's mem_read_crc, so that the
+ * engine copies each payload into the frame and then CRCs the frame (as
+ * for a host without the op) instead of CRCing as it copies. -k prints instead the ICRC's GB/s over frames of
  * several lengths for each implementation this CPU has (thread CPU time,
  * best of three, each frame's CRC state feeding the next).
  *
@@ -366,7 +368,7 @@ static bool cb_gid_is_local(void *opaque, const uint8_t *gid)
     return !memcmp(gid, n->gid, sizeof(n->gid));
 }
 
-static const struct kite_roce_ops ops = {
+static struct kite_roce_ops ops = {
     .mem_rw = cb_mem_rw,
     .mem_read_crc = cb_mem_read_crc,
     .wqe_read = cb_wqe_read,
@@ -908,7 +910,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: engine-bench [-s SIZE] [-n MESSAGES] "
             "[-r REPEATS] [-m 256|512|1024|2048|4096]... "
-            "[-c table|clmul|vclmul] [-t 1|2] | -k\n");
+            "[-c table|clmul|vclmul] [-t 1|2] [-C] | -k\n");
     exit(2);
 }
 
@@ -926,7 +928,7 @@ int main(int argc, char **argv)
     };
     enum kite_roce_crc_impl crc;
 
-    while ((c = getopt(argc, argv, "s:n:r:m:c:t:k")) != -1) {
+    while ((c = getopt(argc, argv, "s:n:r:m:c:t:kC")) != -1) {
         unsigned long v = optarg ? strtoul(optarg, NULL, 0) : 0;
         uint8_t m;
 
@@ -962,6 +964,10 @@ int main(int argc, char **argv)
             break;
         case 'k':
             return bench_crc();
+        case 'C':
+            /* The engine copies, then CRCs each frame whole. */
+            ops.mem_read_crc = NULL;
+            break;
         case 't':
             if (v != 1 && v != 2) {
                 usage();
@@ -989,7 +995,9 @@ int main(int argc, char **argv)
         }
     }
     crc = kite_roce_crc_current();
-    printf("engine-bench: ICRC by %s\n", crc_names[crc]);
+    printf("engine-bench: ICRC by %s, %s\n", crc_names[crc],
+           ops.mem_read_crc ? "sent payloads CRCed as they are copied in" :
+                              "copy, then CRC (-C)");
     if (!nmtu) {
         mtus[nmtu++] = KITE_MTU_1024;
         mtus[nmtu++] = KITE_MTU_4096;

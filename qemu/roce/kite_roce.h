@@ -53,7 +53,8 @@ struct kite_roce_ops {
                       uint32_t access, uint64_t va, void *buf, uint32_t len,
                       bool write);
     /*
-     * Optional (NULL: the engine reads with mem_rw, then CRCs the copy).
+     * Optional (NULL: the engine reads with mem_rw and CRCs each frame
+     * whole).
      * A local read as mem_rw(..., @buf, @len, false) with the same checks
      * and results that on success also advances @crc, a raw CRC-32 state
      * (kite_roce_crc32()), over the bytes read: a host with the memory

@@ -260,8 +260,13 @@ struct KiteRoce {
     uint16_t ip_id;
     /* The frame being built: payloads are read straight into it. */
     uint8_t frame[KITE_ROCE_MAX_FRAME];
-    /* Its payload offset once kr_frame_begin() wrote its headers, else 0. */
+    /*
+     * kr_frame_begin() wrote the frame's headers, the payload offset (0:
+     * it could not), for a host with mem_read_crc; without it the frame
+     * is built whole when sent (frame_crc false).
+     */
     size_t frame_hdr;
+    bool frame_crc;
 };
 
 /* kite_roce_qp.c */

@@ -465,16 +465,19 @@ size_t kite_roce_build(uint8_t *frame, size_t cap,
  */
 static uint32_t icrc_hdr_state(const uint8_t *ip, size_t len)
 {
-    uint8_t buf[ICRC_HDR_MAX];
+    /* Room for the mask's whole width after the headers: one vector OR. */
+    static const uint8_t zero[ICRC_HDR_MAX + KITE_ROCE_CRC_FIRST_LEN];
+    uint8_t buf[sizeof(zero)];
     const uint8_t *mask = (ip[0] >> 4) == 6 ? icrc_mask_v6 : icrc_mask_v4;
     size_t n = len <= KITE_ROCE_CRC_FIRST_LEN ? KITE_ROCE_CRC_FIRST_LEN :
                ICRC_HDR_MAX;
     uint8_t *h = buf + n - len;
     size_t i;
 
-    memset(buf, 0, n - len);
+    /* Copied, not memset(): see kite_roce_pkt_zero. */
+    memcpy(buf, zero, sizeof(buf));
     memcpy(h, ip, len);
-    for (i = 0; i < KITE_ROCE_CRC_FIRST_LEN && i < len; i++) {
+    for (i = 0; i < KITE_ROCE_CRC_FIRST_LEN; i++) {
         h[i] |= mask[i];
     }
     st32le(h, ld32le(h) ^ ICRC_SEED);

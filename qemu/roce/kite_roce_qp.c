@@ -707,15 +707,22 @@ void kr_transmit(KiteRoceQp *qp, struct kite_roce_pkt *p, bool retransmit)
 }
 
 /*
- * kr_transmit() in two halves around the payload, for a sender that CRCs
- * it as it reads it in: write the headers of @p (every field but
- * p->payload set) and start @crc; returns where the p->paylen bytes go.
+ * kr_transmit() in two halves around the payload, for a host that CRCs
+ * it as it is read in (ops->mem_read_crc): write the headers of @p (every
+ * field but p->payload set) and start @crc; returns where the p->paylen
+ * bytes go (kr_sge_read_crc()). Without the op, kr_transmit_end() builds
+ * the frame whole, as kr_transmit().
  */
 uint8_t *kr_frame_begin(KiteRoceQp *qp, struct kite_roce_pkt *p,
                         uint32_t *crc)
 {
     KiteRoce *e = qp->e;
 
+    e->frame_crc = e->ops->mem_read_crc != NULL;
+    *crc = 0;
+    if (!e->frame_crc) {
+        return kr_frame_payload(qp, p);
+    }
     p->ip_id = e->ip_id++;
     e->frame_hdr = kite_roce_build_hdr(e->frame, sizeof(e->frame), p, crc);
     /* A frame that cannot be built is not sent, as kr_transmit()'s. */
@@ -723,13 +730,15 @@ uint8_t *kr_frame_begin(KiteRoceQp *qp, struct kite_roce_pkt *p,
            kr_frame_payload(qp, p);
 }
 
-/* The payload is in and @crc covers it: finish the frame and send it. */
+/* The payload is in (and @crc covers it): finish the frame and send it. */
 void kr_transmit_end(KiteRoceQp *qp, struct kite_roce_pkt *p, uint32_t crc,
                      bool retransmit)
 {
     KiteRoce *e = qp->e;
 
-    if (e->frame_hdr) {
+    if (!e->frame_crc) {
+        kr_transmit(qp, p, retransmit);
+    } else if (e->frame_hdr) {
         kr_transmit_frame(qp, kite_roce_build_end(e->frame, p, crc),
                           retransmit);
         e->frame_hdr = 0;

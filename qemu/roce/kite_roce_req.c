@@ -321,7 +321,9 @@ uint8_t kr_sge_copy(KiteRoceQp *qp, const KrSendWqe *w, uint32_t off,
 
 /*
  * kr_sge_copy() of a local read into @buf that also advances the raw
- * CRC-32 state @crc over the bytes read.
+ * CRC-32 state @crc over the bytes read, through ops->mem_read_crc; a
+ * plain kr_sge_copy() without it (kr_transmit_end() then CRCs the whole
+ * frame).
  */
 uint8_t kr_sge_read_crc(KiteRoceQp *qp, const KrSendWqe *w, uint32_t off,
                         uint8_t *buf, uint32_t len, uint32_t *crc)
@@ -330,7 +332,10 @@ uint8_t kr_sge_read_crc(KiteRoceQp *qp, const KrSendWqe *w, uint32_t off,
     uint32_t i;
     uint8_t st;
 
-    if (!e->ops->mem_read_crc || (w->flags & KITE_WQE_F_INLINE)) {
+    if (!e->ops->mem_read_crc) {
+        return kr_sge_copy(qp, w, off, buf, len, false);
+    }
+    if (w->flags & KITE_WQE_F_INLINE) {
         st = kr_sge_copy(qp, w, off, buf, len, false);
         *crc = kite_roce_crc32(*crc, buf, len);
         return st;
