@@ -184,24 +184,36 @@ static void *xalloc(size_t n)
 
 /* ---- struct kite_roce_ops ---- */
 
+/* The MR's bytes at @va for @len, or NULL (a wrong key or range). */
+static uint8_t *mr_bytes(Node *n, uint32_t pdn, uint32_t key, uint64_t va,
+                         uint32_t len)
+{
+    uint64_t off = va - MR_IOVA;
+
+    if (key != MR_KEY || pdn != PDN || va < MR_IOVA || off > n->mem_len ||
+        len > n->mem_len - off) {
+        n->failed = true;
+        return NULL;
+    }
+    return n->mem + off;
+}
+
 static uint8_t cb_mem_rw(void *opaque, void *qp, uint32_t pdn,
                          uint32_t key, uint32_t access, uint64_t va,
                          void *buf, uint32_t len, bool write)
 {
     Node *n = opaque;
-    uint64_t off = va - MR_IOVA;
+    uint8_t *m = mr_bytes(n, pdn, key, va, len);
 
     (void)qp;
     (void)access;
-    if (key != MR_KEY || pdn != PDN || va < MR_IOVA || off > n->mem_len ||
-        len > n->mem_len - off) {
-        n->failed = true;
+    if (!m) {
         return KITE_CQE_LOC_PROT_ERR;
     }
     if (write) {
-        memcpy(n->mem + off, buf, len);
+        memcpy(m, buf, len);
     } else {
-        memcpy(buf, n->mem + off, len);
+        memcpy(buf, m, len);
     }
     return KITE_CQE_SUCCESS;
 }
@@ -211,17 +223,14 @@ static uint8_t cb_mem_read_crc(void *opaque, void *qp, uint32_t pdn,
                                uint32_t key, uint32_t access, uint64_t va,
                                void *buf, uint32_t len, uint32_t *crc)
 {
-    Node *n = opaque;
-    uint64_t off = va - MR_IOVA;
+    uint8_t *m = mr_bytes(opaque, pdn, key, va, len);
 
     (void)qp;
     (void)access;
-    if (key != MR_KEY || pdn != PDN || va < MR_IOVA || off > n->mem_len ||
-        len > n->mem_len - off) {
-        n->failed = true;
+    if (!m) {
         return KITE_CQE_LOC_PROT_ERR;
     }
-    *crc = kite_roce_crc32_copy(*crc, buf, n->mem + off, len);
+    *crc = kite_roce_crc32_copy(*crc, buf, m, len);
     return KITE_CQE_SUCCESS;
 }
 

@@ -281,10 +281,13 @@ void kr_sq_uncache(KiteRoceQp *qp, uint32_t idx, bool all)
 
 /*
  * Copy @len bytes at message offset @off of @w between its SGEs and @buf
- * (@write: into the SGEs, needing local write access). Returns a CQE status.
+ * (@write: into the SGEs, needing local write access); with @crc (a
+ * read), through ops->mem_read_crc, which advances the raw CRC state
+ * @crc over the bytes read. Returns a CQE status.
  */
-uint8_t kr_sge_copy(KiteRoceQp *qp, const KrSendWqe *w, uint32_t off,
-                    uint8_t *buf, uint32_t len, bool write)
+static uint8_t kr_sge_xfer(KiteRoceQp *qp, const KrSendWqe *w, uint32_t off,
+                           uint8_t *buf, uint32_t len, bool write,
+                           uint32_t *crc)
 {
     KiteRoce *e = qp->e;
     uint32_t i;
@@ -294,6 +297,9 @@ uint8_t kr_sge_copy(KiteRoceQp *qp, const KrSendWqe *w, uint32_t off,
             return KITE_CQE_LOC_LEN_ERR;
         }
         memcpy(buf, w->inl + off, len);
+        if (crc) {
+            *crc = kite_roce_crc32(*crc, buf, len);
+        }
         return KITE_CQE_SUCCESS;
     }
     for (i = 0; i < w->num_sge && len; i++) {
@@ -305,7 +311,11 @@ uint8_t kr_sge_copy(KiteRoceQp *qp, const KrSendWqe *w, uint32_t off,
             continue;
         }
         n = sl - off < len ? sl - off : len;
-        st = e->ops->mem_rw(e->opaque, qp->cfg.host, qp->cfg.pdn,
+        st = crc ?
+             e->ops->mem_read_crc(e->opaque, qp->cfg.host, qp->cfg.pdn,
+                                  w->sge[i].lkey, 0, w->sge[i].addr + off,
+                                  buf, n, crc) :
+             e->ops->mem_rw(e->opaque, qp->cfg.host, qp->cfg.pdn,
                             w->sge[i].lkey,
                             write ? KITE_ACCESS_LOCAL_WRITE : 0,
                             w->sge[i].addr + off, buf, n, write);
@@ -319,6 +329,12 @@ uint8_t kr_sge_copy(KiteRoceQp *qp, const KrSendWqe *w, uint32_t off,
     return len ? KITE_CQE_LOC_LEN_ERR : KITE_CQE_SUCCESS;
 }
 
+uint8_t kr_sge_copy(KiteRoceQp *qp, const KrSendWqe *w, uint32_t off,
+                    uint8_t *buf, uint32_t len, bool write)
+{
+    return kr_sge_xfer(qp, w, off, buf, len, write, NULL);
+}
+
 /*
  * kr_sge_copy() of a local read into @buf that also advances the raw
  * CRC-32 state @crc over the bytes read, through ops->mem_read_crc; a
@@ -328,37 +344,8 @@ uint8_t kr_sge_copy(KiteRoceQp *qp, const KrSendWqe *w, uint32_t off,
 uint8_t kr_sge_read_crc(KiteRoceQp *qp, const KrSendWqe *w, uint32_t off,
                         uint8_t *buf, uint32_t len, uint32_t *crc)
 {
-    KiteRoce *e = qp->e;
-    uint32_t i;
-    uint8_t st;
-
-    if (!e->ops->mem_read_crc) {
-        return kr_sge_copy(qp, w, off, buf, len, false);
-    }
-    if (w->flags & KITE_WQE_F_INLINE) {
-        st = kr_sge_copy(qp, w, off, buf, len, false);
-        *crc = kite_roce_crc32(*crc, buf, len);
-        return st;
-    }
-    for (i = 0; i < w->num_sge && len; i++) {
-        uint32_t sl = w->sge[i].length, n;
-
-        if (off >= sl) {
-            off -= sl;
-            continue;
-        }
-        n = sl - off < len ? sl - off : len;
-        st = e->ops->mem_read_crc(e->opaque, qp->cfg.host, qp->cfg.pdn,
-                                  w->sge[i].lkey, 0, w->sge[i].addr + off,
-                                  buf, n, crc);
-        if (st != KITE_CQE_SUCCESS) {
-            return st;
-        }
-        buf += n;
-        len -= n;
-        off = 0;
-    }
-    return len ? KITE_CQE_LOC_LEN_ERR : KITE_CQE_SUCCESS;
+    return kr_sge_xfer(qp, w, off, buf, len, false,
+                       qp->e->ops->mem_read_crc ? crc : NULL);
 }
 
 void kr_req_reset(KiteRoceQp *qp)
