@@ -707,18 +707,25 @@ void kr_transmit(KiteRoceQp *qp, struct kite_roce_pkt *p, bool retransmit)
 }
 
 /*
+ * The shortest payload CRCed as it is read in: the headers' own CRC
+ * (~20 ns) costs more than the copy it saves below it (engine-bench: 6%
+ * slower with 1 KiB payloads, 10-20% faster with 4 KiB).
+ */
+#define KR_CRC_COPY_MIN     2048
+
+/*
  * kr_transmit() in two halves around the payload, for a host that CRCs
  * it as it is read in (ops->mem_read_crc): write the headers of @p (every
  * field but p->payload set) and start @crc; returns where the p->paylen
- * bytes go (kr_sge_read_crc()). Without the op, kr_transmit_end() builds
- * the frame whole, as kr_transmit().
+ * bytes go (kr_sge_read_crc()). Without the op, or for a short payload,
+ * kr_transmit_end() builds the frame whole, as kr_transmit().
  */
 uint8_t *kr_frame_begin(KiteRoceQp *qp, struct kite_roce_pkt *p,
                         uint32_t *crc)
 {
     KiteRoce *e = qp->e;
 
-    e->frame_crc = e->ops->mem_read_crc != NULL;
+    e->frame_crc = e->ops->mem_read_crc && p->paylen >= KR_CRC_COPY_MIN;
     *crc = 0;
     if (!e->frame_crc) {
         return kr_frame_payload(qp, p);

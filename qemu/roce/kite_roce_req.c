@@ -336,16 +336,16 @@ uint8_t kr_sge_copy(KiteRoceQp *qp, const KrSendWqe *w, uint32_t off,
 }
 
 /*
- * kr_sge_copy() of a local read into @buf that also advances the raw
- * CRC-32 state @crc over the bytes read, through ops->mem_read_crc; a
- * plain kr_sge_copy() without it (kr_transmit_end() then CRCs the whole
- * frame).
+ * The payload of the frame kr_frame_begin() started: kr_sge_copy() of a
+ * local read into @buf that also advances the raw CRC-32 state @crc over
+ * the bytes read, through ops->mem_read_crc; a plain kr_sge_copy() when
+ * the frame is CRCed whole (kr_transmit_end()).
  */
 uint8_t kr_sge_read_crc(KiteRoceQp *qp, const KrSendWqe *w, uint32_t off,
                         uint8_t *buf, uint32_t len, uint32_t *crc)
 {
     return kr_sge_xfer(qp, w, off, buf, len, false,
-                       qp->e->ops->mem_read_crc ? crc : NULL);
+                       qp->e->frame_crc ? crc : NULL);
 }
 
 void kr_req_reset(KiteRoceQp *qp)
