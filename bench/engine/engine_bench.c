@@ -137,7 +137,6 @@ typedef struct Node {
     bool kicked;
     bool failed;                /* a callback saw something wrong */
     uint64_t thread_cpu_ns;     /* two-thread mode: the CPU time of a pass */
-    uint64_t busy_cpu_ns;       /* ... of it, in turns that did work */
 } Node;
 
 static Node nodes[NODES];
@@ -673,15 +672,10 @@ static void *node_thread(void *opaque)
     unsigned idle = 0;
     uint64_t t0 = cpu_ns();
 
-    n->busy_cpu_ns = 0;
     while (!atomic_load_explicit(&twire_stop, memory_order_acquire)) {
-        uint64_t t = cpu_ns();
         bool busy = twire_deliver(n);
 
         busy |= node_run_threaded(n);
-        if (busy) {
-            n->busy_cpu_ns += cpu_ns() - t;
-        }
         if (n->failed) {
             atomic_store(&twire_stop, true);
             break;
@@ -710,14 +704,12 @@ static bool run_writes_threaded(Node *a, Node *b, uint32_t len,
     bool ok = true;
 
     a->thread_cpu_ns = cpu_ns();
-    a->busy_cpu_ns = 0;
     atomic_store(&twire_stop, false);
     if (pthread_create(&tid, NULL, node_thread, b)) {
         fprintf(stderr, "engine-bench: pthread_create failed\n");
         return false;
     }
     while (done < msgs) {
-        uint64_t t = cpu_ns();
         bool busy;
         int got;
 
@@ -725,9 +717,6 @@ static bool run_writes_threaded(Node *a, Node *b, uint32_t len,
         busy = twire_deliver(a);
         busy |= node_run_threaded(a);
         got = reap(a, len);
-        if (got || busy) {
-            a->busy_cpu_ns += cpu_ns() - t;
-        }
         if (got < 0 || a->failed ||
             atomic_load_explicit(&twire_stop, memory_order_acquire)) {
             ok = false;
@@ -819,8 +808,7 @@ static int bench_mtu(uint8_t mtu, uint32_t len, uint32_t msgs,
                      unsigned repeats, bool threaded)
 {
     Node *a = &nodes[0], *b = &nodes[1];
-    double best = 0, mc, on_a = 0, on_b = 0, busy_a = 0, busy_b = 0;
-    double ps_a = 0, ps_b = 0;
+    double best = 0, mc, on_a = 0, on_b = 0;
     unsigned r;
 
     node_init(a, 0, len, threaded);
@@ -854,10 +842,6 @@ static int bench_mtu(uint8_t mtu, uint32_t len, uint32_t msgs,
             best = (double)len * msgs / (t / NS_PER_S) / BYTES_PER_MB;
             on_a = 100.0 * (double)a->thread_cpu_ns / (double)t;
             on_b = 100.0 * (double)b->thread_cpu_ns / (double)t;
-            busy_a = 100.0 * (double)a->busy_cpu_ns / (double)t;
-            busy_b = 100.0 * (double)b->busy_cpu_ns / (double)t;
-            ps_a = 1000.0 * (double)a->busy_cpu_ns / ((double)len * msgs);
-            ps_b = 1000.0 * (double)b->busy_cpu_ns / ((double)len * msgs);
         }
     }
     if (!counters_clean(a) || !counters_clean(b)) {
@@ -874,17 +858,6 @@ static int bench_mtu(uint8_t mtu, uint32_t len, uint32_t msgs,
         /* Below ~100% each: the threads did not have a core each. */
         printf("engine-bench:   threads on a CPU: A %.0f%%, B %.0f%% of the "
                "wall time\n", on_a, on_b);
-        /*
-         * The CPU time of the turns that did engine work: a thread near
-         * 100% bounds the row; both well below it, they waited for each
-         * other or for a core. Per byte, the busier one is what the row
-         * would reach with a core each.
-         */
-        printf("engine-bench:   threads at work: A %.0f%%, B %.0f%% of the "
-               "wall time; A %.0f ps/B, B %.0f ps/B (with a core each at "
-               "most %.0f MB/s)\n", busy_a, busy_b, ps_a, ps_b,
-               ps_a > 0 && ps_b > 0 ?
-               1e6 / (ps_a > ps_b ? ps_a : ps_b) : 0.0);
     }
     fflush(stdout);
     node_free(a);
