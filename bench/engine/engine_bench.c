@@ -34,7 +34,8 @@
  * -t 1 prints only the one-thread row, -t 2 only the two-thread one
  * (default: both). -C leaves out the host's mem_read_crc, so that the
  * engine copies each payload into the frame and then CRCs the frame (as
- * for a host without the op) instead of CRCing as it copies. -k prints instead the ICRC's GB/s over frames of
+ * for a host without the op, or a payload under 2 KiB) instead of CRCing
+ * as it copies. -k prints instead the ICRC's GB/s over frames of
  * several lengths for each implementation this CPU has (thread CPU time,
  * best of three, each frame's CRC state feeding the next).
  *
