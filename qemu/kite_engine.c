@@ -26,6 +26,7 @@
 #include "qemu/bswap.h"
 #include "hw/pci/pci.h"
 #include "kite.h"
+#include "roce/kite_roce_crc.h"
 #include "trace.h"
 
 #define KITE_MR_STACK_RANGES    32
@@ -74,9 +75,38 @@ bool kite_engine_rx(KiteState *s, const uint8_t *buf, size_t size)
 
 /* ---- engine callbacks (struct kite_roce_ops) --------------------------- */
 
-static uint8_t kite_engine_mem_rw(void *opaque, void *qp, uint32_t pdn,
-                                  uint32_t key, uint32_t access, uint64_t va,
-                                  void *buf, uint32_t len, bool write)
+/*
+ * A read of DMA range @r into @p that advances the raw CRC state @crc:
+ * over the mapped guest RAM the CRC is folded into the copy, else (the
+ * range is not RAM, or the mapping came short) a DMA read, then the CRC.
+ */
+static MemTxResult kite_engine_read_crc(PCIDevice *pci, const KiteDmaRange *r,
+                                        uint8_t *p, uint32_t *crc)
+{
+    dma_addr_t mlen = r->len;
+    void *host = pci_dma_map(pci, r->addr, &mlen, DMA_DIRECTION_TO_DEVICE);
+    MemTxResult res;
+
+    if (host && mlen == r->len) {
+        *crc = kite_roce_crc32_copy(*crc, p, host, mlen);
+        pci_dma_unmap(pci, host, mlen, DMA_DIRECTION_TO_DEVICE, 0);
+        return MEMTX_OK;
+    }
+    if (host) {
+        pci_dma_unmap(pci, host, mlen, DMA_DIRECTION_TO_DEVICE, 0);
+    }
+    res = pci_dma_read(pci, r->addr, p, r->len);
+    if (res == MEMTX_OK) {
+        *crc = kite_roce_crc32(*crc, p, r->len);
+    }
+    return res;
+}
+
+/* mem_rw, and with @crc (reads only) mem_read_crc. */
+static uint8_t kite_engine_mem_access(void *opaque, void *qp, uint32_t pdn,
+                                      uint32_t key, uint32_t access,
+                                      uint64_t va, void *buf, uint32_t len,
+                                      bool write, uint32_t *crc)
 {
     KiteState *s = opaque;
     KiteQp *host = qp;
@@ -102,6 +132,7 @@ static uint8_t kite_engine_mem_rw(void *opaque, void *qp, uint32_t pdn,
     for (i = 0; st == KITE_CQE_SUCCESS && i < n; i++) {
         MemTxResult res = write ?
             pci_dma_write(pci, r[i].addr, p, r[i].len) :
+            crc ? kite_engine_read_crc(pci, &r[i], p, crc) :
             pci_dma_read(pci, r[i].addr, p, r[i].len);
 
         if (res != MEMTX_OK) {
@@ -116,6 +147,23 @@ static uint8_t kite_engine_mem_rw(void *opaque, void *qp, uint32_t pdn,
         g_free(r);
     }
     return st;
+}
+
+static uint8_t kite_engine_mem_rw(void *opaque, void *qp, uint32_t pdn,
+                                  uint32_t key, uint32_t access, uint64_t va,
+                                  void *buf, uint32_t len, bool write)
+{
+    return kite_engine_mem_access(opaque, qp, pdn, key, access, va, buf, len,
+                                  write, NULL);
+}
+
+static uint8_t kite_engine_mem_read_crc(void *opaque, void *qp, uint32_t pdn,
+                                        uint32_t key, uint32_t access,
+                                        uint64_t va, void *buf, uint32_t len,
+                                        uint32_t *crc)
+{
+    return kite_engine_mem_access(opaque, qp, pdn, key, access, va, buf, len,
+                                  false, crc);
 }
 
 /*
@@ -337,6 +385,7 @@ static bool kite_engine_gid_get(void *opaque, uint8_t index, uint8_t *gid)
 
 static const struct kite_roce_ops kite_engine_ops = {
     .mem_rw = kite_engine_mem_rw,
+    .mem_read_crc = kite_engine_mem_read_crc,
     .mem_op = kite_engine_mem_op,
     .remote_inv = kite_engine_remote_inv,
     .wqe_read = kite_engine_wqe_read,

@@ -53,6 +53,19 @@ struct kite_roce_ops {
                       uint32_t access, uint64_t va, void *buf, uint32_t len,
                       bool write);
     /*
+     * Optional (NULL: the engine reads with mem_rw and CRCs each frame
+     * whole).
+     * A local read as mem_rw(..., @buf, @len, false) with the same checks
+     * and results that on success also advances @crc, a raw CRC-32 state
+     * (kite_roce_crc32()), over the bytes read: a host with the memory
+     * mapped can fold the CRC into the copy (kite_roce_crc32_copy()), so
+     * that the engine does not read the frame's payload again for its
+     * ICRC. *@crc is undefined after a failure.
+     */
+    uint8_t (*mem_read_crc)(void *opaque, void *qp, uint32_t pdn,
+                            uint32_t key, uint32_t access, uint64_t va,
+                            void *buf, uint32_t len, uint32_t *crc);
+    /*
      * Optional (NULL: these opcodes complete with KITE_CQE_LOC_QP_OP_ERR).
      * Execute the memory-management WQE @wqe (@len bytes: its header and
      * segment as read from the SQ; opcode KITE_WQE_LOCAL_INV, _REG_MR or

@@ -390,20 +390,38 @@ static uint32_t crc_clmul_update(uint32_t crc, const uint8_t *p, size_t len,
  * lanes 1024 bits apart per step of 128 bytes, then one fold of 512 bits
  * into the four lanes of crc_clmul_tail(). @len >= CRC_FIRST_LEN.
  */
-__attribute__((target("vpclmulqdq,pclmul,avx2")))
-static uint32_t crc_vclmul_update(uint32_t crc, const uint8_t *p,
-                                  size_t len, const uint8_t *or)
+#define CRC_VCLMUL_INLINE \
+    __attribute__((target("vpclmulqdq,pclmul,avx2"), always_inline))
+
+/* 32 bytes at @p, also stored at @dst unless it is NULL. */
+CRC_VCLMUL_INLINE
+static inline __m256i crc_load_copy(const uint8_t *p, uint8_t *dst)
+{
+    __m256i v = _mm256_loadu_si256((const __m256i *)p);
+
+    if (dst) {
+        _mm256_storeu_si256((__m256i *)dst, v);
+    }
+    return v;
+}
+
+/*
+ * @dst non-NULL: the data is read from @p and written to @dst as it is
+ * folded, and the tail folds from @dst (a copy fused with the CRC: each
+ * byte is loaded once). @len >= 2 * CRC_FIRST_LEN.
+ */
+CRC_VCLMUL_INLINE
+static inline uint32_t crc_vclmul_body(uint32_t crc, const uint8_t *p,
+                                       size_t len, const uint8_t *or,
+                                       uint8_t *dst)
 {
     __m256i y0, y1, y2, y3, k;
     __m128i k4, b[8];
     size_t off;
     int i;
 
-    if (len < 2 * CRC_FIRST_LEN) {
-        return crc_clmul_body(crc, p, len, or);
-    }
-    y0 = _mm256_loadu_si256((const __m256i *)p);
-    y1 = _mm256_loadu_si256((const __m256i *)(p + 32));
+    y0 = crc_load_copy(p, dst);
+    y1 = crc_load_copy(p + 32, dst ? dst + 32 : NULL);
     if (or) {
         y0 = _mm256_or_si256(y0, _mm256_loadu_si256((const __m256i *)or));
         y1 = _mm256_or_si256(y1, _mm256_loadu_si256((const __m256i *)
@@ -411,8 +429,8 @@ static uint32_t crc_vclmul_update(uint32_t crc, const uint8_t *p,
     }
     y0 = _mm256_xor_si256(y0, _mm256_zextsi128_si256(
                               _mm_cvtsi32_si128((int)crc)));
-    y2 = _mm256_loadu_si256((const __m256i *)(p + 64));
-    y3 = _mm256_loadu_si256((const __m256i *)(p + 96));
+    y2 = crc_load_copy(p + 64, dst ? dst + 64 : NULL);
+    y3 = crc_load_copy(p + 96, dst ? dst + 96 : NULL);
     off = 128;
     k = _mm256_broadcastsi128_si256(crc_kvec(FOLD_8X));
     while (len - off >= 128) {
@@ -421,19 +439,19 @@ static uint32_t crc_vclmul_update(uint32_t crc, const uint8_t *p,
         y0 = _mm256_xor_si256(_mm256_xor_si256(
                  _mm256_clmulepi64_epi128(y0, k, 0x00),
                  _mm256_clmulepi64_epi128(y0, k, 0x11)),
-                 _mm256_loadu_si256((const __m256i *)q));
+                 crc_load_copy(q, dst ? dst + off : NULL));
         y1 = _mm256_xor_si256(_mm256_xor_si256(
                  _mm256_clmulepi64_epi128(y1, k, 0x00),
                  _mm256_clmulepi64_epi128(y1, k, 0x11)),
-                 _mm256_loadu_si256((const __m256i *)(q + 32)));
+                 crc_load_copy(q + 32, dst ? dst + off + 32 : NULL));
         y2 = _mm256_xor_si256(_mm256_xor_si256(
                  _mm256_clmulepi64_epi128(y2, k, 0x00),
                  _mm256_clmulepi64_epi128(y2, k, 0x11)),
-                 _mm256_loadu_si256((const __m256i *)(q + 64)));
+                 crc_load_copy(q + 64, dst ? dst + off + 64 : NULL));
         y3 = _mm256_xor_si256(_mm256_xor_si256(
                  _mm256_clmulepi64_epi128(y3, k, 0x00),
                  _mm256_clmulepi64_epi128(y3, k, 0x11)),
-                 _mm256_loadu_si256((const __m256i *)(q + 96)));
+                 crc_load_copy(q + 96, dst ? dst + off + 96 : NULL));
         off += 128;
     }
     b[0] = _mm256_castsi256_si128(y0);
@@ -448,7 +466,28 @@ static uint32_t crc_vclmul_update(uint32_t crc, const uint8_t *p,
     for (i = 0; i < 4; i++) {
         b[i] = _mm_xor_si128(crc_fold(b[i], k4), b[i + 4]);
     }
+    if (dst) {
+        memcpy(dst + off, p + off, len - off);
+        p = dst;
+    }
     return crc_clmul_tail(b[0], b[1], b[2], b[3], p + off, len - off);
+}
+
+__attribute__((target("vpclmulqdq,pclmul,avx2")))
+static uint32_t crc_vclmul_update(uint32_t crc, const uint8_t *p,
+                                  size_t len, const uint8_t *or)
+{
+    if (len < 2 * CRC_FIRST_LEN) {
+        return crc_clmul_body(crc, p, len, or);
+    }
+    return crc_vclmul_body(crc, p, len, or, NULL);
+}
+
+__attribute__((target("vpclmulqdq,pclmul,avx2")))
+static uint32_t crc_vclmul_copy(uint32_t crc, uint8_t *dst,
+                                const uint8_t *src, size_t len)
+{
+    return crc_vclmul_body(crc, src, len, NULL, dst);
 }
 
 #endif /* KITE_CRC_HAVE_CLMUL */
@@ -535,4 +574,17 @@ uint32_t kite_roce_crc32(uint32_t crc, const uint8_t *p, size_t len)
         crc_use(KITE_ROCE_CRC_AUTO);
     }
     return crc_table_update(crc, p, len);
+}
+
+uint32_t kite_roce_crc32_copy(uint32_t crc, uint8_t *dst, const uint8_t *src,
+                              size_t len)
+{
+#if KITE_CRC_HAVE_CLMUL
+    if (crc_impl == KITE_ROCE_CRC_VCLMUL && len >= 2 * CRC_FIRST_LEN) {
+        return crc_vclmul_copy(crc, dst, src, len);
+    }
+#endif
+    /* Copy, then CRC the copy while it is in cache. */
+    memcpy(dst, src, len);
+    return kite_roce_crc32(crc, dst, len);
 }

@@ -40,6 +40,14 @@ uint32_t kite_roce_crc32_or(uint32_t crc, const uint8_t *p, size_t len,
                             const uint8_t *or);
 
 /*
+ * kite_roce_crc32() over the @len bytes at @src while copying them to
+ * @dst (which must not overlap @src): with VPCLMULQDQ each byte is loaded
+ * once, for the copy and the CRC together; else a copy, then the CRC.
+ */
+uint32_t kite_roce_crc32_copy(uint32_t crc, uint8_t *dst, const uint8_t *src,
+                              size_t len);
+
+/*
  * Use @impl from now on. false (and no change) when this CPU or build
  * does not have it. KITE_ROCE_CRC_AUTO picks what first use would pick.
  */

@@ -260,11 +260,22 @@ struct KiteRoce {
     uint16_t ip_id;
     /* The frame being built: payloads are read straight into it. */
     uint8_t frame[KITE_ROCE_MAX_FRAME];
+    /*
+     * kr_frame_begin() wrote the frame's headers, the payload offset (0:
+     * it could not), for a host with mem_read_crc; without it the frame
+     * is built whole when sent (frame_crc false).
+     */
+    size_t frame_hdr;
+    bool frame_crc;
 };
 
 /* kite_roce_qp.c */
 void kr_transmit(KiteRoceQp *qp, struct kite_roce_pkt *p, bool retransmit);
 uint8_t *kr_frame_payload(KiteRoceQp *qp, const struct kite_roce_pkt *p);
+uint8_t *kr_frame_begin(KiteRoceQp *qp, struct kite_roce_pkt *p,
+                        uint32_t *crc);
+void kr_transmit_end(KiteRoceQp *qp, struct kite_roce_pkt *p, uint32_t crc,
+                     bool retransmit);
 void kr_pkt_init(KiteRoceQp *qp, struct kite_roce_pkt *p, uint8_t opcode,
                  uint32_t psn);
 bool kr_post_cqe(KiteRoceQp *qp, bool rq, uint32_t idx, uint8_t opcode,
@@ -288,6 +299,8 @@ void kr_sq_uncache(KiteRoceQp *qp, uint32_t idx, bool all);
 uint8_t kr_cqe_opcode(uint8_t wqe_opcode);
 uint8_t kr_sge_copy(KiteRoceQp *qp, const KrSendWqe *w, uint32_t off,
                     uint8_t *buf, uint32_t len, bool write);
+uint8_t kr_sge_read_crc(KiteRoceQp *qp, const KrSendWqe *w, uint32_t off,
+                        uint8_t *buf, uint32_t len, uint32_t *crc);
 bool kr_req_step(KiteRoceQp *qp);
 bool kr_req_has_work(const KiteRoceQp *qp);
 void kr_req_reset(KiteRoceQp *qp);

@@ -113,6 +113,11 @@ static const uint8_t icrc_mask_v6[KITE_ROCE_CRC_FIRST_LEN] = {
     [ICRC_V6_UDP + KITE_UDP_HDR_LEN + 4] = 0xff,
 };
 
+/* The longest header stack after Ethernet, as icrc_hdr_state() takes it. */
+#define ICRC_HDR_MAX            (2 * KITE_ROCE_CRC_FIRST_LEN)
+static_assert(KITE_ROCE_MAX_HDR_LEN - KITE_ETH_HLEN <= ICRC_HDR_MAX,
+              "ICRC header block too short");
+
 /* The masked fields must lie within what kite_roce_crc32_or() masks. */
 static_assert(KITE_IPV6_HDR_LEN + KITE_UDP_HDR_LEN + KITE_BTH_LEN <=
               KITE_ROCE_CRC_FIRST_LEN, "ICRC masked header too long");
@@ -324,8 +329,13 @@ size_t kite_roce_payload_offset(const struct kite_roce_pkt *p)
            KITE_UDP_HDR_LEN + KITE_BTH_LEN + kite_roce_op_ext_len(p->opcode);
 }
 
-size_t kite_roce_build(uint8_t *frame, size_t cap,
-                       const struct kite_roce_pkt *p)
+/*
+ * The headers of @p (everything before the payload) into @frame: returns
+ * the payload offset, 0 when kite_roce_build() would fail (except for a
+ * missing p->payload, which only it checks).
+ */
+static size_t build_hdr(uint8_t *frame, size_t cap,
+                        const struct kite_roce_pkt *p)
 {
     uint32_t h = op_lookup(p->opcode);
     uint32_t iplen = p->ipv6 ? KITE_IPV6_HDR_LEN : KITE_IPV4_HDR_LEN;
@@ -337,7 +347,7 @@ size_t kite_roce_build(uint8_t *frame, size_t cap,
         return 0;
     }
     /* Payload only where the opcode allows it; the wire lengths are 16 bit. */
-    if (p->paylen && (!(h & KITE_OPF_PAYLOAD) || !p->payload)) {
+    if (p->paylen && !(h & KITE_OPF_PAYLOAD)) {
         return 0;
     }
     if (p->paylen > 0xffff) {
@@ -408,15 +418,93 @@ size_t kite_roce_build(uint8_t *frame, size_t cap,
     q += KITE_BTH_LEN;
 
     q = put_ext(q, h, p);
-    if (p->paylen) {
-        if (p->payload != q) {
-            memcpy(q, p->payload, p->paylen);
-        }
-        q += p->paylen;
+    return (size_t)(q - frame);
+}
+
+/* The length of the frame of @p, whose headers build_hdr() wrote. */
+static size_t frame_len(const uint8_t *frame, const struct kite_roce_pkt *p)
+{
+    const uint8_t *ip = frame + KITE_ETH_HLEN;
+
+    return KITE_ETH_HLEN + (p->ipv6 ? KITE_IPV6_HDR_LEN + ld16(ip + 4) :
+                            ld16(ip + 2));
+}
+
+size_t kite_roce_build(uint8_t *frame, size_t cap,
+                       const struct kite_roce_pkt *p)
+{
+    size_t off, total;
+    uint8_t *q;
+
+    if (p->paylen && !p->payload) {
+        return 0;
     }
+    off = build_hdr(frame, cap, p);
+    if (!off) {
+        return 0;
+    }
+    total = frame_len(frame, p);
+    q = frame + off;
+    if (p->paylen && p->payload != q) {
+        memcpy(q, p->payload, p->paylen);
+    }
+    q += p->paylen;
+    memset(q, 0, total - KITE_ICRC_LEN - (size_t)(q - frame));
+    q = frame + total - KITE_ICRC_LEN;
+    st32le(q, kite_roce_icrc(frame + KITE_ETH_HLEN,
+                             (size_t)(q - frame) - KITE_ETH_HLEN));
+    return total;
+}
+
+/*
+ * The raw ICRC state over the @len (KITE_IPV4_HDR_LEN + KITE_UDP_HDR_LEN +
+ * KITE_BTH_LEN .. ICRC_HDR_MAX) masked header bytes at @ip. Zero bytes in
+ * front of data leave a zero CRC state as it is, and a state meets the
+ * first four bytes by XOR: so the headers are CRCed from state 0 as the
+ * end of a block long enough for the carry-less path, the seed XORed in.
+ */
+static uint32_t icrc_hdr_state(const uint8_t *ip, size_t len)
+{
+    /* Room for the mask's whole width after the headers: one vector OR. */
+    static const uint8_t zero[ICRC_HDR_MAX + KITE_ROCE_CRC_FIRST_LEN];
+    uint8_t buf[sizeof(zero)];
+    const uint8_t *mask = (ip[0] >> 4) == 6 ? icrc_mask_v6 : icrc_mask_v4;
+    size_t n = len <= KITE_ROCE_CRC_FIRST_LEN ? KITE_ROCE_CRC_FIRST_LEN :
+               ICRC_HDR_MAX;
+    uint8_t *h = buf + n - len;
+    size_t i;
+
+    /* Copied, not memset(): see kite_roce_pkt_zero. */
+    memcpy(buf, zero, sizeof(buf));
+    memcpy(h, ip, len);
+    for (i = 0; i < KITE_ROCE_CRC_FIRST_LEN; i++) {
+        h[i] |= mask[i];
+    }
+    st32le(h, ld32le(h) ^ ICRC_SEED);
+    return kite_roce_crc32(0, buf, n);
+}
+
+size_t kite_roce_build_hdr(uint8_t *frame, size_t cap,
+                           const struct kite_roce_pkt *p, uint32_t *crc)
+{
+    size_t off = build_hdr(frame, cap, p);
+
+    if (off) {
+        *crc = icrc_hdr_state(frame + KITE_ETH_HLEN, off - KITE_ETH_HLEN);
+    }
+    return off;
+}
+
+size_t kite_roce_build_end(uint8_t *frame, const struct kite_roce_pkt *p,
+                           uint32_t crc)
+{
+    size_t total = frame_len(frame, p);
+    uint8_t *q = frame + kite_roce_payload_offset(p) + p->paylen;
+    size_t pad = total - KITE_ICRC_LEN - (size_t)(q - frame);
+
     memset(q, 0, pad);
-    q += pad;
-    st32le(q, kite_roce_icrc(ip, (size_t)(q - ip)));
+    crc = kite_roce_crc32(crc, q, pad);
+    st32le(q + pad, ~crc);
     return total;
 }
 

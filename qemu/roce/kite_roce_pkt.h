@@ -205,6 +205,21 @@ uint32_t kite_roce_op_ext_len(uint8_t op);
 size_t kite_roce_build(uint8_t *frame, size_t cap,
                        const struct kite_roce_pkt *p);
 
+/*
+ * kite_roce_build() in two halves, for a caller that CRCs the payload as
+ * it reads it into the frame: kite_roce_build_hdr() writes the headers of
+ * @p (p->paylen set, p->payload not needed) and sets @crc to the raw
+ * ICRC state over them (kite_roce_crc32()); it returns the payload
+ * offset, or 0 where kite_roce_build() fails. Once p->paylen bytes of
+ * payload are there and @crc is the state over them too,
+ * kite_roce_build_end() writes the pad and the ICRC and returns the
+ * frame length.
+ */
+size_t kite_roce_build_hdr(uint8_t *frame, size_t cap,
+                           const struct kite_roce_pkt *p, uint32_t *crc);
+size_t kite_roce_build_end(uint8_t *frame, const struct kite_roce_pkt *p,
+                           uint32_t crc);
+
 /* Where kite_roce_build() puts the payload of @p in the frame. */
 size_t kite_roce_payload_offset(const struct kite_roce_pkt *p);
 

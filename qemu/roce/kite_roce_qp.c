@@ -678,16 +678,11 @@ uint8_t *kr_frame_payload(KiteRoceQp *qp, const struct kite_roce_pkt *p)
     return qp->e->frame + kite_roce_payload_offset(p);
 }
 
-void kr_transmit(KiteRoceQp *qp, struct kite_roce_pkt *p, bool retransmit)
+/* Send the @n bytes built in the frame and count them. */
+static void kr_transmit_frame(KiteRoceQp *qp, size_t n, bool retransmit)
 {
     KiteRoce *e = qp->e;
-    size_t n;
 
-    p->ip_id = e->ip_id++;
-    n = kite_roce_build(e->frame, sizeof(e->frame), p);
-    if (!n) {
-        return;
-    }
     e->ops->transmit(e->opaque, e->frame, n);
     qp->cnt.tx_packets++;
     qp->cnt.tx_bytes += n;
@@ -696,6 +691,64 @@ void kr_transmit(KiteRoceQp *qp, struct kite_roce_pkt *p, bool retransmit)
     if (retransmit) {
         qp->cnt.retransmits++;
         e->cnt.retransmits++;
+    }
+}
+
+void kr_transmit(KiteRoceQp *qp, struct kite_roce_pkt *p, bool retransmit)
+{
+    KiteRoce *e = qp->e;
+    size_t n;
+
+    p->ip_id = e->ip_id++;
+    n = kite_roce_build(e->frame, sizeof(e->frame), p);
+    if (n) {
+        kr_transmit_frame(qp, n, retransmit);
+    }
+}
+
+/*
+ * The shortest payload CRCed as it is read in: the headers' own CRC
+ * (~20 ns) costs more than the copy it saves below it (engine-bench: 6%
+ * slower with 1 KiB payloads, 10-20% faster with 4 KiB).
+ */
+#define KR_CRC_COPY_MIN     2048
+
+/*
+ * kr_transmit() in two halves around the payload, for a host that CRCs
+ * it as it is read in (ops->mem_read_crc): write the headers of @p (every
+ * field but p->payload set) and start @crc; returns where the p->paylen
+ * bytes go (kr_sge_read_crc()). Without the op, or for a short payload,
+ * kr_transmit_end() builds the frame whole, as kr_transmit().
+ */
+uint8_t *kr_frame_begin(KiteRoceQp *qp, struct kite_roce_pkt *p,
+                        uint32_t *crc)
+{
+    KiteRoce *e = qp->e;
+
+    e->frame_crc = e->ops->mem_read_crc && p->paylen >= KR_CRC_COPY_MIN;
+    *crc = 0;
+    if (!e->frame_crc) {
+        return kr_frame_payload(qp, p);
+    }
+    p->ip_id = e->ip_id++;
+    e->frame_hdr = kite_roce_build_hdr(e->frame, sizeof(e->frame), p, crc);
+    /* A frame that cannot be built is not sent, as kr_transmit()'s. */
+    return e->frame_hdr ? e->frame + e->frame_hdr :
+           kr_frame_payload(qp, p);
+}
+
+/* The payload is in (and @crc covers it): finish the frame and send it. */
+void kr_transmit_end(KiteRoceQp *qp, struct kite_roce_pkt *p, uint32_t crc,
+                     bool retransmit)
+{
+    KiteRoce *e = qp->e;
+
+    if (!e->frame_crc) {
+        kr_transmit(qp, p, retransmit);
+    } else if (e->frame_hdr) {
+        kr_transmit_frame(qp, kite_roce_build_end(e->frame, p, crc),
+                          retransmit);
+        e->frame_hdr = 0;
     }
 }
 

@@ -7,6 +7,7 @@
  *
  * Copyright (c) 2026 The Kite authors
  */
+#include "kite_roce_crc.h"
 #include "kite_roce_int.h"
 
 uint8_t kr_cqe_opcode(uint8_t wqe_opcode)
@@ -280,10 +281,13 @@ void kr_sq_uncache(KiteRoceQp *qp, uint32_t idx, bool all)
 
 /*
  * Copy @len bytes at message offset @off of @w between its SGEs and @buf
- * (@write: into the SGEs, needing local write access). Returns a CQE status.
+ * (@write: into the SGEs, needing local write access); with @crc (a
+ * read), through ops->mem_read_crc, which advances the raw CRC state
+ * @crc over the bytes read. Returns a CQE status.
  */
-uint8_t kr_sge_copy(KiteRoceQp *qp, const KrSendWqe *w, uint32_t off,
-                    uint8_t *buf, uint32_t len, bool write)
+static uint8_t kr_sge_xfer(KiteRoceQp *qp, const KrSendWqe *w, uint32_t off,
+                           uint8_t *buf, uint32_t len, bool write,
+                           uint32_t *crc)
 {
     KiteRoce *e = qp->e;
     uint32_t i;
@@ -293,6 +297,9 @@ uint8_t kr_sge_copy(KiteRoceQp *qp, const KrSendWqe *w, uint32_t off,
             return KITE_CQE_LOC_LEN_ERR;
         }
         memcpy(buf, w->inl + off, len);
+        if (crc) {
+            *crc = kite_roce_crc32(*crc, buf, len);
+        }
         return KITE_CQE_SUCCESS;
     }
     for (i = 0; i < w->num_sge && len; i++) {
@@ -304,7 +311,11 @@ uint8_t kr_sge_copy(KiteRoceQp *qp, const KrSendWqe *w, uint32_t off,
             continue;
         }
         n = sl - off < len ? sl - off : len;
-        st = e->ops->mem_rw(e->opaque, qp->cfg.host, qp->cfg.pdn,
+        st = crc ?
+             e->ops->mem_read_crc(e->opaque, qp->cfg.host, qp->cfg.pdn,
+                                  w->sge[i].lkey, 0, w->sge[i].addr + off,
+                                  buf, n, crc) :
+             e->ops->mem_rw(e->opaque, qp->cfg.host, qp->cfg.pdn,
                             w->sge[i].lkey,
                             write ? KITE_ACCESS_LOCAL_WRITE : 0,
                             w->sge[i].addr + off, buf, n, write);
@@ -316,6 +327,25 @@ uint8_t kr_sge_copy(KiteRoceQp *qp, const KrSendWqe *w, uint32_t off,
         off = 0;
     }
     return len ? KITE_CQE_LOC_LEN_ERR : KITE_CQE_SUCCESS;
+}
+
+uint8_t kr_sge_copy(KiteRoceQp *qp, const KrSendWqe *w, uint32_t off,
+                    uint8_t *buf, uint32_t len, bool write)
+{
+    return kr_sge_xfer(qp, w, off, buf, len, write, NULL);
+}
+
+/*
+ * The payload of the frame kr_frame_begin() started: kr_sge_copy() of a
+ * local read into @buf that also advances the raw CRC-32 state @crc over
+ * the bytes read, through ops->mem_read_crc; a plain kr_sge_copy() when
+ * the frame is CRCed whole (kr_transmit_end()).
+ */
+uint8_t kr_sge_read_crc(KiteRoceQp *qp, const KrSendWqe *w, uint32_t off,
+                        uint8_t *buf, uint32_t len, uint32_t *crc)
+{
+    return kr_sge_xfer(qp, w, off, buf, len, false,
+                       qp->e->frame_crc ? crc : NULL);
 }
 
 void kr_req_reset(KiteRoceQp *qp)
@@ -544,7 +574,7 @@ bool kr_req_step(KiteRoceQp *qp)
     const KrSendWqe *w;
     uint8_t *data;
     uint8_t st, tr = qp->cfg.type == KITE_QPT_RC ? KITE_BTH_RC : KITE_BTH_UC;
-    uint32_t k, n, off, plen;
+    uint32_t k, n, off, plen, crc;
     bool retx, last;
 
     switch (kr_req_state(qp)) {
@@ -634,13 +664,6 @@ bool kr_req_step(KiteRoceQp *qp)
             op = n == 1 ? KITE_OP_SEND_ONLY_INV : KITE_OP_SEND_LAST_INV;
         }
         kr_pkt_init(qp, &p, op, qp->sq_psn);
-        /* The payload goes straight into the frame being built. */
-        data = kr_frame_payload(qp, &p);
-        st = kr_sge_copy(qp, w, off, data, plen, false);
-        if (st) {
-            s->status = st;
-            return true;
-        }
         if (!send && k == 0) {
             p.reth_va = w->raddr;
             p.reth_rkey = w->rkey;
@@ -656,9 +679,19 @@ bool kr_req_step(KiteRoceQp *qp)
                w->opcode != KITE_WQE_WRITE;
         p.ackreq = tr == KITE_BTH_RC &&
                    (last || (k % KR_MAX_PKT_PER_ACK) == KR_MAX_PKT_PER_ACK - 1);
-        p.payload = data;
         p.paylen = plen;
-        kr_transmit(qp, &p, retx);
+        /*
+         * The headers first, then the payload straight into the frame,
+         * CRCed as it is read.
+         */
+        data = kr_frame_begin(qp, &p, &crc);
+        st = kr_sge_read_crc(qp, w, off, data, plen, &crc);
+        if (st) {
+            s->status = st;
+            return true;
+        }
+        p.payload = data;
+        kr_transmit_end(qp, &p, crc, retx);
         kr_req_sent(qp, qp->sq_psn + 1);
         if (last) {
             qp->req_idx++;

@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "kite_roce_abi.h"
+#include "kite_roce_crc.h"
+#include "kite_roce_pkt.h"
 #include "roce_sim.h"
 
 static void *xcalloc(size_t n, size_t sz)
@@ -456,6 +458,27 @@ static bool cb_gid_get(void *opaque, uint8_t index, uint8_t *gid)
     return true;
 }
 
+/*
+ * A read with the CRC folded in; nodes without it (sim_drop_mem_ops())
+ * take the engine's own copy-then-CRC.
+ */
+static uint8_t cb_mem_read_crc(void *opaque, void *qp, uint32_t pdn,
+                               uint32_t key, uint32_t access, uint64_t va,
+                               void *buf, uint32_t len, uint32_t *crc)
+{
+    uint8_t tmp[KITE_ROCE_MAX_PAYLOAD];
+    uint8_t st;
+
+    if (len > sizeof(tmp)) {
+        return KITE_CQE_GENERAL_ERR;
+    }
+    st = cb_mem_rw(opaque, qp, pdn, key, access, va, tmp, len, false);
+    if (st == KITE_CQE_SUCCESS) {
+        *crc = kite_roce_crc32_copy(*crc, buf, tmp, len);
+    }
+    return st;
+}
+
 /* The callbacks every node has; the memory operations are optional. */
 #define SIM_OPS_BASE \
     .mem_rw = cb_mem_rw, \
@@ -471,6 +494,7 @@ static bool cb_gid_get(void *opaque, uint8_t index, uint8_t *gid)
 
 static const struct kite_roce_ops sim_ops = {
     SIM_OPS_BASE,
+    .mem_read_crc = cb_mem_read_crc,
     .mem_op = cb_mem_op,
     .remote_inv = cb_remote_inv,
 };

@@ -85,6 +85,39 @@ static void test_icrc_vector_b(void **state)
     assert_int_equal(kite_roce_icrc(vec_b, sizeof(vec_b) - 4), 0xf353f378);
 }
 
+/*
+ * kite_roce_build() in its two halves, the payload CRCed as it is copied
+ * in (as the engine sends with a host's mem_read_crc): the frame length,
+ * and the frame in @g.
+ */
+static size_t build_halves(uint8_t *g, size_t cap,
+                           const struct kite_roce_pkt *p)
+{
+    uint32_t crc = 0;
+    size_t off = kite_roce_build_hdr(g, cap, p, &crc);
+
+    if (!off) {
+        return 0;
+    }
+    assert_int_equal(off, kite_roce_payload_offset(p));
+    crc = kite_roce_crc32_copy(crc, g + off, p->payload, p->paylen);
+    return kite_roce_build_end(g, p, crc);
+}
+
+/* Both ways of building @p give the same bytes; the length returned. */
+static size_t build_both(uint8_t *g, size_t cap,
+                         const struct kite_roce_pkt *p)
+{
+    uint8_t *h = malloc(cap);
+    size_t n = kite_roce_build(g, cap, p);
+
+    assert_non_null(h);
+    assert_int_equal(build_halves(h, cap, p), n);
+    assert_memory_equal(h, g, n);
+    free(h);
+    return n;
+}
+
 static void test_parse_vector_b(void **state)
 {
     uint8_t f[128], g[128];
@@ -119,6 +152,7 @@ static void test_parse_vector_b(void **state)
     /* The rebuild differs only in the UDP checksum (we send 0). */
     m = pkt_build_ok(g, sizeof(g), &p);
     assert_int_equal(m, n);
+    assert_int_equal(build_both(g, sizeof(g), &p), n);
     assert_memory_equal(g, f, ETH + 26);
     assert_int_equal(g[ETH + 26], 0);
     assert_int_equal(g[ETH + 27], 0);
@@ -144,7 +178,7 @@ static void test_vector_c(void **state)
     assert_int_equal(p.hop_limit, 64);
     assert_int_equal(p.ip_id, 0);
 
-    assert_int_equal(kite_roce_build(g, sizeof(g), &p), n);
+    assert_int_equal(build_both(g, sizeof(g), &p), n);
     assert_memory_equal(g, f, n);
 }
 
@@ -175,7 +209,7 @@ static void test_vector_d(void **state)
     assert_memory_equal(p.payload, pkt_vec_d + 60, 8);
     assert_int_equal(p.l3_len, 40);
 
-    assert_int_equal(kite_roce_build(g, sizeof(g), &p), n);
+    assert_int_equal(build_both(g, sizeof(g), &p), n);
     assert_memory_equal(g, f, n);
 }
 
@@ -349,6 +383,107 @@ static void test_icrc_masking_long(void **state)
     assert_int_not_equal(kite_roce_icrc(ip, n), c0);
 }
 
+/*
+ * The CRC fused with a copy: the bitwise CRC of the source, the bytes
+ * copied and nothing written around them, at every length to 300 and
+ * frame lengths beyond, at misaligned source and destination.
+ */
+static void test_crc32_copy_matches_bitwise(void **state)
+{
+    enum { MAX = 4200 + 16, GUARD = 32 };
+    uint8_t *src = malloc(MAX), *dst = malloc(MAX + 2 * GUARD);
+    size_t so, d, len, i;
+    uint32_t seed;
+
+    (void)state;
+    assert_non_null(src);
+    assert_non_null(dst);
+    for (i = 0; i < MAX; i++) {
+        src[i] = (uint8_t)pkt_rnd();
+    }
+    for (so = 0; so < 16; so += 3) {
+        for (d = 0; d < 16; d += 5) {
+            for (len = 0; len + so <= MAX - 16; len += len < 300 ? 1 : 29) {
+                seed = (uint32_t)pkt_rnd();
+                memset(dst, 0xa5, MAX + 2 * GUARD);
+                assert_int_equal(kite_roce_crc32_copy(seed, dst + GUARD + d,
+                                                      src + so, len),
+                                 bitwise_crc32(seed, src + so, len));
+                assert_memory_equal(dst + GUARD + d, src + so, len);
+                for (i = 0; i < GUARD + d; i++) {
+                    assert_int_equal(dst[i], 0xa5);
+                }
+                for (i = GUARD + d + len; i < MAX + 2 * GUARD; i++) {
+                    assert_int_equal(dst[i], 0xa5);
+                }
+            }
+        }
+    }
+    free(src);
+    free(dst);
+}
+
+/*
+ * Random packets of every opcode with payload, IPv4 and IPv6, payloads
+ * to 4 KiB: the two halves build what kite_roce_build() does, and the
+ * ICRC is the reference's.
+ */
+static void test_build_halves_random(void **state)
+{
+    static const uint8_t ops[] = {
+        KITE_OP_SEND_FIRST, KITE_OP_SEND_ONLY_IMM, KITE_OP_WRITE_FIRST,
+        KITE_OP_WRITE_MIDDLE, KITE_OP_WRITE_LAST_IMM, KITE_OP_WRITE_ONLY,
+        KITE_OP_READ_RESP_FIRST, KITE_OP_READ_RESP_ONLY,
+        KITE_OP_SEND_LAST_INV, KITE_OP_UD_SEND_ONLY_IMM,
+    };
+    enum { CAP = KITE_ROCE_MAX_FRAME };
+    uint8_t *data = malloc(KITE_ROCE_MAX_PAYLOAD), *g = malloc(CAP);
+    struct kite_roce_pkt p;
+    size_t n, i, k;
+
+    (void)state;
+    assert_non_null(data);
+    assert_non_null(g);
+    for (i = 0; i < KITE_ROCE_MAX_PAYLOAD; i++) {
+        data[i] = (uint8_t)pkt_rnd();
+    }
+    for (k = 0; k < 400; k++) {
+        p = kite_roce_pkt_zero;
+        p.opcode = ops[k % sizeof(ops)];
+        p.ipv6 = k & 1;
+        for (i = 0; i < 16; i++) {
+            p.sgid[i] = (uint8_t)pkt_rnd();
+            p.dgid[i] = (uint8_t)pkt_rnd();
+        }
+        p.traffic_class = (uint8_t)pkt_rnd();
+        p.hop_limit = (uint8_t)pkt_rnd();
+        p.flow_label = (uint32_t)pkt_rnd();
+        p.ip_id = (uint16_t)pkt_rnd();
+        p.sport = (uint16_t)pkt_rnd();
+        p.dqpn = (uint32_t)pkt_rnd();
+        p.psn = (uint32_t)pkt_rnd();
+        p.reth_va = pkt_rnd();
+        p.reth_rkey = (uint32_t)pkt_rnd();
+        p.deth_qkey = (uint32_t)pkt_rnd();
+        p.ieth_rkey = (uint32_t)pkt_rnd();
+        p.ackreq = k & 2;
+        p.paylen = (uint32_t)(pkt_rnd() % (KITE_ROCE_MAX_PAYLOAD + 1));
+        if (k % 7 == 0) {
+            p.paylen = k % 14 ? KITE_ROCE_MAX_PAYLOAD : 0;
+        }
+        p.payload = data + (KITE_ROCE_MAX_PAYLOAD - p.paylen);
+        n = build_both(g, CAP, &p);
+        assert_true(n > KITE_ETH_HLEN + KITE_ICRC_LEN);
+        assert_int_equal((uint32_t)g[n - 4] | (uint32_t)g[n - 3] << 8 |
+                         (uint32_t)g[n - 2] << 16 | (uint32_t)g[n - 1] << 24,
+                         pkt_ref_icrc(g + KITE_ETH_HLEN,
+                                      n - KITE_ETH_HLEN - KITE_ICRC_LEN));
+        assert_int_equal(kite_roce_parse(g, n, &p), KITE_ROCE_OK);
+    }
+    free(data);
+    free(g);
+}
+
 /* ---- throughput ---- */
 
 static void test_icrc_throughput(void **state)
@@ -423,6 +558,8 @@ int main(void)
         cmocka_unit_test(test_icrc_masking),
         cmocka_unit_test(test_crc32_matches_bitwise),
         cmocka_unit_test(test_icrc_masking_long),
+        cmocka_unit_test(test_crc32_copy_matches_bitwise),
+        cmocka_unit_test(test_build_halves_random),
         cmocka_unit_test(test_icrc_throughput),
     };
     struct CMUnitTest none[] = {
