@@ -663,7 +663,7 @@ bool kr_req_step(KiteRoceQp *qp)
                w->opcode != KITE_WQE_WRITE;
         /* Also when this packet fills the window: it waits for an ACK. */
         p.ackreq = tr == KITE_BTH_RC &&
-                   (last || (k % KR_MAX_PKT_PER_ACK) == KR_MAX_PKT_PER_ACK - 1 ||
+                   (last || k % KR_MAX_PKT_PER_ACK == KR_MAX_PKT_PER_ACK - 1 ||
                     kr_req_inflight(qp) + 1 >= qp->cwnd);
         p.payload = data;
         p.paylen = plen;
