@@ -156,6 +156,7 @@ one() {
 		[ "$qps" -gt 1 ] && args="$args -q $qps"
 		pair "$kind" $port "$tool $args"
 		rc=$?
+		counters "$kind"
 		line=$(awk -v s="$size" '$1 == s && $2 ~ /^[0-9]+$/ { print; exit }' /tmp/bench.out)
 		case $tool in
 		*_lat) v1=$(echo "$line" | awk '{ print $5 }') v2=$(echo "$line" | awk '{ print $6 }') ;;
@@ -174,6 +175,19 @@ one() {
 	st=$(sed -n 's/.*Failed status \([0-9]*\).*/\1/p' /tmp/bench.out /tmp/bench.srv 2>/dev/null | head -n 1)
 	echo "BENCH $kind $tool $size $mtu $qps FAILED${st:+ wc_status=$st}"
 	return 1
+}
+
+# counters KIND: with BENCH_COUNTERS=1, the non-zero port hardware
+# counters of KIND's device on both guests (cumulative), as comment lines
+# after each case: why a case failed or retransmitted.
+counters() {
+	local t ans d
+	[ "${BENCH_COUNTERS:-0}" = 1 ] || return 0
+	t=$(tag_of "$1")
+	ans=$(agent_call $B 30 "SH - cd /sys/class/infiniband/\$DEV_$t/ports/1/hw_counters && grep -v '^0\$' * | tr '\n' ' '")
+	eval "d=\$DEV_$t"
+	echo "# counters a $d: $(cd /sys/class/infiniband/$d/ports/1/hw_counters && grep -v '^0$' * | tr '\n' ' ')"
+	echo "# counters b: $(echo "$ans" | sed 1d)"
 }
 
 # set_mtu MTU: every benchmarked netdev of both guests at the Ethernet MTU

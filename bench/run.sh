@@ -23,6 +23,8 @@
 #   BENCH_NO_ENGINE=1 bench/run.sh  without the engine micro-benchmark
 #                                   (bench/engine, run after the guests)
 #   BENCH_KINDS="kite rxe" bench/run.sh   some transports (kite kite-rxe rxe-kite rxe)
+#   BENCH_COUNTERS=1 bench/run.sh   after each case, the port hardware
+#                                   counters of both guests' devices
 #   BENCH_NVME=0 bench/run.sh       without the NVMe over RDMA rows (fio over
 #                                   nvme-rdma; BENCH_NVME_SECS per case, 10)
 #
@@ -44,6 +46,7 @@ rm -f "$out/cases.sh"
 [ -n "${BENCH_MTUS:-}" ] && echo "BENCH_MTUS='$BENCH_MTUS'" >>"$out/cases.sh"
 [ -n "${BENCH_SECS+set}" ] && echo "BENCH_SECS='$BENCH_SECS'" >>"$out/cases.sh"
 [ -n "${BENCH_NVME:-}" ] && echo "BENCH_NVME='$BENCH_NVME'" >>"$out/cases.sh"
+[ -n "${BENCH_COUNTERS:-}" ] && echo "BENCH_COUNTERS='$BENCH_COUNTERS'" >>"$out/cases.sh"
 [ -n "${BENCH_NVME_SECS:-}" ] && echo "BENCH_NVME_SECS='$BENCH_NVME_SECS'" >>"$out/cases.sh"
 [ -f "$out/cases.sh" ] && inc=(--include "$out/cases.sh")
 timeout=${BENCH_TIMEOUT:-3600}

@@ -322,6 +322,11 @@ static void kite_engine_transmit(void *opaque, const uint8_t *frame,
     kite_wire_transmit(opaque, frame, len);
 }
 
+static bool kite_engine_tx_ready(void *opaque)
+{
+    return kite_wire_tx_ready(opaque);
+}
+
 static uint64_t kite_engine_now_ns(void *opaque)
 {
     return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
@@ -392,6 +397,7 @@ static const struct kite_roce_ops kite_engine_ops = {
     .cq_post = kite_engine_cq_post,
     .qp_event = kite_engine_qp_event,
     .transmit = kite_engine_transmit,
+    .tx_ready = kite_engine_tx_ready,
     .now_ns = kite_engine_now_ns,
     .timer_mod = kite_engine_timer_mod,
     .kick = kite_engine_kick,
@@ -410,7 +416,16 @@ static void kite_engine_run(KiteState *s, unsigned budget)
     kite_engine_leave(s);
     trace_kite_engine_run(budget, more);
     kite_dbrec_service(s);
-    if (more) {
+    /* While the link is backpressured kite_engine_tx_resume() runs it. */
+    if (more && kite_wire_tx_ready(s)) {
+        kite_engine_schedule(s);
+    }
+}
+
+/* The link takes frames again: the send work that waited for it. */
+void kite_engine_tx_resume(KiteState *s)
+{
+    if (!s->eng.run_pending) {
         kite_engine_schedule(s);
     }
 }

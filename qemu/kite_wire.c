@@ -6,7 +6,11 @@
  * Transmit: every frame the engine sends passes the fault stage (drop,
  * duplicate, hold back for reordering; x-wire-* properties, one xorshift64
  * sequence of random draws), then goes to the port's own receive path when
- * it is addressed to the port's MAC (loopback) or to the netdev.
+ * it is addressed to the port's MAC (loopback) or to the netdev. When the
+ * netdev cannot take a frame (its peer is backpressured) it keeps it, and
+ * the engine sends nothing more until it has left: QEMU's net queue drops
+ * frames queued without a callback once it holds 10000, and an RC
+ * requester with many QPs and a large window has more in flight.
  *
  * Receive: a frame from the netdev for the port's MAC passes the receive
  * fault stage, then goes to the engine. While the engine is running (a peer
@@ -168,6 +172,21 @@ bool kite_wire_receive(KiteState *s, const uint8_t *buf, size_t size)
 
 /* ---- transmit: fault injection, loopback, netdev ----------------------- */
 
+/* A frame the netdev had queued has left: the engine may send again. */
+static void kite_wire_tx_done(NetClientState *nc, ssize_t len)
+{
+    KiteState *s = qemu_get_nic_opaque(nc);
+
+    if (!s->wire.tx_blocked) {
+        return;
+    }
+    s->wire.tx_blocked = false;
+    trace_kite_wire_tx_resumed();
+    if (kite_running(s)) {
+        kite_engine_tx_resume(s);
+    }
+}
+
 /*
  * One frame leaves the fault stage: to the port's own receive path when it
  * is addressed to the port's MAC, else to the netdev (dropped and counted
@@ -184,7 +203,20 @@ static void kite_wire_out(KiteState *s, const uint8_t *frame, size_t len)
         s->cnt.eth_tx_errors++;
         return;
     }
-    qemu_send_packet(qemu_get_queue(s->nic), frame, len);
+    if (!qemu_send_packet_async(qemu_get_queue(s->nic), frame, len,
+                                kite_wire_tx_done)) {
+        /* Queued: its callback tells when the link takes frames again. */
+        if (!s->wire.tx_blocked) {
+            trace_kite_wire_tx_blocked(len);
+        }
+        s->wire.tx_blocked = true;
+    }
+}
+
+/* Whether the engine may send (no frame is waiting in the netdev). */
+bool kite_wire_tx_ready(KiteState *s)
+{
+    return !s->wire.tx_blocked;
 }
 
 static void kite_wire_release(KiteState *s)
@@ -271,6 +303,7 @@ void kite_wire_stop(KiteState *s)
     timer_del(w->hold_timer);
     g_free(w->held);
     w->held = NULL;
+    w->tx_blocked = false;
 }
 
 void kite_wire_init(KiteState *s)

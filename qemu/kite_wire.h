@@ -46,6 +46,12 @@ typedef struct KiteWire {
     uint32_t rxq_len;
     bool rxq_delivering;        /* kite_rxq_bh() is delivering a frame */
     QEMUBH *rxq_bh;             /* delivers rxq to the port */
+
+    /*
+     * The netdev queued a frame instead of taking it: the engine sends no
+     * more until that frame has left (kite_wire_tx_done()).
+     */
+    bool tx_blocked;
 } KiteWire;
 
 KiteFrame *kite_frame_new(const uint8_t *buf, size_t len);
@@ -57,6 +63,7 @@ void kite_wire_stop(KiteState *s);
 void kite_wire_instance_init(KiteState *s);
 void kite_wire_class_init(ObjectClass *klass);
 void kite_wire_transmit(KiteState *s, const uint8_t *frame, size_t len);
+bool kite_wire_tx_ready(KiteState *s);
 bool kite_wire_receive(KiteState *s, const uint8_t *buf, size_t size);
 
 #endif

@@ -110,6 +110,14 @@ struct kite_roce_ops {
     void (*qp_event)(void *opaque, void *qp, uint8_t type);
     /* Send one complete Ethernet frame (the host may loop it back). */
     void (*transmit)(void *opaque, const uint8_t *frame, size_t len);
+    /*
+     * Optional (NULL: always). false while the port cannot take another
+     * frame (its link is backpressured): kite_roce_run() then sends
+     * nothing more and returns true, and the host calls it again once the
+     * port has room. A NIC's transmit pipeline stalls on a full port
+     * rather than drop its own frames, which go-back-N would resend.
+     */
+    bool (*tx_ready)(void *opaque);
     /* Monotonic time in nanoseconds (QEMU: QEMU_CLOCK_VIRTUAL). */
     uint64_t (*now_ns)(void *opaque);
     /*
@@ -240,7 +248,8 @@ void kite_roce_rq_doorbell(KiteRoceQp *qp, uint32_t pi);
 
 /*
  * Do pending send work (new WQEs, retransmissions, responses) for at most
- * @budget packets. Returns true when work remains (call again later).
+ * @budget packets, or until ops->tx_ready says the port is full. Returns
+ * true when work remains (call again later: once the port has room).
  * The plain ACKs that frames received since the last run made due are
  * sent here (a QP's responses go before its requests), one per QP for
  * all of them: a host that runs the engine after handing it a batch of

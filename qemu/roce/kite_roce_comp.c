@@ -137,6 +137,64 @@ void kr_comp_uc_done(KiteRoceQp *qp)
     }
 }
 
+/* ---- congestion window (KR_CWND_*) ---------------------------------- */
+
+void kr_cwnd_reset(KiteRoceQp *qp)
+{
+    qp->cwnd = KR_CWND_INIT;
+    qp->ssthresh = KR_MAX_UNACKED_PSNS;
+    qp->cwnd_acc = 0;
+}
+
+/* @acked more PSNs were acknowledged. */
+static void kr_cwnd_grow(KiteRoceQp *qp, uint32_t acked)
+{
+    if (qp->cwnd < qp->ssthresh) {
+        qp->cwnd += acked;
+        if (qp->cwnd > qp->ssthresh) {
+            qp->cwnd = qp->ssthresh;
+        }
+        return;
+    }
+    qp->cwnd_acc += acked;
+    while (qp->cwnd_acc >= qp->cwnd && qp->cwnd < KR_MAX_UNACKED_PSNS) {
+        qp->cwnd_acc -= qp->cwnd;
+        qp->cwnd++;
+    }
+    if (qp->cwnd >= KR_MAX_UNACKED_PSNS) {
+        qp->cwnd = KR_MAX_UNACKED_PSNS;
+        qp->cwnd_acc = 0;
+    }
+}
+
+/* Half the PSNs in flight, the slow-start threshold after a congestion sign. */
+static uint32_t kr_cwnd_half_flight(const KiteRoceQp *qp)
+{
+    uint32_t flight = (qp->hi_psn - qp->una_psn) & KITE_PSN_MASK;
+
+    if (flight > KR_MAX_UNACKED_PSNS) {
+        flight = KR_MAX_UNACKED_PSNS;
+    }
+    flight /= 2;
+    return flight < KR_CWND_MIN_SSTHRESH ? KR_CWND_MIN_SSTHRESH : flight;
+}
+
+/* A PSN sequence NAK: the window halves. */
+static void kr_cwnd_nak(KiteRoceQp *qp)
+{
+    qp->ssthresh = kr_cwnd_half_flight(qp);
+    qp->cwnd = qp->ssthresh;
+    qp->cwnd_acc = 0;
+}
+
+/* A retransmission timeout: slow start again from the loss window. */
+static void kr_cwnd_timeout(KiteRoceQp *qp)
+{
+    qp->ssthresh = kr_cwnd_half_flight(qp);
+    qp->cwnd = KR_CWND_LOSS;
+    qp->cwnd_acc = 0;
+}
+
 /* Go back to the oldest unacknowledged PSN and resend from there. */
 void kr_comp_rewind(KiteRoceQp *qp)
 {
@@ -296,6 +354,7 @@ static void kr_comp_aeth(KiteRoceQp *qp, const struct kite_roce_pkt *p,
                 }
                 qp->retry_left--;
             }
+            kr_cwnd_nak(qp);
             kr_comp_rewind(qp);
             return;
         }
@@ -470,6 +529,7 @@ drop:
 void kr_comp_rx(KiteRoceQp *qp, const struct kite_roce_pkt *p)
 {
     KiteRoce *e = qp->e;
+    uint32_t una = qp->una_psn;
     bool progress = false;
 
     if (qp->cfg.type != KITE_QPT_RC ||
@@ -505,6 +565,9 @@ void kr_comp_rx(KiteRoceQp *qp, const struct kite_roce_pkt *p)
     }
     kr_comp_fixup(qp);
     if (progress) {
+        if (kite_psn_cmp(qp->una_psn, una) > 0) {
+            kr_cwnd_grow(qp, (qp->una_psn - una) & KITE_PSN_MASK);
+        }
         kr_comp_progress(qp);
     }
 }
@@ -528,5 +591,6 @@ void kr_comp_timer(KiteRoceQp *qp)
         return;
     }
     qp->retry_left--;
+    kr_cwnd_timeout(qp);
     kr_comp_rewind(qp);
 }

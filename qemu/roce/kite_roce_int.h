@@ -26,6 +26,19 @@
  * 128 KiB.
  */
 #define KR_MAX_UNACKED_PSNS     1024
+/*
+ * The requester's congestion window within that (PSNs in flight): a QP
+ * starts at KR_CWND_INIT and grows by the PSNs each ACK acknowledges up
+ * to ssthresh, then by one per window acknowledged (AIMD). A timeout
+ * means the responder or the path is slower than the window (queueing
+ * behind it, not only loss): ssthresh becomes half the PSNs in flight
+ * and the window starts again at KR_CWND_LOSS; a PSN sequence NAK halves
+ * it. Without it a requester with many QPs fills a slow peer's queue
+ * with more than its timeout covers, and go-back-N resends all of it.
+ */
+#define KR_CWND_INIT            16
+#define KR_CWND_LOSS            1
+#define KR_CWND_MIN_SSTHRESH    2
 #define KR_MAX_PKT_PER_ACK      64      /* AckReq at least this often */
 #define KR_MAX_SGE              KITE_DEF_MAX_SGE
 #define KR_MAX_INLINE           KITE_DEF_MAX_INLINE
@@ -193,6 +206,9 @@ struct KiteRoceQp {
     bool rnr_nak_seen;          /* RNR NAK at rnr_nak_psn, no progress yet */
     uint32_t rnr_nak_psn;
     bool gap_retried;           /* early retry done for a response gap */
+    uint32_t cwnd;              /* congestion window, PSNs (KR_CWND_*) */
+    uint32_t ssthresh;          /* slow start below this */
+    uint32_t cwnd_acc;          /* PSNs acknowledged toward cwnd + 1 */
     uint64_t timer_deadline;    /* KITE_ROCE_TIMER_OFF when not armed */
 
     /* Receive queue and responder. */
@@ -322,5 +338,6 @@ void kr_comp_cancel_timer(KiteRoceQp *qp);
 void kr_comp_rewind(KiteRoceQp *qp);
 void kr_comp_req_error(KiteRoceQp *qp);
 void kr_comp_uc_done(KiteRoceQp *qp);
+void kr_cwnd_reset(KiteRoceQp *qp);
 
 #endif

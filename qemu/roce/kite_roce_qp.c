@@ -414,6 +414,7 @@ void kite_roce_qp_modify(KiteRoceQp *qp, const struct kite_roce_qp_attr *a,
         qp->sq_psn = a->sq_psn & KITE_PSN_MASK;
         qp->una_psn = qp->sq_psn;
         qp->hi_psn = qp->sq_psn;
+        kr_cwnd_reset(qp);
     }
     if (mask & KITE_QP_ATTR_RQ_PSN) {
         qp->epsn = a->rq_psn & KITE_PSN_MASK;
@@ -793,6 +794,10 @@ bool kite_roce_run(KiteRoce *e, unsigned budget)
     KiteRoceQp *qp;
 
     while (done < budget && e->ready) {
+        if (e->ops->tx_ready && !e->ops->tx_ready(e->opaque)) {
+            /* The port is full: the rest waits for it to drain. */
+            return true;
+        }
         qp = e->ready;
         e->qp_visits++;
         if (kr_qp_step(qp)) {

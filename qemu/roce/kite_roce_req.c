@@ -357,6 +357,13 @@ void kr_req_reset(KiteRoceQp *qp)
     qp->gap_retried = false;
     qp->retry_left = qp->retry_cnt;
     qp->rnr_left = qp->rnr_retry;
+    kr_cwnd_reset(qp);
+}
+
+/* PSNs sent and not yet acknowledged. */
+static uint32_t kr_req_inflight(const KiteRoceQp *qp)
+{
+    return (qp->sq_psn - qp->una_psn) & KITE_PSN_MASK;
 }
 
 enum {
@@ -394,8 +401,8 @@ static int kr_req_state(KiteRoceQp *qp)
         return qp->req_idx == qp->sq_ci ? KR_REQ_HEAD_ERR : KR_REQ_IDLE;
     }
     if (rc && !kr_is_mem_op(s->opcode) &&
-        (int32_t)((qp->sq_psn - qp->una_psn) << 8) >=
-        (int32_t)(KR_MAX_UNACKED_PSNS << 8)) {
+        kite_psn_cmp(qp->sq_psn, qp->una_psn) >= 0 &&
+        kr_req_inflight(qp) >= qp->cwnd) {
         return KR_REQ_IDLE;
     }
     if (!s->started) {
@@ -677,8 +684,10 @@ bool kr_req_step(KiteRoceQp *qp)
         }
         p.se = last && (w->flags & KITE_WQE_F_SOLICITED) &&
                w->opcode != KITE_WQE_WRITE;
+        /* Also when this packet fills the window: it waits for an ACK. */
         p.ackreq = tr == KITE_BTH_RC &&
-                   (last || (k % KR_MAX_PKT_PER_ACK) == KR_MAX_PKT_PER_ACK - 1);
+                   (last || k % KR_MAX_PKT_PER_ACK == KR_MAX_PKT_PER_ACK - 1 ||
+                    kr_req_inflight(qp) + 1 >= qp->cwnd);
         p.paylen = plen;
         /*
          * The headers first, then the payload straight into the frame,

@@ -381,6 +381,10 @@ static void cb_transmit(void *opaque, const uint8_t *frame, size_t len)
             break;
         }
     }
+    if (s->tx_cap && s->qlen >= s->tx_cap) {
+        s->overflowed++;
+        return;
+    }
     if (dst < 0 || s->drop_all || sim_chance(s, s->drop_ppm)) {
         s->dropped++;
         return;
@@ -416,6 +420,14 @@ static void cb_transmit(void *opaque, const uint8_t *frame, size_t len)
         s->tail = f;
         s->qlen++;
     }
+}
+
+static bool cb_tx_ready(void *opaque)
+{
+    SimNode *n = opaque;
+    Sim *s = n->sim;
+
+    return !s->tx_cap || s->qlen < s->tx_cap;
 }
 
 static uint64_t cb_now(void *opaque)
@@ -486,6 +498,7 @@ static uint8_t cb_mem_read_crc(void *opaque, void *qp, uint32_t pdn,
     .cq_post = cb_cq_post, \
     .qp_event = cb_qp_event, \
     .transmit = cb_transmit, \
+    .tx_ready = cb_tx_ready, \
     .now_ns = cb_now, \
     .timer_mod = cb_timer_mod, \
     .kick = cb_kick, \
@@ -960,9 +973,10 @@ static bool sim_run_engines(Sim *s)
     for (i = 0; i < s->n; i++) {
         SimNode *n = &s->node[i];
 
-        if (n->kicked) {
+        /* A full port: the engine runs again once the link drains. */
+        if (n->kicked && cb_tx_ready(n)) {
             n->kicked = false;
-            if (kite_roce_run(n->e, 4)) {
+            if (kite_roce_run(n->e, s->run_budget ? s->run_budget : 4)) {
                 n->kicked = true;
             }
             any = true;
@@ -989,7 +1003,8 @@ bool sim_step(Sim *s)
             }
         }
     }
-    if (s->qlen < SIM_LINK_QMAX && sim_run_engines(s)) {
+    if (s->qlen < (s->link_qmax ? s->link_qmax : SIM_LINK_QMAX) &&
+        sim_run_engines(s)) {
         return true;
     }
     if (s->head) {
@@ -1001,7 +1016,7 @@ bool sim_step(Sim *s)
         }
         s->qlen--;
         /* About 10 Gb/s plus a little latency. */
-        s->now += 100 + f->len;
+        s->now += 100 + f->len + s->node[f->dst].rx_cost_ns;
         s->delivered++;
         if (!kite_roce_rx(s->node[f->dst].e, f->data, f->len)) {
             s->not_roce++;

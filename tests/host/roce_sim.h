@@ -96,6 +96,8 @@ struct SimNode {
     SimCq cq[SIM_MAX_CQS];
     SimQp qp[SIM_MAX_QPS];
     bool kicked;
+    /* A slow receiver: virtual ns each frame delivered to it takes. */
+    uint64_t rx_cost_ns;
     SimEvent events[SIM_MAX_EVENTS];
     unsigned nevents;
     /* mem_rw accounting for tests */
@@ -136,8 +138,22 @@ struct Sim {
     SimFrame *head, *tail;
     unsigned qlen;
     SimFrame *held;             /* reorder: sent after the next frame */
+    /*
+     * Pacing by the host (as a device model does): engines run only while
+     * the link holds fewer than link_qmax frames (0: SIM_LINK_QMAX), for
+     * run_budget packets a run (0: 4).
+     */
+    unsigned link_qmax;
+    unsigned run_budget;
+    /*
+     * A port that backpressures (0: none): with tx_cap frames on the link
+     * ops->tx_ready says false, and a frame sent anyway is dropped and
+     * counted in overflowed (QEMU's net queue without a callback).
+     */
+    unsigned tx_cap;
     /* figures */
     uint64_t frames, dropped, duplicated, reordered, delivered, not_roce;
+    uint64_t overflowed;
 };
 
 /* Path and transport settings for sim_connect(). */

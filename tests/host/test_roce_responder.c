@@ -276,6 +276,23 @@ static void test_resp_nak_once_dup_ack_msn(void **st)
     free(sn);
 }
 
+/* The first PSN after the 1200 packets that open the window. */
+#define WARM (0x100 + 6 * 200)
+
+/* A WRITE of @npkts packets at MTU 1024 from A to B, run to completion. */
+static void write_pkts(Fx *f, uint32_t npkts, uint16_t idx)
+{
+    SimWr w = fx_wr(KITE_WQE_WRITE, 0);
+
+    fx_sge(&w, 0, npkts * 1024, f->akey);
+    w.raddr = IOVA + 0x100000;
+    w.rkey = f->bkey;
+    sim_post_send(f->a, f->aqp, &w);
+    fx_run(f);
+    fx_expect_cqe(f->a, f->a_scq, f->aqp, idx, KITE_CQE_WRITE,
+                  KITE_CQE_SUCCESS, npkts * 1024);
+}
+
 /*
  * ACK coalescing: one ACK per message, plus one per KR_MAX_PKT_PER_ACK (64)
  * packets of a long one, each at the PSN of the packet with AckReq.
@@ -284,44 +301,35 @@ static void test_ack_coalescing(void **st)
 {
     Seen *sn = calloc(1, sizeof(*sn));
     Fx *f;
-    SimWr w;
     unsigned i;
 
     (void)st;
     assert_non_null(sn);
     f = fx_new(NULL, KITE_QPT_RC, false);
+    /*
+     * The requester's congestion window starts small and asks for an ACK
+     * whenever it fills: 1200 packets first open it to its maximum.
+     */
+    for (i = 0; i < 6; i++) {
+        write_pkts(f, 200, i);
+    }
     sn->src = 1;
     f->s.tap = seen_tap;
     f->s.tap_arg = sn;
-    /* 10 packets at MTU 1024. */
-    w = fx_wr(KITE_WQE_WRITE, 0);
-    fx_sge(&w, 0, 10 * 1024, f->akey);
-    w.raddr = IOVA + 0x100000;
-    w.rkey = f->bkey;
-    sim_post_send(f->a, f->aqp, &w);
-    fx_run(f);
-    fx_expect_cqe(f->a, f->a_scq, f->aqp, 0, KITE_CQE_WRITE, KITE_CQE_SUCCESS,
-                  10 * 1024);
+    write_pkts(f, 10, 6);
     assert_int_equal(sn->n, 1);
-    assert_int_equal(sn->f[0].psn, 0x100 + 9);
-    assert_int_equal(sn->f[0].msn, 1);
+    assert_int_equal(sn->f[0].psn, WARM + 9);
+    assert_int_equal(sn->f[0].msn, 7);
     /* 200 packets: AckReq on packets 63, 127, 191 and the last. */
     sn->n = 0;
-    w = fx_wr(KITE_WQE_WRITE, 0);
-    fx_sge(&w, 0, 200 * 1024, f->akey);
-    w.raddr = IOVA + 0x100000;
-    w.rkey = f->bkey;
-    sim_post_send(f->a, f->aqp, &w);
-    fx_run(f);
-    fx_expect_cqe(f->a, f->a_scq, f->aqp, 1, KITE_CQE_WRITE, KITE_CQE_SUCCESS,
-                  200 * 1024);
+    write_pkts(f, 200, 7);
     assert_int_equal(sn->n, 4);
     for (i = 0; i < 3; i++) {
-        assert_int_equal(sn->f[i].psn, 0x100 + 10 + 64 * i + 63);
-        assert_int_equal(sn->f[i].msn, 1);
+        assert_int_equal(sn->f[i].psn, WARM + 10 + 64 * i + 63);
+        assert_int_equal(sn->f[i].msn, 7);
     }
-    assert_int_equal(sn->f[3].psn, 0x100 + 10 + 199);
-    assert_int_equal(sn->f[3].msn, 2);
+    assert_int_equal(sn->f[3].psn, WARM + 10 + 199);
+    assert_int_equal(sn->f[3].msn, 8);
     fx_free(f);
     free(sn);
 }

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The requester against a slow peer: its congestion window (a responder
+ * that works through a long queue slower than the window fills it must
+ * not make the requester give up with RETRY_EXC) and the port's
+ * backpressure (ops->tx_ready: a full port stops the engine instead of
+ * losing frames).
+ *
+ * Copyright (c) 2026 The Kite authors
+ */
+#include <stdarg.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "roce_fixture.h"
+
+#define WIN_QPS         4
+#define WIN_MEM         (4u << 20)
+#define WIN_VA          0x20000000ull
+
+typedef struct Win {
+    Sim s;
+    uint32_t acq, bcq;
+    uint32_t aqp[WIN_QPS], bqp[WIN_QPS];
+    uint32_t akey, bkey;
+} Win;
+
+/* WIN_QPS RC QP pairs from node 0 to node 1 with @p, one MR each side. */
+static Win *win_new(const SimConnParams *p)
+{
+    Win *w = calloc(1, sizeof(*w));
+    unsigned i;
+
+    assert_non_null(w);
+    sim_init(&w->s, 2, WIN_MEM, 7);
+    w->acq = sim_create_cq(&w->s.node[0], 10);
+    w->bcq = sim_create_cq(&w->s.node[1], 10);
+    w->akey = sim_reg_mr(&w->s.node[0], PDN, WIN_VA, WIN_MEM, ALL_ACCESS, 0);
+    w->bkey = sim_reg_mr(&w->s.node[1], PDN, WIN_VA, WIN_MEM, ALL_ACCESS, 0);
+    for (i = 0; i < WIN_QPS; i++) {
+        w->aqp[i] = sim_create_qp(&w->s.node[0], KITE_QPT_RC, PDN, w->acq,
+                                  w->acq, 5, 7, 5, 7, false);
+        w->bqp[i] = sim_create_qp(&w->s.node[1], KITE_QPT_RC, PDN, w->bcq,
+                                  w->bcq, 5, 7, 5, 7, false);
+        sim_connect(&w->s, 0, w->aqp[i], 1, w->bqp[i], p);
+    }
+    return w;
+}
+
+/* @n signaled WRITEs of @len bytes on every QP of node 0. */
+static void win_post(Win *w, unsigned n, uint32_t len)
+{
+    SimWr wr;
+    unsigned i, k;
+
+    for (k = 0; k < n; k++) {
+        for (i = 0; i < WIN_QPS; i++) {
+            memset(&wr, 0, sizeof(wr));
+            wr.opcode = KITE_WQE_WRITE;
+            wr.flags = KITE_WQE_F_SIGNALED;
+            wr.raddr = WIN_VA + (uint64_t)i * len;
+            wr.rkey = w->bkey;
+            wr.num_sge = 1;
+            wr.sge[0].addr = WIN_VA + (uint64_t)i * len;
+            wr.sge[0].length = len;
+            wr.sge[0].lkey = w->akey;
+            sim_post_send(&w->s.node[0], w->aqp[i], &wr);
+        }
+    }
+}
+
+/* Every one of the @n CQEs on node 0 is a successful WRITE. */
+static void win_expect_success(Win *w, unsigned n)
+{
+    struct kite_cqe c;
+    unsigned got = 0;
+
+    while (sim_poll_cq(&w->s.node[0], w->acq, &c)) {
+        assert_int_equal(c.status, KITE_CQE_SUCCESS);
+        got++;
+    }
+    assert_int_equal(got, n);
+}
+
+static uint64_t win_sum(Win *w, size_t off)
+{
+    uint64_t sum = 0;
+    unsigned i;
+
+    for (i = 0; i < WIN_QPS; i++) {
+        const struct kite_roce_counters *c =
+            kite_roce_qp_counters(sim_qp(&w->s.node[0], w->aqp[i])->qp);
+
+        sum += *(const uint64_t *)((const uint8_t *)c + off);
+    }
+    return sum;
+}
+
+/*
+ * The responder takes 10 us a frame and its queue has no limit, like
+ * Soft-RoCE's under an emulated CPU; the ACK timeout is 1 ms (timeout 8)
+ * with 7 retries. WIN_QPS x 1024 PSNs in flight would queue 41 ms of
+ * work, and each timeout would put another window behind it: without a
+ * window that shrinks, a QP sees no progress for 8 timeouts and fails.
+ */
+static void test_slow_responder(void **st)
+{
+    SimConnParams p;
+    Win *w;
+
+    (void)st;
+    sim_default_params(&p);
+    p.path_mtu = KITE_MTU_256;
+    p.timeout = 8;
+    p.retry_cnt = 7;
+    w = win_new(&p);
+    w->s.link_qmax = 1u << 20;
+    w->s.node[1].rx_cost_ns = 10000;
+    win_post(w, 8, 65536);
+    sim_run(&w->s, RUN_STEPS);
+    win_expect_success(w, 8 * WIN_QPS);
+    /* The window did shrink: the timer fired and the QPs recovered. */
+    assert_true(win_sum(w, offsetof(struct kite_roce_counters,
+                                    timeouts)) > 0);
+    sim_free(&w->s);
+    free(w);
+}
+
+/*
+ * The port holds 32 frames and the host runs the engine for 1024 packets
+ * at a time: the engine must stop when ops->tx_ready says the port is
+ * full, so that no frame is lost and nothing is sent twice.
+ */
+static void test_port_backpressure(void **st)
+{
+    SimConnParams p;
+    Win *w;
+
+    (void)st;
+    sim_default_params(&p);
+    w = win_new(&p);
+    w->s.link_qmax = 1u << 20;
+    w->s.run_budget = 1024;
+    w->s.tx_cap = 32;
+    win_post(w, 8, 16384);
+    sim_run(&w->s, RUN_STEPS);
+    win_expect_success(w, 8 * WIN_QPS);
+    assert_int_equal(w->s.overflowed, 0);
+    assert_int_equal(win_sum(w, offsetof(struct kite_roce_counters,
+                                         retransmits)), 0);
+    sim_free(&w->s);
+    free(w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_slow_responder),
+        cmocka_unit_test(test_port_backpressure),
+    };
+
+    return cmocka_run_group_tests_name("roce_window", tests, NULL, NULL);
+}
