@@ -49,5 +49,12 @@
 #define KITE_DEF_MAX_MW             (1u << 18)
 /* Pages of a REG_MR WQE (max_fast_reg_page_list_len), as Soft-RoCE. */
 #define KITE_DEF_MAX_FRWR_PAGES     512
+/*
+ * Shared receive queues: up to 2^15 slots each, one always free (the
+ * host's free list needs a spare), and the SGEs of an RQ WQE.
+ */
+#define KITE_DEF_MAX_SRQ            (1u << 16)
+#define KITE_DEF_MAX_SRQ_WR         ((1u << 15) - 1)
+#define KITE_DEF_MAX_SRQ_SGE        KITE_DEF_MAX_SGE
 
 #endif
