@@ -61,7 +61,7 @@ static uint32_t kite_srq_capacity(uint8_t log_depth)
     return (1u << log_depth) - 1;
 }
 
-/* A limit is valid below the SRQ's capacity plus one (IB: <= max_wr). */
+/* A limit is at most the SRQ's capacity (IB: <= max_wr); 0 disarms. */
 static bool kite_srq_limit_ok(const KiteSrq *srq, uint32_t limit)
 {
     return limit <= kite_srq_capacity(srq->log_depth);
@@ -164,7 +164,7 @@ uint8_t kite_cmd_modify_srq(KiteState *s, const struct kite_aq_cmd *cmd,
     if (!mask) {
         return kite_bad_param("SRQ attr mask", mask);
     }
-    if (!limit || !kite_srq_limit_ok(srq, limit)) {
+    if (!kite_srq_limit_ok(srq, limit)) {
         return kite_bad_param("SRQ limit", limit);
     }
     srq->limit = limit;

@@ -411,7 +411,7 @@ struct kite_cmd_create_srq {
 struct kite_cmd_modify_srq {
 	__le32 srqn;
 	__le32 attr_mask;	/* KITE_SRQ_ATTR_* */
-	__le32 limit;		/* arms the limit event; < 2^log_depth */
+	__le32 limit;		/* arms the limit event (< 2^log_depth); 0 disarms */
 	__le32 reserved;
 };
 

@@ -168,8 +168,8 @@ static bool kite_wq_retire(struct kite_wq *wq, uint32_t slot, uint64_t *wr_id)
 }
 
 /* 64-bit doorbell write on this context's page; the caller orders it. */
-static void kite_ring_doorbell(struct kite_context *ctx, unsigned int reg,
-			       uint32_t num, uint8_t flags, uint32_t index)
+void kite_ring_doorbell(struct kite_context *ctx, unsigned int reg,
+			uint32_t num, uint8_t flags, uint32_t index)
 {
 	mmio_write64_le((uint8_t *)ctx->db + reg,
 			htole64(kite_db_make(num, flags, index)));
@@ -233,8 +233,8 @@ static int kite_wqe_opcode(enum ibv_qp_type qp_type, enum ibv_wr_opcode op)
 	}
 }
 
-static void kite_put_sges(struct kite_sge *dst, const struct ibv_sge *sg,
-			  int num_sge)
+void kite_put_sges(struct kite_sge *dst, const struct ibv_sge *sg,
+		   int num_sge)
 {
 	int i;
 
@@ -534,6 +534,11 @@ int kite_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	uint32_t pi;
 	int err = 0;
 
+	/* A QP on an SRQ takes receives from ibv_post_srq_recv() only. */
+	if (qp->srq) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
 	pthread_spin_lock(&rq->lock);
 	pi = rq->pi;
 
@@ -719,6 +724,26 @@ static uint8_t kite_wc_sl(uint8_t net_hdr)
 }
 
 /*
+ * Retire the WQE @cqe completes on @qp and give its wr_id: bit 7 of the
+ * opcode is a receive, from the RQ or, for a QP on an SRQ, from the SRQ
+ * slot the CQE names. False: the CQE names no outstanding WQE.
+ */
+bool kite_qp_retire(struct kite_qp *qp, const struct kite_cqe *cqe,
+		    uint64_t *wr_id)
+{
+	struct kite_wq *wq;
+	bool ok;
+
+	if (kite_cqe_is_recv(cqe->opcode) && qp->srq)
+		return kite_srq_retire(qp->srq, le16toh(cqe->wqe_idx), wr_id);
+	wq = kite_cqe_is_recv(cqe->opcode) ? &qp->rq : &qp->sq;
+	pthread_spin_lock(&wq->lock);
+	ok = kite_wq_retire(wq, le16toh(cqe->wqe_idx), wr_id);
+	pthread_spin_unlock(&wq->lock);
+	return ok;
+}
+
+/*
  * Turn @cqe into @wc. False when the CQE is to be dropped: it names no QP
  * of this context (anymore), or no outstanding WQE of the QP.
  */
@@ -727,7 +752,6 @@ static bool kite_cqe_to_wc(struct kite_context *ctx, struct kite_cq *cq,
 {
 	uint32_t qpn = le32toh(cqe->qpn);
 	struct kite_qp *qp = cq->last_qp;
-	struct kite_wq *wq;
 	bool ok;
 
 	if (!qpn)
@@ -739,12 +763,7 @@ static bool kite_cqe_to_wc(struct kite_context *ctx, struct kite_cq *cq,
 		cq->last_qp = qp;
 	}
 
-	/* Bit 7 of the opcode: a receive completion, from the RQ. */
-	wq = kite_cqe_is_recv(cqe->opcode) ? &qp->rq : &qp->sq;
-	pthread_spin_lock(&wq->lock);
-	ok = kite_wq_retire(wq, le16toh(cqe->wqe_idx), &wc->wr_id);
-	pthread_spin_unlock(&wq->lock);
-	if (!ok)
+	if (!kite_qp_retire(qp, cqe, &wc->wr_id))
 		return false;
 
 	wc->status = cqe->status;

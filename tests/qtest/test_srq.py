@@ -146,11 +146,13 @@ def test_srq_commands(env):
     d.exec_ok(C.KITE_CMD_MODIFY_SRQ, modify_srq_payload(
         srqn, C.KITE_SRQ_ATTR_LIMIT, 15))
     check_eq(query_srq(d, srqn)[1]["limit"], 15, "limit after MODIFY_SRQ")
+    d.exec_ok(C.KITE_CMD_MODIFY_SRQ, modify_srq_payload(
+        srqn, C.KITE_SRQ_ATTR_LIMIT, 0))
+    check_eq(query_srq(d, srqn)[1]["limit"], 0, "limit 0 disarms")
     for mask, limit, want, what in (
             (C.KITE_SRQ_ATTR_MAX_WR, 0, C.KITE_STS_NOT_SUPPORTED, "resize"),
             (C.KITE_SRQ_ATTR_LIMIT, 16, C.KITE_STS_BAD_PARAM,
              "limit above capacity"),
-            (C.KITE_SRQ_ATTR_LIMIT, 0, C.KITE_STS_BAD_PARAM, "limit 0"),
             (1 << 5, 1, C.KITE_STS_BAD_PARAM, "unknown mask bit"),
             (0, 1, C.KITE_STS_BAD_PARAM, "empty mask")):
         st, _ = d.exec(C.KITE_CMD_MODIFY_SRQ,

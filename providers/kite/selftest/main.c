@@ -45,6 +45,9 @@ static const struct {
 	{ "mw_post_errors", test_mw_post_errors },
 	{ "mw_bind_type1", test_mw_bind_type1 },
 	{ "mw_poll", test_mw_poll },
+	{ "srq_post", test_srq_post },
+	{ "srq_poll", test_srq_poll },
+	{ "srq_refused", test_srq_refused },
 };
 
 int main(int argc, char **argv)

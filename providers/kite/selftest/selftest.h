@@ -111,5 +111,8 @@ int test_mw_post_layout(void);		/* mw_test.c */
 int test_mw_post_errors(void);
 int test_mw_bind_type1(void);
 int test_mw_poll(void);
+int test_srq_post(void);		/* srq_test.c */
+int test_srq_poll(void);
+int test_srq_refused(void);
 
 #endif

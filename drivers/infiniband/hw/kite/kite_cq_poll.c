@@ -177,6 +177,9 @@ static enum ib_wc_opcode kite_wc_opcode(u8 opcode)
  * producer index is read without the post lock: a WQE posted concurrently
  * cannot be the one a CQE already names.
  *
+ * A receive of a QP on an SRQ names an SRQ slot instead, which goes back
+ * to the SRQ's free list.
+ *
  * Return: true, or false for a CQE naming no outstanding WQE (stale, e.g.
  * from before the QP went to RESET).
  */
@@ -190,6 +193,8 @@ static bool kite_cqe_retire(struct kite_qp *qp, const struct kite_cqe *cqe,
 	u32 slot = le16_to_cpu(cqe->wqe_idx);
 	u32 ahead;
 
+	if (recv && qp->ibqp.srq)
+		return kite_srq_retire(to_ksrq(qp->ibqp.srq), slot, wr_id);
 	if (slot >= (1u << log_depth))
 		return false;
 	ahead = kite_ring_slot(slot - ci, log_depth);
