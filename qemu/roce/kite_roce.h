@@ -99,10 +99,10 @@ struct kite_roce_ops {
     bool (*cq_post)(void *opaque, uint32_t cqn, const struct kite_cqe *cqe);
     /*
      * Async event @type (KITE_EVT_QP_FATAL, _REQ_ERR, _ACCESS_ERR,
-     * _COMM_EST, _QP_LAST_WQE) for QP @qp. A device-initiated state change (ERR, SQE)
-     * is reported here with @type = KITE_ROCE_EVT_STATE before any event
-     * or completion it causes, so the host can update what QUERY_QP
-     * returns from kite_roce_qp_state().
+     * _COMM_EST, _QP_LAST_WQE) for QP @qp. A device-initiated state
+     * change (ERR, SQE) is reported here with @type = KITE_ROCE_EVT_STATE
+     * before any event or completion it causes, so the host can update
+     * what QUERY_QP returns from kite_roce_qp_state().
      */
     void (*qp_event)(void *opaque, void *qp, uint8_t type);
     /* Send one complete Ethernet frame (the host may loop it back). */
