@@ -277,7 +277,7 @@ bool kite_qp_retire(struct kite_qp *qp, const struct kite_cqe *cqe,
 		    uint64_t *wr_id);
 void kite_cq_report_ci(struct kite_context *ctx, struct kite_cq *cq);
 void kite_cq_doorbell_ci(struct kite_context *ctx, struct kite_cq *cq);
-void kite_cq_forget_qp(struct kite_cq *cq, uint32_t qpn);
+void kite_cq_forget_qp(struct kite_cq *cq, uint32_t qpn, struct kite_srq *srq);
 bool kite_cq_ring_pending(void *ring, uint32_t ci, uint8_t log_depth);
 void kite_wq_reset(struct kite_wq *wq);
 void kite_qp_table_init(struct kite_qp_table *table);

@@ -638,37 +638,43 @@ void kite_cq_report_ci(struct kite_context *ctx, struct kite_cq *cq)
 
 /*
  * Mark the written, unpolled CQEs of QP @qpn in @ring (from @ci on) as
- * belonging to no QP (qpn 0 is never a QP), so poll_cq drops them.
+ * belonging to no QP (qpn 0 is never a QP), so poll_cq drops them. The
+ * receives of a QP on SRQ @srq give their slots back to it.
  */
 static void kite_cq_ring_forget(void *ring, uint32_t ci, uint8_t log_depth,
-				uint32_t qpn)
+				uint32_t qpn, struct kite_srq *srq)
 {
 	uint32_t i, n = 1u << log_depth;
 	struct kite_cqe *cqe;
+	uint64_t wr_id;
 
 	for (i = 0; i < n; i++) {
 		cqe = kite_cqe_ready(ring, ci + i, log_depth);
 		if (!cqe)
 			break;
-		if (le32toh(cqe->qpn) == qpn)
-			cqe->qpn = 0;
+		if (le32toh(cqe->qpn) != qpn)
+			continue;
+		if (srq && kite_cqe_is_recv(cqe->opcode))
+			kite_srq_retire(srq, le16toh(cqe->wqe_idx), &wr_id);
+		cqe->qpn = 0;
 	}
 }
 
 /*
  * The QP @qpn is gone or was reset: drop its CQEs that are still in the CQ
- * and the lookup cache. Called after the device stopped writing CQEs for
+ * and the lookup cache; a QP on SRQ @srq (or NULL) returns the slots of its
+ * receives. Called after the device stopped writing CQEs for
  * it (destroy or modify to RESET returned).
  */
-void kite_cq_forget_qp(struct kite_cq *cq, uint32_t qpn)
+void kite_cq_forget_qp(struct kite_cq *cq, uint32_t qpn, struct kite_srq *srq)
 {
 	pthread_spin_lock(&cq->lock);
 	if (cq->last_qp && cq->last_qp->vqp.qp.qp_num == qpn)
 		cq->last_qp = NULL;
 	if (cq->old.buf)
 		kite_cq_ring_forget(cq->old.buf, cq->old_ci, cq->old_log_depth,
-				    qpn);
-	kite_cq_ring_forget(cq->ring.buf, cq->ci, cq->log_depth, qpn);
+				    qpn, srq);
+	kite_cq_ring_forget(cq->ring.buf, cq->ci, cq->log_depth, qpn, srq);
 	pthread_spin_unlock(&cq->lock);
 }
 

@@ -568,9 +568,11 @@ err_free:
 static void kite_qp_forget_cqes(struct ibv_qp *ibqp)
 {
 	if (ibqp->send_cq)
-		kite_cq_forget_qp(to_kite_cq(ibqp->send_cq), ibqp->qp_num);
+		kite_cq_forget_qp(to_kite_cq(ibqp->send_cq), ibqp->qp_num,
+				  to_kite_qp(ibqp)->srq);
 	if (ibqp->recv_cq && ibqp->recv_cq != ibqp->send_cq)
-		kite_cq_forget_qp(to_kite_cq(ibqp->recv_cq), ibqp->qp_num);
+		kite_cq_forget_qp(to_kite_cq(ibqp->recv_cq), ibqp->qp_num,
+				  to_kite_qp(ibqp)->srq);
 }
 
 /*

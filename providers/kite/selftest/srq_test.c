@@ -192,6 +192,11 @@ int test_srq_poll(void)
 	dev_cqe(f, QPN, 3, KITE_CQE_RECV, KITE_CQE_SUCCESS, 3, 0, 0);
 	CHECK(kite_poll_cq(&f->cq->vcq.cq, 4, wc) == 1);
 	CHECK(wc[0].wr_id == 710 && wc[0].byte_len == 3);
+	/* A QP destroyed with an unpolled receive gives its slot back. */
+	dev_cqe(f, QPN, 1, KITE_CQE_RECV, KITE_CQE_SUCCESS, 1, 0, 0);
+	kite_cq_forget_qp(f->cq, QPN, srq);
+	CHECK(!srq->busy[1] && srq->tail == 1 && next_of(srq, 3) == 1);
+	CHECK(kite_poll_cq(&f->cq->vcq.cq, 4, wc) == 0);
 	f->qp->srq = NULL;
 	kite_destroy_srq(&srq->vsrq.srq);
 out:

@@ -41,11 +41,13 @@ static void kite_cq_report_ci(struct kite_ib_dev *kib, struct kite_cq *cq)
  * free-running index @ci on as belonging to no QP (0 is never a QP
  * number), so that kite_poll_cq() drops them. Entries between the
  * consumer index and the device's producer index belong to the consumer.
+ * The receives of a QP on SRQ @srq give their slots back to it.
  */
 static void kite_cq_ring_clean(struct kite_cqe *ring, u8 log_depth, u32 ci,
-			       u32 n, u32 qpn)
+			       u32 n, u32 qpn, struct kite_srq *srq)
 {
 	struct kite_cqe *cqe;
+	u64 wr_id;
 	u32 i;
 
 	for (i = 0; i < n; i++) {
@@ -54,8 +56,11 @@ static void kite_cq_ring_clean(struct kite_cqe *ring, u8 log_depth, u32 ci,
 		    kite_ring_phase(ci + i, log_depth))
 			break;
 		dma_rmb();
-		if (le32_to_cpu(cqe->qpn) == qpn)
-			cqe->qpn = 0;
+		if (le32_to_cpu(cqe->qpn) != qpn)
+			continue;
+		if (srq && kite_cqe_is_recv(cqe->opcode))
+			kite_srq_retire(srq, le16_to_cpu(cqe->wqe_idx), &wr_id);
+		cqe->qpn = 0;
 	}
 }
 
@@ -63,24 +68,25 @@ static void kite_cq_ring_clean(struct kite_cqe *ring, u8 log_depth, u32 ci,
  * kite_cq_clean() - drop the unpolled CQEs of a QP from a kernel CQ
  * @cq: kernel CQ, with cq->lock held
  * @qpn: QP that was reset or destroyed
+ * @srq: the QP's SRQ, or NULL
  *
  * Called once the device writes no more CQEs for @qpn (MODIFY_QP to RESET
  * or DESTROY_QP returned). Without this, a CQE of the QP's previous life
  * would complete a WQE posted after the reset, or a QP that reuses the
  * number.
  */
-void kite_cq_clean(struct kite_cq *cq, u32 qpn)
+void kite_cq_clean(struct kite_cq *cq, u32 qpn, struct kite_srq *srq)
 {
 	lockdep_assert_held(&cq->lock);
 	if (cq->draining) {
 		/* Old ring (in cq->ring) up to old_pi, then the new ring. */
 		kite_cq_ring_clean(cq->ring.buf, cq->log_depth, cq->ci,
-				   cq->old_pi - cq->ci, qpn);
+				   cq->old_pi - cq->ci, qpn, srq);
 		kite_cq_ring_clean(cq->old_ring.buf, cq->old_log_depth, 0,
-				   1u << cq->old_log_depth, qpn);
+				   1u << cq->old_log_depth, qpn, srq);
 	} else {
 		kite_cq_ring_clean(cq->ring.buf, cq->log_depth, cq->ci,
-				   1u << cq->log_depth, qpn);
+				   1u << cq->log_depth, qpn, srq);
 	}
 }
 

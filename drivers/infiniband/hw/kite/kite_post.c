@@ -75,10 +75,12 @@ void kite_qp_clean_cqs(struct kite_qp *qp)
 {
 	struct kite_cq *scq = to_kcq(qp->ibqp.send_cq);
 	struct kite_cq *rcq = to_kcq(qp->ibqp.recv_cq);
+	struct kite_srq *srq = qp->ibqp.srq ? to_ksrq(qp->ibqp.srq) : NULL;
 
-	kite_cq_clean(scq, qp->qpn);
+	/* Receive CQEs of a QP on an SRQ give their SRQ slots back. */
+	kite_cq_clean(scq, qp->qpn, srq);
 	if (rcq != scq)
-		kite_cq_clean(rcq, qp->qpn);
+		kite_cq_clean(rcq, qp->qpn, srq);
 }
 
 /**

@@ -405,7 +405,7 @@ int kite_test_query_cq(struct ib_cq *ibcq, struct kite_cq_info *info);
 /* kite_cq_poll.c */
 int kite_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 int kite_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
-void kite_cq_clean(struct kite_cq *cq, u32 qpn);
+void kite_cq_clean(struct kite_cq *cq, u32 qpn, struct kite_srq *srq);
 void kite_cq_end_resize(struct kite_ib_dev *kib, struct kite_cq *cq);
 
 /* kite_cq_flush.c */
