@@ -178,6 +178,9 @@ static const uint32_t kite_caps[] = {
     [KITE_CAP_INDEX(KITE_REG_CAP_MAX_FRWR_PAGES)] = KITE_DEF_MAX_FRWR_PAGES,
     /* A READ WQE takes as many SGEs as any other. */
     [KITE_CAP_INDEX(KITE_REG_CAP_MAX_SGE_RD)] = KITE_DEF_MAX_SGE,
+    [KITE_CAP_INDEX(KITE_REG_CAP_MAX_SRQ)] = KITE_DEF_MAX_SRQ,
+    [KITE_CAP_INDEX(KITE_REG_CAP_MAX_SRQ_WR)] = KITE_DEF_MAX_SRQ_WR,
+    [KITE_CAP_INDEX(KITE_REG_CAP_MAX_SRQ_SGE)] = KITE_DEF_MAX_SRQ_SGE,
 };
 
 static bool kite_cap_reg_valid(hwaddr addr)
@@ -379,6 +382,9 @@ static void kite_db_write(void *opaque, hwaddr addr, uint64_t val,
         return;
     case KITE_DB_CQ:
         kite_cq_doorbell(s, page, val);
+        return;
+    case KITE_DB_SRQ:
+        kite_srq_doorbell(s, page, val);
         return;
     }
     qemu_log_mask(LOG_GUEST_ERROR, "kite: write to unknown doorbell 0x%"

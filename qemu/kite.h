@@ -11,6 +11,7 @@
  *               remote invalidation
  * kite_mw.c     memory windows: ALLOC_MW, DEALLOC_MW, BIND_MW WQEs
  * kite_cq.c     completion queues, the CQ doorbell and CQE posting
+ * kite_srq.c    shared receive queues, the SRQ doorbell and WQE hand-out
  * kite_qp.c     queue pairs, the QP state machine and QP statistics
  * kite_dbrec.c  doorbell records: producer and consumer indexes in memory
  * kite_engine.c the RoCEv2 engine (roce/) glue: its callbacks, bottom half,
@@ -49,12 +50,13 @@ OBJECT_DECLARE_SIMPLE_TYPE(KiteState, KITE)
  * checks, the 40-byte GRH area of UD receives) over IPv4 and IPv6, and
  * the GSI QP (QPN 1) with it (hardware.rst): KITE_DEV_CAP_UD is set.
  * Fast registration, invalidation and windows (kite_frwr.c, kite_mw.c)
- * give KITE_DEV_CAP_MEM_MGT and KITE_DEV_CAP_MW.
+ * give KITE_DEV_CAP_MEM_MGT and KITE_DEV_CAP_MW, shared receive queues
+ * (kite_srq.c) KITE_DEV_CAP_SRQ.
  */
 #define KITE_MODEL_CAP_FLAGS    (KITE_DEV_CAP_RC | KITE_DEV_CAP_UC | \
                                  KITE_DEV_CAP_UD | KITE_DEV_CAP_ATOMIC | \
                                  KITE_DEV_CAP_IPV6 | KITE_DEV_CAP_MEM_MGT | \
-                                 KITE_DEV_CAP_MW)
+                                 KITE_DEV_CAP_MW | KITE_DEV_CAP_SRQ)
 /* Default Ethernet MTU after reset. */
 #define KITE_MODEL_DEF_MTU      1500u
 
@@ -116,6 +118,7 @@ typedef struct KitePbl {
 #define KITE_PD_FIRST   1
 #define KITE_CQ_FIRST   1
 #define KITE_MR_FIRST   1
+#define KITE_SRQ_FIRST  1
 /*
  * QP numbers: 0 unused, KITE_GSI_QPN the GSI QP, others a slot of the QP
  * table (the lowest free from KITE_QPN_FIRST) in the low KITE_QP_SLOT_BITS
@@ -142,6 +145,22 @@ typedef struct KiteCq {
     uint64_t dbrec;             /* struct kite_cq_dbrec address, 0: none */
 } KiteCq;
 
+/* A shared receive queue (kite_srq.c). */
+typedef struct KiteSrq {
+    bool valid;
+    bool error;                 /* bad doorbell or WQE: hands out nothing */
+    uint32_t srqn;
+    uint32_t owner;             /* acting context that created it */
+    uint32_t pdn;
+    uint32_t refs;              /* QPs that receive from it */
+    uint8_t log_depth, log_stride;
+    KitePbl ring;
+    uint32_t pi;                /* last doorbell */
+    uint32_t ci;                /* WQEs handed to QPs */
+    uint16_t head;              /* slot of the next WQE to hand out */
+    uint32_t limit;             /* armed limit, 0: not armed */
+} KiteSrq;
+
 /* A QP's doorbell record (kite_dbrec.c); poll[] is indexed by "is RQ". */
 typedef struct KiteQpDbrec {
     uint64_t addr;              /* struct kite_qp_dbrec address, 0: none */
@@ -160,6 +179,7 @@ typedef struct KiteQp {
     uint8_t sq_log_depth, sq_log_stride;
     uint8_t rq_log_depth, rq_log_stride;
     uint32_t pdn, send_cqn, recv_cqn;
+    uint32_t srqn;              /* KITE_QP_FLAG_SRQ: receives come from it */
     KitePbl sq, rq;
     uint32_t sq_pi, rq_pi;      /* last doorbells (register or record) */
     KiteQpDbrec dbrec;
@@ -325,8 +345,8 @@ struct KiteState {
      * slot and MR key index.
      */
     KiteUctx uctx[KITE_MAX_UCTX + 1];   /* index 0 unused (kernel) */
-    KiteTable pd_tab, cq_tab, qp_tab, mr_tab;
-    uint32_t num_uctx, num_pd, num_cq, num_qp, num_mr, num_mw;
+    KiteTable pd_tab, cq_tab, qp_tab, mr_tab, srq_tab;
+    uint32_t num_uctx, num_pd, num_cq, num_qp, num_mr, num_mw, num_srq;
     /* Test only (x-max-objects): fewer PDs, CQs, QPs, MRs, MWs; 0: all */
     uint32_t max_objects;
     KiteGid gid[KITE_DEF_MAX_GID];
@@ -470,6 +490,26 @@ uint8_t kite_cmd_query_cq(KiteState *s, const struct kite_aq_cmd *cmd,
                           KiteCmdResult *res);
 uint8_t kite_cmd_destroy_cq(KiteState *s, const struct kite_aq_cmd *cmd,
                             KiteCmdResult *res);
+
+/* kite_srq.c */
+KiteSrq *kite_srq_find(KiteState *s, uint32_t srqn);
+KiteSrq *kite_srq_get(KiteState *s, uint32_t srqn, uint32_t actor,
+                      uint8_t *status);
+uint8_t kite_cmd_create_srq(KiteState *s, const struct kite_aq_cmd *cmd,
+                            KiteCmdResult *res);
+uint8_t kite_cmd_modify_srq(KiteState *s, const struct kite_aq_cmd *cmd,
+                            KiteCmdResult *res);
+uint8_t kite_cmd_query_srq(KiteState *s, const struct kite_aq_cmd *cmd,
+                           KiteCmdResult *res);
+uint8_t kite_cmd_destroy_srq(KiteState *s, const struct kite_aq_cmd *cmd,
+                             KiteCmdResult *res);
+void kite_srq_doorbell(KiteState *s, uint32_t page, uint64_t val);
+bool kite_srq_take(KiteState *s, KiteSrq *srq, void *buf, uint32_t len,
+                   uint16_t *slot);
+
+/* kite_engine.c */
+bool kite_wq_read(KiteState *s, const KitePbl *ring, uint64_t off,
+                  void *buf, uint32_t len);
 
 /* kite_qp.c */
 KiteQp *kite_qp_find(KiteState *s, uint32_t qpn);

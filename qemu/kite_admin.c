@@ -31,6 +31,8 @@ void kite_admin_init(KiteState *s)
              kite_table_init(&s->cq_tab, sizeof(KiteCq),
                              KITE_CQ_FIRST + KITE_DEF_MAX_CQ) &&
              kite_table_init(&s->qp_tab, sizeof(KiteQp), KITE_QP_SLOTS) &&
+             kite_table_init(&s->srq_tab, sizeof(KiteSrq),
+                             KITE_SRQ_FIRST + KITE_DEF_MAX_SRQ) &&
              kite_table_init(&s->mr_tab, sizeof(KiteMr),
                              KITE_MR_FIRST + KITE_DEF_MAX_MR +
                              KITE_DEF_MAX_MW));
@@ -42,6 +44,7 @@ void kite_admin_cleanup(KiteState *s)
     kite_table_destroy(&s->pd_tab);
     kite_table_destroy(&s->cq_tab);
     kite_table_destroy(&s->qp_tab);
+    kite_table_destroy(&s->srq_tab);
     kite_table_destroy(&s->mr_tab);
 }
 
@@ -56,10 +59,11 @@ void kite_admin_reset(KiteState *s)
     kite_table_clear(&s->pd_tab);
     kite_table_clear(&s->cq_tab);
     kite_table_clear(&s->qp_tab);
+    kite_table_clear(&s->srq_tab);
     kite_table_clear(&s->mr_tab);
     memset(s->gid, 0, sizeof(s->gid));
     s->num_uctx = s->num_pd = 0;
-    s->num_cq = s->num_qp = s->num_mr = s->num_mw = 0;
+    s->num_cq = s->num_qp = s->num_mr = s->num_mw = s->num_srq = 0;
 }
 
 /* ENABLE: validates and latches the AQ, ACQ and async EQ registers. */
@@ -246,6 +250,9 @@ static uint8_t kite_cmd_query_device(KiteState *s,
     a.max_mw = cpu_to_le32(kite_cap(KITE_REG_CAP_MAX_MW));
     a.max_frwr_pages = cpu_to_le32(kite_cap(KITE_REG_CAP_MAX_FRWR_PAGES));
     a.max_sge_rd = cpu_to_le32(kite_cap(KITE_REG_CAP_MAX_SGE_RD));
+    a.max_srq = cpu_to_le32(kite_cap(KITE_REG_CAP_MAX_SRQ));
+    a.max_srq_wr = cpu_to_le32(kite_cap(KITE_REG_CAP_MAX_SRQ_WR));
+    a.max_srq_sge = cpu_to_le32(kite_cap(KITE_REG_CAP_MAX_SRQ_SGE));
     return kite_out_write(s, &cmd->query.out, &a, sizeof(a), res);
 }
 
@@ -542,6 +549,7 @@ static uint8_t kite_cmd_query_stats(KiteState *s,
     st.num_cq = cpu_to_le32(s->num_cq);
     st.num_qp = cpu_to_le32(s->num_qp);
     st.num_mr = cpu_to_le32(s->num_mr);
+    st.num_srq = cpu_to_le32(s->num_srq);
     for (i = 0, n = 0; i < KITE_DEF_MAX_EQ; i++) {
         n += s->eq[i].valid;
     }
@@ -591,6 +599,10 @@ static const KiteCmdDesc kite_cmds[KITE_CMD_MAX + 1] = {
     [KITE_CMD_MODIFY_CQ] = { "MODIFY_CQ", kite_cmd_modify_cq },
     [KITE_CMD_QUERY_CQ] = { "QUERY_CQ", kite_cmd_query_cq },
     [KITE_CMD_DESTROY_CQ] = { "DESTROY_CQ", kite_cmd_destroy_cq },
+    [KITE_CMD_CREATE_SRQ] = { "CREATE_SRQ", kite_cmd_create_srq },
+    [KITE_CMD_MODIFY_SRQ] = { "MODIFY_SRQ", kite_cmd_modify_srq },
+    [KITE_CMD_QUERY_SRQ] = { "QUERY_SRQ", kite_cmd_query_srq },
+    [KITE_CMD_DESTROY_SRQ] = { "DESTROY_SRQ", kite_cmd_destroy_srq },
     [KITE_CMD_CREATE_QP] = { "CREATE_QP", kite_cmd_create_qp },
     [KITE_CMD_MODIFY_QP] = { "MODIFY_QP", kite_cmd_modify_qp },
     [KITE_CMD_QUERY_QP] = { "QUERY_QP", kite_cmd_query_qp },

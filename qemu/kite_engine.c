@@ -244,27 +244,16 @@ static uint8_t kite_engine_remote_inv(void *opaque, void *host, uint32_t pdn,
     return st;
 }
 
-static bool kite_engine_wqe_read(void *opaque, void *host, bool rq,
-                                 uint32_t slot, void *buf, uint32_t len)
+/*
+ * Read @len bytes at offset @off of the work queue ring @ring (SQ, RQ or
+ * SRQ); false when a page is not mapped or not readable.
+ */
+bool kite_wq_read(KiteState *s, const KitePbl *ring, uint64_t off,
+                  void *buf, uint32_t len)
 {
-    KiteState *s = opaque;
-    KiteQp *qp = host;
-    uint32_t qpn = qp->qpn;
-    const KitePbl *pbl;
-    uint8_t log_depth, log_stride;
-    uint64_t off, dma, contig;
+    uint64_t dma, contig;
     uint8_t *p = buf;
 
-    if (!kite_running(s)) {
-        return false;
-    }
-    pbl = rq ? &qp->rq : &qp->sq;
-    log_depth = rq ? qp->rq_log_depth : qp->sq_log_depth;
-    log_stride = rq ? qp->rq_log_stride : qp->sq_log_stride;
-    if (len > (1u << log_stride)) {
-        return false;
-    }
-    off = (uint64_t)kite_ring_slot(slot, log_depth) << log_stride;
     /*
      * Strides are at most 1024 bytes and pages at least 4 KiB, both powers
      * of two, so a WQE never straddles pages; the loop copes anyway.
@@ -272,16 +261,15 @@ static bool kite_engine_wqe_read(void *opaque, void *host, bool rq,
     while (len) {
         uint32_t n;
 
-        if (!kite_pbl_translate(s, pbl, off, &dma, &contig)) {
-            qemu_log_mask(LOG_GUEST_ERROR, "kite: QP %u %s ring offset 0x%"
-                          PRIx64 " not mapped\n", qpn, rq ? "RQ" : "SQ", off);
+        if (!kite_pbl_translate(s, ring, off, &dma, &contig)) {
+            qemu_log_mask(LOG_GUEST_ERROR, "kite: ring offset 0x%" PRIx64
+                          " not mapped\n", off);
             return false;
         }
         n = MIN(len, contig);
         if (pci_dma_read(PCI_DEVICE(s), dma, p, n) != MEMTX_OK) {
-            qemu_log_mask(LOG_GUEST_ERROR, "kite: QP %u %s WQE at 0x%"
-                          PRIx64 " not readable\n", qpn, rq ? "RQ" : "SQ",
-                          dma);
+            qemu_log_mask(LOG_GUEST_ERROR, "kite: WQE at 0x%" PRIx64
+                          " not readable\n", dma);
             return false;
         }
         p += n;
@@ -289,6 +277,45 @@ static bool kite_engine_wqe_read(void *opaque, void *host, bool rq,
         len -= n;
     }
     return true;
+}
+
+static bool kite_engine_wqe_read(void *opaque, void *host, bool rq,
+                                 uint32_t slot, void *buf, uint32_t len)
+{
+    KiteState *s = opaque;
+    KiteQp *qp = host;
+    uint8_t log_depth, log_stride;
+
+    if (!kite_running(s)) {
+        return false;
+    }
+    log_depth = rq ? qp->rq_log_depth : qp->sq_log_depth;
+    log_stride = rq ? qp->rq_log_stride : qp->sq_log_stride;
+    if (len > (1u << log_stride)) {
+        return false;
+    }
+    if (!kite_wq_read(s, rq ? &qp->rq : &qp->sq,
+                      (uint64_t)kite_ring_slot(slot, log_depth) << log_stride,
+                      buf, len)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "kite: QP %u %s WQE %u not readable\n",
+                      qp->qpn, rq ? "RQ" : "SQ", slot);
+        return false;
+    }
+    return true;
+}
+
+static bool kite_engine_srq_take(void *opaque, void *host, void *buf,
+                                 uint32_t len, uint16_t *slot)
+{
+    KiteState *s = opaque;
+    KiteQp *qp = host;
+    KiteSrq *srq;
+
+    if (!kite_running(s) || !(qp->flags & KITE_QP_FLAG_SRQ)) {
+        return false;
+    }
+    srq = kite_srq_find(s, qp->srqn);
+    return srq && kite_srq_take(s, srq, buf, len, slot);
 }
 
 static bool kite_engine_cq_post(void *opaque, uint32_t cqn,
@@ -394,6 +421,7 @@ static const struct kite_roce_ops kite_engine_ops = {
     .mem_op = kite_engine_mem_op,
     .remote_inv = kite_engine_remote_inv,
     .wqe_read = kite_engine_wqe_read,
+    .srq_take = kite_engine_srq_take,
     .cq_post = kite_engine_cq_post,
     .qp_event = kite_engine_qp_event,
     .transmit = kite_engine_transmit,
@@ -478,6 +506,7 @@ bool kite_engine_qp_create(KiteState *s, KiteQp *qp)
         .qpn = qp->qpn,
         .type = qp->type,
         .sig_all = qp->flags & KITE_QP_FLAG_SIG_ALL,
+        .srq = qp->flags & KITE_QP_FLAG_SRQ,
         .pdn = qp->pdn,
         .send_cqn = qp->send_cqn,
         .recv_cqn = qp->recv_cqn,

@@ -62,5 +62,12 @@
  */
 #define KITE_AQ_RUN_MAX_CMDS        64
 #define KITE_AQ_RUN_MAX_PBL_ENTRIES (KITE_DEF_MAX_MR_SIZE >> 12)
+/*
+ * Shared receive queues: up to 2^15 slots each, one always free (the
+ * host's free list needs a spare), and the SGEs of an RQ WQE.
+ */
+#define KITE_DEF_MAX_SRQ            (1u << 16)
+#define KITE_DEF_MAX_SRQ_WR         ((1u << 15) - 1)
+#define KITE_DEF_MAX_SRQ_SGE        KITE_DEF_MAX_SGE
 
 #endif

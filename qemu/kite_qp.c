@@ -245,6 +245,24 @@ static KiteQp *kite_qp_alloc(KiteState *s, uint8_t type)
     return qp;
 }
 
+/*
+ * A QP on an SRQ has no RQ of its own: its RQ fields are all zero, and the
+ * GSI QP (whose receives ib_core posts itself) never takes one.
+ */
+static uint8_t kite_qp_check_srq(const struct kite_cmd_create_qp *c)
+{
+    static const struct kite_pbl_desc none;
+
+    if (c->qp_type == KITE_QPT_GSI) {
+        return kite_bad_param("GSI QP on an SRQ", c->qp_type);
+    }
+    if (c->rq_log_depth || c->rq_log_stride ||
+        memcmp(&c->rq, &none, sizeof(none))) {
+        return kite_bad_param("RQ of a QP on an SRQ", c->rq_log_depth);
+    }
+    return KITE_STS_OK;
+}
+
 /* Validates and loads a work queue ring of 2^(depth + stride) bytes. */
 static uint8_t kite_wq_ring(KiteState *s, const char *name,
                             const struct kite_pbl_desc *d, uint8_t log_depth,
@@ -269,8 +287,11 @@ uint8_t kite_cmd_create_qp(KiteState *s, const struct kite_aq_cmd *cmd,
     uint32_t pdn = le32_to_cpu(c->pdn);
     uint32_t scqn = le32_to_cpu(c->send_cqn);
     uint32_t rcqn = le32_to_cpu(c->recv_cqn);
-    KitePbl sq, rq;
+    uint32_t srqn = le32_to_cpu(c->srqn);
+    bool on_srq = c->flags & KITE_QP_FLAG_SRQ;
+    KitePbl sq, rq = {};
     KiteCq *scq, *rcq;
+    KiteSrq *srq = NULL;
     KitePd *pd;
     KiteQp *qp;
     uint8_t st;
@@ -278,21 +299,28 @@ uint8_t kite_cmd_create_qp(KiteState *s, const struct kite_aq_cmd *cmd,
     if (c->qp_type > KITE_QPT_GSI) {
         return kite_bad_param("QP type", c->qp_type);
     }
-    if (c->flags & ~KITE_QP_FLAG_SIG_ALL) {
+    if (c->flags & ~(KITE_QP_FLAG_SIG_ALL | KITE_QP_FLAG_SRQ)) {
         return kite_bad_param("QP flags", c->flags);
     }
     if (!kite_log_depth_valid(c->sq_log_depth, KITE_QP_MAX_LOG_DEPTH)) {
         return kite_bad_param("SQ log depth", c->sq_log_depth);
     }
-    if (!kite_log_depth_valid(c->rq_log_depth, KITE_QP_MAX_LOG_DEPTH)) {
-        return kite_bad_param("RQ log depth", c->rq_log_depth);
-    }
     if (c->sq_log_stride < KITE_SQ_MIN_LOG_STRIDE ||
         c->sq_log_stride > KITE_SQ_MAX_LOG_STRIDE) {
         return kite_bad_param("SQ log stride", c->sq_log_stride);
     }
-    if (c->rq_log_stride < KITE_RQ_MIN_LOG_STRIDE ||
-        c->rq_log_stride > KITE_RQ_MAX_LOG_STRIDE) {
+    if (on_srq) {
+        st = kite_qp_check_srq(c);
+        if (st != KITE_STS_OK) {
+            return st;
+        }
+    } else if (srqn) {
+        return kite_bad_param("srqn without KITE_QP_FLAG_SRQ", srqn);
+    } else if (!kite_log_depth_valid(c->rq_log_depth,
+                                     KITE_QP_MAX_LOG_DEPTH)) {
+        return kite_bad_param("RQ log depth", c->rq_log_depth);
+    } else if (c->rq_log_stride < KITE_RQ_MIN_LOG_STRIDE ||
+               c->rq_log_stride > KITE_RQ_MAX_LOG_STRIDE) {
         return kite_bad_param("RQ log stride", c->rq_log_stride);
     }
     if (c->qp_type == KITE_QPT_GSI) {
@@ -317,6 +345,12 @@ uint8_t kite_cmd_create_qp(KiteState *s, const struct kite_aq_cmd *cmd,
     if (!rcq) {
         return st;
     }
+    if (on_srq) {
+        srq = kite_srq_get(s, srqn, actor, &st);
+        if (!srq) {
+            return st;
+        }
+    }
     if (!kite_obj_room(s, s->num_qp, KITE_DEF_MAX_QP)) {
         return KITE_STS_NO_RESOURCES;
     }
@@ -325,10 +359,12 @@ uint8_t kite_cmd_create_qp(KiteState *s, const struct kite_aq_cmd *cmd,
     if (st != KITE_STS_OK) {
         return st;
     }
-    st = kite_wq_ring(s, "RQ", &c->rq, c->rq_log_depth, c->rq_log_stride,
-                      KITE_RQ_MAX_LOG_STRIDE, &rq);
-    if (st != KITE_STS_OK) {
-        return st;
+    if (!on_srq) {
+        st = kite_wq_ring(s, "RQ", &c->rq, c->rq_log_depth, c->rq_log_stride,
+                          KITE_RQ_MAX_LOG_STRIDE, &rq);
+        if (st != KITE_STS_OK) {
+            return st;
+        }
     }
     st = kite_dbrec_check(s, le64_to_cpu(c->dbrec),
                           sizeof(struct kite_qp_dbrec));
@@ -345,8 +381,10 @@ uint8_t kite_cmd_create_qp(KiteState *s, const struct kite_aq_cmd *cmd,
     qp->flags = c->flags;
     qp->sq_log_depth = c->sq_log_depth;
     qp->sq_log_stride = c->sq_log_stride;
+    /* An SRQ QP's receives have the SRQ's stride (the engine parses them). */
     qp->rq_log_depth = c->rq_log_depth;
-    qp->rq_log_stride = c->rq_log_stride;
+    qp->rq_log_stride = srq ? srq->log_stride : c->rq_log_stride;
+    qp->srqn = srqn;
     qp->pdn = pdn;
     qp->send_cqn = scqn;
     qp->recv_cqn = rcqn;
@@ -362,6 +400,9 @@ uint8_t kite_cmd_create_qp(KiteState *s, const struct kite_aq_cmd *cmd,
     pd->refs++;
     scq->refs++;
     rcq->refs++;
+    if (srq) {
+        srq->refs++;
+    }
     if (actor) {
         s->uctx[actor].refs++;
     }
@@ -657,6 +698,9 @@ uint8_t kite_cmd_destroy_qp(KiteState *s, const struct kite_aq_cmd *cmd,
     kite_pd_find(s, qp->pdn)->refs--;
     kite_cq_find(s, qp->send_cqn)->refs--;
     kite_cq_find(s, qp->recv_cqn)->refs--;
+    if (qp->flags & KITE_QP_FLAG_SRQ) {
+        kite_srq_find(s, qp->srqn)->refs--;
+    }
     if (actor) {
         s->uctx[actor].refs--;
     }
@@ -684,6 +728,12 @@ void kite_qp_doorbell(KiteState *s, uint32_t page, hwaddr off, uint64_t val)
     if (!qp || qp->owner != page) {
         qemu_log_mask(LOG_GUEST_ERROR, "kite: QP doorbell on page %u for "
                       "QP %u it does not own\n", page, kite_db_num(val));
+        s->cnt.db_rejected++;
+        return;
+    }
+    if (off == KITE_DB_RQ && (qp->flags & KITE_QP_FLAG_SRQ)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "kite: RQ doorbell for QP %u, which "
+                      "receives from SRQ %u\n", qp->qpn, qp->srqn);
         s->cnt.db_rejected++;
         return;
     }

@@ -179,10 +179,10 @@ fi
 # ---- 3b. the provider's host self-test --------------------------------------
 # providers/kite/selftest/ (not copied into the tree, not part of the
 # library) drives the fast path in kite_fast.c, the address handles of
-# kite_ah.c, the window binding of kite_mw.c and the extended CQs and QPs
-# of kite_cq_ex.c and kite_qp_ex.c against a fake device in
-# memory (it fakes the AH and MW commands of libibverbs, so it links no
-# libibverbs); built with the provider's
+# kite_ah.c, the window binding of kite_mw.c, the SRQs of kite_srq.c and
+# the extended CQs and QPs of kite_cq_ex.c and kite_qp_ex.c against a fake
+# device in memory (it fakes the AH, MW and SRQ commands of libibverbs, so
+# it links no libibverbs); built with the provider's
 # include paths, warnings as errors and the address/undefined sanitizers.
 # A failure fails the build.
 SELFTEST=$BUILD/kite-fast-selftest
@@ -194,7 +194,7 @@ nice -n 10 cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wno-sign-compare \
 	"$REPO"/providers/kite/selftest/*.c \
 	"$TREE/providers/kite/kite_fast.c" "$TREE/providers/kite/kite_ah.c" \
 	"$TREE/providers/kite/kite_mw.c" "$TREE/providers/kite/kite_cq_ex.c" \
-	"$TREE/providers/kite/kite_qp_ex.c" \
+	"$TREE/providers/kite/kite_qp_ex.c" "$TREE/providers/kite/kite_srq.c" \
 	-lpthread -o "$SELFTEST" >>"$LOG" 2>&1 ||
 	fail "cannot build the provider self-test"
 "$SELFTEST" >>"$LOG" 2>&1 || fail "the provider self-test failed"

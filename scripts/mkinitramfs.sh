@@ -10,7 +10,8 @@
 #                                udev would), rdma-core from out/rdma-core
 #                                (libibverbs with its providers, kite among
 #                                them, librdmacm, ibv_devices, ibv_devinfo,
-#                                ibv_rc_pingpong, ibv_ud_pingpong, and
+#                                ibv_rc_pingpong, ibv_srq_pingpong,
+#                                ibv_ud_pingpong, and
 #                                librdmacm's rping, ucmatose, udaddy),
 #                                perftest 25.01 from out/perftest
 #                                (ib_{send,write,read,atomic}_bw,
@@ -96,7 +97,7 @@ fi
 rclib=${rc:+$rc/usr/lib/x86_64-linux-gnu}
 # rdma-core tools for the guest, and the test program built against it.
 # rping, ucmatose and udaddy are librdmacm's examples (rdma_cm over RC/UD).
-rc_tools=(ibv_devices ibv_devinfo ibv_rc_pingpong ibv_ud_pingpong rping ucmatose udaddy)
+rc_tools=(ibv_devices ibv_devinfo ibv_rc_pingpong ibv_srq_pingpong ibv_ud_pingpong rping ucmatose udaddy)
 # The test programs' sources; their headers (kite-test.h, kite-rc.h,
 # kite-verbs.h) are included from the same directory.
 vm_src=$top/tests/vm

@@ -54,7 +54,7 @@
 
 /* ABI version: major changes break the driver, minor ones only add. */
 #define KITE_ABI_MAJOR			1
-#define KITE_ABI_MINOR			3	/* 3: memory management */
+#define KITE_ABI_MINOR			4	/* 4: shared receive queues */
 /* Minor version from which QUERY_QP_STATS and the longer kite_stats exist. */
 #define KITE_ABI_MINOR_QP_STATS		1
 /* Minor version from which CREATE_CQ/CREATE_QP take doorbell records. */
@@ -65,6 +65,12 @@
  * and the capability registers from KITE_REG_CAP_MAX_MW.
  */
 #define KITE_ABI_MINOR_MEM_MGT		3
+/*
+ * Minor version from which shared receive queues exist: CREATE/MODIFY/
+ * QUERY/DESTROY_SRQ, KITE_QP_FLAG_SRQ, the SRQ doorbell, the SRQ events
+ * and the capability registers from KITE_REG_CAP_MAX_SRQ.
+ */
+#define KITE_ABI_MINOR_SRQ		4
 #define KITE_ABI_VERSION(maj, min)	(((maj) << 16) | (min))
 #define KITE_ABI_VER_MAJOR(v)		((v) >> 16)
 #define KITE_ABI_VER_MINOR(v)		((v) & 0xffff)
@@ -175,6 +181,9 @@
 #define KITE_REG_CAP_MAX_MW		0x158	/* memory windows */
 #define KITE_REG_CAP_MAX_FRWR_PAGES	0x15c	/* page list of a REG_MR WQE */
 #define KITE_REG_CAP_MAX_SGE_RD		0x160	/* SGEs of a READ WQE */
+#define KITE_REG_CAP_MAX_SRQ		0x164	/* shared receive queues */
+#define KITE_REG_CAP_MAX_SRQ_WR		0x168	/* WQEs one SRQ holds */
+#define KITE_REG_CAP_MAX_SRQ_SGE	0x16c	/* SGEs of an SRQ WQE */
 
 #define KITE_MIN_LOG_DEPTH		2	/* every ring has at least 4 entries */
 #define KITE_RING_ALIGN			4096	/* ring base alignment (bytes) */
@@ -191,6 +200,8 @@
 #define KITE_DEV_CAP_MEM_MGT		(1u << 5)
 /* Memory windows type 1 and 2B: ALLOC_MW, DEALLOC_MW, BIND_MW WQEs. */
 #define KITE_DEV_CAP_MW			(1u << 6)
+/* Shared receive queues: the SRQ commands, doorbell and events. */
+#define KITE_DEV_CAP_SRQ		(1u << 7)
 
 /* Path MTU values, numbered as the IB spec (and ib_core) numbers them. */
 enum kite_mtu {
@@ -227,6 +238,10 @@ enum kite_aq_opcode {
 	KITE_CMD_MODIFY_CQ = 0x11,
 	KITE_CMD_QUERY_CQ = 0x12,
 	KITE_CMD_DESTROY_CQ = 0x13,
+	KITE_CMD_CREATE_SRQ = 0x14,	/* out[0] = srqn */
+	KITE_CMD_MODIFY_SRQ = 0x15,
+	KITE_CMD_QUERY_SRQ = 0x16,	/* kite_cmd_query_obj; out[] below */
+	KITE_CMD_DESTROY_SRQ = 0x17,	/* kite_cmd_destroy, handle = srqn */
 	KITE_CMD_CREATE_QP = 0x18,
 	KITE_CMD_MODIFY_QP = 0x19,
 	KITE_CMD_QUERY_QP = 0x1a,
@@ -331,8 +346,8 @@ struct kite_cmd_create_eq {
 	__le32 reserved2;
 };
 
-struct kite_cmd_destroy {	/* DESTROY_EQ/CQ/QP, DEALLOC_PD/UCTX, DEREG_MR */
-	__le32 handle;		/* eqn, cqn, qpn, pdn, uctx or lkey */
+struct kite_cmd_destroy {	/* DESTROY_EQ/CQ/SRQ/QP, DEALLOC_PD/UCTX, DEREG_MR */
+	__le32 handle;		/* eqn, cqn, srqn, qpn, pdn, uctx or lkey */
 	__le32 reserved;
 };
 
@@ -371,6 +386,44 @@ struct kite_cmd_modify_cq {
 	__u8 reserved2[7];
 };
 
+/*
+ * A shared receive queue: a ring of 2^log_depth receive WQEs of
+ * 2^log_stride bytes (the RQ strides) that the QPs created with
+ * KITE_QP_FLAG_SRQ and its srqn take their receives from, in the order of
+ * the WQEs' next links (hardware.rst, "Shared receive queues"). @limit
+ * nonzero arms the limit event. The producer index goes to KITE_DB_SRQ
+ * of the owner's doorbell page.
+ */
+struct kite_cmd_create_srq {
+	__le32 pdn;
+	__u8 log_depth;		/* KITE_MIN_LOG_DEPTH .. log2(CAP_MAX_SRQ_WR + 1) */
+	__u8 log_stride;	/* KITE_RQ_MIN_LOG_STRIDE .. _MAX_ */
+	__le16 reserved;
+	__le32 limit;		/* 0: not armed; else < 2^log_depth */
+	__le32 reserved2;
+	struct kite_pbl_desc ring;
+};
+
+/* Attribute mask bits of MODIFY_SRQ (same meaning as ib_srq_attr_mask). */
+#define KITE_SRQ_ATTR_MAX_WR		(1u << 0)	/* resize: not supported */
+#define KITE_SRQ_ATTR_LIMIT		(1u << 1)
+
+struct kite_cmd_modify_srq {
+	__le32 srqn;
+	__le32 attr_mask;	/* KITE_SRQ_ATTR_* */
+	__le32 limit;		/* arms the limit event (< 2^log_depth); 0 disarms */
+	__le32 reserved;
+};
+
+/* QUERY_SRQ answers in out[]: log depth, the armed limit (0: not armed),
+ * WQEs posted and not yet taken by a QP, KITE_SRQ_FLAG_*.
+ */
+#define KITE_SRQ_QUERY_LOG_DEPTH	0
+#define KITE_SRQ_QUERY_LIMIT		1
+#define KITE_SRQ_QUERY_POSTED		2
+#define KITE_SRQ_QUERY_FLAGS		3
+#define KITE_SRQ_FLAG_ERROR		(1u << 0)	/* KITE_EVT_SRQ_ERR seen */
+
 enum kite_qp_type {
 	KITE_QPT_RC = 0,
 	KITE_QPT_UC = 1,
@@ -389,6 +442,11 @@ enum kite_qp_state {
 };
 
 #define KITE_QP_FLAG_SIG_ALL		(1u << 0)	/* every SQ WQE signaled */
+/*
+ * Receives come from the SRQ srqn names (ABI 1.4); rq_log_depth,
+ * rq_log_stride and the rq ring are then all zero.
+ */
+#define KITE_QP_FLAG_SRQ		(1u << 1)
 
 /* QP numbers are 24 bits wide (BTH DestQP, DETH SrcQP, doorbells). */
 #define KITE_QPN_MASK			0x00ffffffu
@@ -408,7 +466,7 @@ struct kite_cmd_create_qp {
 	__le32 pdn;
 	__le32 send_cqn;
 	__le32 recv_cqn;
-	__le32 reserved2;
+	__le32 srqn;		/* KITE_QP_FLAG_SRQ: the SRQ; else zero */
 	struct kite_pbl_desc sq;
 	struct kite_pbl_desc rq;
 	__le64 dbrec;		/* struct kite_qp_dbrec, 0: none (ABI 1.2) */
@@ -577,6 +635,8 @@ struct kite_aq_cmd {
 		struct kite_cmd_alloc_pd alloc_pd;
 		struct kite_cmd_create_cq create_cq;
 		struct kite_cmd_modify_cq modify_cq;
+		struct kite_cmd_create_srq create_srq;
+		struct kite_cmd_modify_srq modify_srq;
 		struct kite_cmd_create_qp create_qp;
 		struct kite_cmd_modify_qp modify_qp;
 		struct kite_cmd_query_obj query_obj;
@@ -626,7 +686,10 @@ struct kite_device_attr {
 	__le32 max_mw;		/* from ABI 1.3, else 0 */
 	__le32 max_frwr_pages;	/* from ABI 1.3, else 0 */
 	__le32 max_sge_rd;	/* from ABI 1.3, else 0 (then: max_sge) */
-	__le32 reserved[4];
+	__le32 max_srq;		/* from ABI 1.4, else 0 */
+	__le32 max_srq_wr;	/* from ABI 1.4, else 0 */
+	__le32 max_srq_sge;	/* from ABI 1.4, else 0 */
+	__le32 reserved;
 };
 
 /* Link QUERY_PORT reports, in IB encodings: 1x EDR = 25 Gb/s. */
@@ -661,7 +724,7 @@ struct kite_stats {
 	__le32 num_mr;
 	__le32 num_eq;
 	__le32 num_gid;
-	__le32 reserved;
+	__le32 num_srq;		/* from ABI 1.4 */
 	/* Ethernet port. */
 	__le64 eth_tx_packets;
 	__le64 eth_tx_bytes;
@@ -732,9 +795,11 @@ enum kite_event_type {
 	KITE_EVT_QP_FATAL = 0x04,	/* data: qpn */
 	KITE_EVT_QP_REQ_ERR = 0x05,	/* data: qpn */
 	KITE_EVT_QP_ACCESS_ERR = 0x06,	/* data: qpn */
-	KITE_EVT_QP_LAST_WQE = 0x07,	/* data: qpn */
+	KITE_EVT_QP_LAST_WQE = 0x07,	/* data: qpn; RC/UC QP on an SRQ */
 	KITE_EVT_DEV_FATAL = 0x08,	/* data: KITE_FATAL_* */
 	KITE_EVT_COMM_EST = 0x09,	/* data: qpn */
+	KITE_EVT_SRQ_LIMIT = 0x0a,	/* data: srqn; the limit is disarmed */
+	KITE_EVT_SRQ_ERR = 0x0b,	/* data: srqn (bad doorbell or WQE) */
 };
 
 #define KITE_EQE_PHASE			(1u << 0)
@@ -791,6 +856,7 @@ struct kite_eth_desc {
 #define KITE_DB_RQ			0x08
 #define KITE_DB_CQ			0x10
 #define KITE_DB_EQ			0x18	/* kernel page only */
+#define KITE_DB_SRQ			0x20	/* producer index (ABI 1.4) */
 
 #define KITE_DB_NUM_MASK		0x00ffffffu
 #define KITE_DB_FLAGS_SHIFT		24
@@ -938,9 +1004,15 @@ struct kite_sge {
 	__le32 lkey;
 };
 
+/*
+ * @next: SRQ WQEs only (RQs ignore it): the slot of the WQE the device
+ * takes after this one, below the SRQ's depth.
+ */
 struct kite_rq_wqe_hdr {
 	__u8 num_sge;
-	__u8 reserved[15];
+	__u8 reserved;
+	__le16 next;
+	__u8 reserved2[12];
 };
 
 #define KITE_SQ_MIN_LOG_STRIDE		6
@@ -1035,6 +1107,8 @@ KITE_ASSERT_SIZE(kite_aq_cmd, KITE_AQ_CMD_SIZE);
 KITE_ASSERT_SIZE(kite_aq_cqe, KITE_AQ_CQE_SIZE);
 KITE_ASSERT_SIZE(kite_cmd_create_cq, 32);
 KITE_ASSERT_SIZE(kite_cmd_create_qp, 64);
+KITE_ASSERT_SIZE(kite_cmd_create_srq, 32);
+KITE_ASSERT_SIZE(kite_cmd_modify_srq, 16);
 KITE_ASSERT_SIZE(kite_qp_dbrec, 16);
 KITE_ASSERT_SIZE(kite_cq_dbrec, 8);
 KITE_ASSERT_SIZE(kite_av, 32);

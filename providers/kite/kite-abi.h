@@ -26,6 +26,8 @@ DECLARE_DRV_CMD(kite_uverbs_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
 		kite_create_qp_req, kite_create_qp_resp);
 DECLARE_DRV_CMD(kite_uverbs_create_ah, IB_USER_VERBS_CMD_CREATE_AH,
 		empty, kite_create_ah_resp);
+DECLARE_DRV_CMD(kite_uverbs_create_srq, IB_USER_VERBS_CMD_CREATE_SRQ,
+		kite_create_srq_req, kite_create_srq_resp);
 
 /* The driver data follows the core response with no padding in between. */
 static_assert(sizeof(struct kite_uverbs_alloc_context_resp) ==

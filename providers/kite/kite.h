@@ -138,10 +138,32 @@ struct kite_ah {
 	struct kite_av av;
 };
 
+/*
+ * A shared receive queue (kite_srq.c). @lock covers the free list (@head
+ * .. @tail, linked through the WQE headers' next fields), @pi, @wr_id and
+ * @busy (slots holding a posted WQE not yet completed).
+ */
+struct kite_srq {
+	struct verbs_srq vsrq;
+	struct kite_ring ring;
+	pthread_spinlock_t lock;
+	uint32_t srqn;
+	uint32_t depth;		/* slots (power of two); max_wr = depth - 1 */
+	uint32_t stride;	/* bytes per WQE */
+	uint32_t max_sge;
+	uint32_t pi;
+	uint32_t head;		/* first free slot: the next post's */
+	uint32_t tail;		/* last free slot: the spare */
+	uint64_t *wr_id;	/* depth entries */
+	bool *busy;		/* depth entries */
+};
+
+/* @srq: receives come from that SRQ; @rq is then unused (no ring). */
 struct kite_qp {
 	struct verbs_qp vqp;
 	struct kite_wq sq;
 	struct kite_wq rq;
+	struct kite_srq *srq;
 	uint32_t max_inline;	/* bytes of inline data (the QP's cap) */
 	bool sig_all;
 	struct kite_wr_batch *batch;	/* ibv_wr_* state (kite_qp_ex.c) */
@@ -170,6 +192,11 @@ static inline struct kite_cq *to_kite_cq(struct ibv_cq *ibcq)
 static inline struct kite_qp *to_kite_qp(struct ibv_qp *ibqp)
 {
 	return container_of(ibqp, struct kite_qp, vqp.qp);
+}
+
+static inline struct kite_srq *to_kite_srq(struct ibv_srq *ibsrq)
+{
+	return container_of(ibsrq, struct kite_srq, vsrq.srq);
 }
 
 static inline struct kite_ah *to_kite_ah(struct ibv_ah *ibah)
@@ -216,7 +243,22 @@ int kite_dealloc_mw(struct ibv_mw *mw);
 int kite_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
 		 struct ibv_mw_bind *mw_bind);
 
+int kite_ring_alloc(struct kite_ring *ring, size_t bytes);
+uint32_t kite_ring_depth(uint32_t n);
 void kite_ring_free(struct kite_ring *ring);
+
+/* Shared receive queues (kite_srq.c). */
+struct ibv_srq *kite_create_srq(struct ibv_pd *pd,
+				struct ibv_srq_init_attr *attr);
+struct ibv_srq *kite_create_srq_ex(struct ibv_context *context,
+				   struct ibv_srq_init_attr_ex *attr);
+int kite_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr,
+		    int attr_mask);
+int kite_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr);
+int kite_destroy_srq(struct ibv_srq *srq);
+int kite_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+		       struct ibv_recv_wr **bad_wr);
+bool kite_srq_retire(struct kite_srq *srq, uint32_t slot, uint64_t *wr_id);
 
 /* log2 of a power of two. */
 static inline uint8_t kite_log2(uint32_t pow2)
@@ -254,9 +296,15 @@ void kite_cq_poll_done(struct kite_context *ctx, struct kite_cq *cq);
 int kite_sq_put(struct kite_qp *qp, const struct ibv_send_wr *wr,
 		uint32_t *pi);
 void kite_sq_publish(struct kite_qp *qp, uint32_t pi);
+void kite_put_sges(struct kite_sge *dst, const struct ibv_sge *sg,
+		   int num_sge);
+void kite_ring_doorbell(struct kite_context *ctx, unsigned int reg,
+			uint32_t num, uint8_t flags, uint32_t index);
+bool kite_qp_retire(struct kite_qp *qp, const struct kite_cqe *cqe,
+		    uint64_t *wr_id);
 void kite_cq_report_ci(struct kite_context *ctx, struct kite_cq *cq);
 void kite_cq_doorbell_ci(struct kite_context *ctx, struct kite_cq *cq);
-void kite_cq_forget_qp(struct kite_cq *cq, uint32_t qpn);
+void kite_cq_forget_qp(struct kite_cq *cq, uint32_t qpn, struct kite_srq *srq);
 bool kite_cq_ring_pending(void *ring, uint32_t ci, uint8_t log_depth);
 void kite_wq_reset(struct kite_wq *wq);
 void kite_qp_table_init(struct kite_qp_table *table);

@@ -168,8 +168,8 @@ static bool kite_wq_retire(struct kite_wq *wq, uint32_t slot, uint64_t *wr_id)
 }
 
 /* 64-bit doorbell write on this context's page; the caller orders it. */
-static void kite_ring_doorbell(struct kite_context *ctx, unsigned int reg,
-			       uint32_t num, uint8_t flags, uint32_t index)
+void kite_ring_doorbell(struct kite_context *ctx, unsigned int reg,
+			uint32_t num, uint8_t flags, uint32_t index)
 {
 	mmio_write64_le((uint8_t *)ctx->db + reg,
 			htole64(kite_db_make(num, flags, index)));
@@ -233,8 +233,8 @@ static int kite_wqe_opcode(enum ibv_qp_type qp_type, enum ibv_wr_opcode op)
 	}
 }
 
-static void kite_put_sges(struct kite_sge *dst, const struct ibv_sge *sg,
-			  int num_sge)
+void kite_put_sges(struct kite_sge *dst, const struct ibv_sge *sg,
+		   int num_sge)
 {
 	int i;
 
@@ -550,6 +550,11 @@ int kite_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	uint32_t pi;
 	int err = 0;
 
+	/* A QP on an SRQ takes receives from ibv_post_srq_recv() only. */
+	if (qp->srq) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
 	pthread_spin_lock(&rq->lock);
 	pi = rq->pi;
 
@@ -649,37 +654,43 @@ void kite_cq_report_ci(struct kite_context *ctx, struct kite_cq *cq)
 
 /*
  * Mark the written, unpolled CQEs of QP @qpn in @ring (from @ci on) as
- * belonging to no QP (qpn 0 is never a QP), so poll_cq drops them.
+ * belonging to no QP (qpn 0 is never a QP), so poll_cq drops them. The
+ * receives of a QP on SRQ @srq give their slots back to it.
  */
 static void kite_cq_ring_forget(void *ring, uint32_t ci, uint8_t log_depth,
-				uint32_t qpn)
+				uint32_t qpn, struct kite_srq *srq)
 {
 	uint32_t i, n = 1u << log_depth;
 	struct kite_cqe *cqe;
+	uint64_t wr_id;
 
 	for (i = 0; i < n; i++) {
 		cqe = kite_cqe_ready(ring, ci + i, log_depth);
 		if (!cqe)
 			break;
-		if (le32toh(cqe->qpn) == qpn)
-			cqe->qpn = 0;
+		if (le32toh(cqe->qpn) != qpn)
+			continue;
+		if (srq && kite_cqe_is_recv(cqe->opcode))
+			kite_srq_retire(srq, le16toh(cqe->wqe_idx), &wr_id);
+		cqe->qpn = 0;
 	}
 }
 
 /*
  * The QP @qpn is gone or was reset: drop its CQEs that are still in the CQ
- * and the lookup cache. Called after the device stopped writing CQEs for
+ * and the lookup cache; a QP on SRQ @srq (or NULL) returns the slots of its
+ * receives. Called after the device stopped writing CQEs for
  * it (destroy or modify to RESET returned).
  */
-void kite_cq_forget_qp(struct kite_cq *cq, uint32_t qpn)
+void kite_cq_forget_qp(struct kite_cq *cq, uint32_t qpn, struct kite_srq *srq)
 {
 	pthread_spin_lock(&cq->lock);
 	if (cq->last_qp && cq->last_qp->vqp.qp.qp_num == qpn)
 		cq->last_qp = NULL;
 	if (cq->old.buf)
 		kite_cq_ring_forget(cq->old.buf, cq->old_ci, cq->old_log_depth,
-				    qpn);
-	kite_cq_ring_forget(cq->ring.buf, cq->ci, cq->log_depth, qpn);
+				    qpn, srq);
+	kite_cq_ring_forget(cq->ring.buf, cq->ci, cq->log_depth, qpn, srq);
 	pthread_spin_unlock(&cq->lock);
 }
 
@@ -735,6 +746,26 @@ static uint8_t kite_wc_sl(uint8_t net_hdr)
 }
 
 /*
+ * Retire the WQE @cqe completes on @qp and give its wr_id: bit 7 of the
+ * opcode is a receive, from the RQ or, for a QP on an SRQ, from the SRQ
+ * slot the CQE names. False: the CQE names no outstanding WQE.
+ */
+bool kite_qp_retire(struct kite_qp *qp, const struct kite_cqe *cqe,
+		    uint64_t *wr_id)
+{
+	struct kite_wq *wq;
+	bool ok;
+
+	if (kite_cqe_is_recv(cqe->opcode) && qp->srq)
+		return kite_srq_retire(qp->srq, le16toh(cqe->wqe_idx), wr_id);
+	wq = kite_cqe_is_recv(cqe->opcode) ? &qp->rq : &qp->sq;
+	pthread_spin_lock(&wq->lock);
+	ok = kite_wq_retire(wq, le16toh(cqe->wqe_idx), wr_id);
+	pthread_spin_unlock(&wq->lock);
+	return ok;
+}
+
+/*
  * Turn @cqe into @wc. False when the CQE is to be dropped: it names no QP
  * of this context (anymore), or no outstanding WQE of the QP.
  */
@@ -743,7 +774,6 @@ static bool kite_cqe_to_wc(struct kite_context *ctx, struct kite_cq *cq,
 {
 	uint32_t qpn = le32toh(cqe->qpn);
 	struct kite_qp *qp = cq->last_qp;
-	struct kite_wq *wq;
 	bool ok;
 
 	if (!qpn)
@@ -755,12 +785,7 @@ static bool kite_cqe_to_wc(struct kite_context *ctx, struct kite_cq *cq,
 		cq->last_qp = qp;
 	}
 
-	/* Bit 7 of the opcode: a receive completion, from the RQ. */
-	wq = kite_cqe_is_recv(cqe->opcode) ? &qp->rq : &qp->sq;
-	pthread_spin_lock(&wq->lock);
-	ok = kite_wq_retire(wq, le16toh(cqe->wqe_idx), &wc->wr_id);
-	pthread_spin_unlock(&wq->lock);
-	if (!ok)
+	if (!kite_qp_retire(qp, cqe, &wc->wr_id))
 		return false;
 
 	wc->status = cqe->status;

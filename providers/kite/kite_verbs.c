@@ -98,7 +98,7 @@ int kite_dealloc_pd(struct ibv_pd *ibpd)
  * so that no other data shares its pinned pages (nor is hidden from a
  * child process by ibv_dontfork_range()).
  */
-static int kite_ring_alloc(struct kite_ring *ring, size_t bytes)
+int kite_ring_alloc(struct kite_ring *ring, size_t bytes)
 {
 	size_t len = align(bytes, KITE_RING_ALIGN);
 	void *buf;
@@ -129,7 +129,7 @@ void kite_ring_free(struct kite_ring *ring)
 }
 
 /* roundup_pow_of_two(max(n, 2^KITE_MIN_LOG_DEPTH)); n <= 2^31. */
-static uint32_t kite_ring_depth(uint32_t n)
+uint32_t kite_ring_depth(uint32_t n)
 {
 	uint32_t depth = 1u << KITE_MIN_LOG_DEPTH;
 
@@ -448,6 +448,7 @@ struct ibv_qp *kite_create_qp(struct ibv_pd *pd,
 	struct kite_context *ctx = to_kite_ctx(pd->context);
 	struct kite_uverbs_create_qp_resp resp = {};
 	struct kite_uverbs_create_qp cmd = {};
+	struct ibv_qp_cap cap = attr->cap;
 	struct kite_qp_sizes sz = {};
 	struct kite_qp *qp;
 	int err;
@@ -457,13 +458,19 @@ struct ibv_qp *kite_create_qp(struct ibv_pd *pd,
 		errno = ENOMEM;
 		return NULL;
 	}
+	/* A QP on an SRQ has no RQ: its receive caps are the SRQ's. */
+	if (attr->srq) {
+		qp->srq = to_kite_srq(attr->srq);
+		cap.max_recv_wr = 0;
+		cap.max_recv_sge = 0;
+	}
 
 	/*
 	 * Beyond the limits: no rings, the kernel answers EINVAL. The
 	 * doorbell record follows the SQ ring in its allocation (strides are
 	 * multiples of its alignment).
 	 */
-	if (kite_qp_sizes(ctx, &attr->cap, &sz)) {
+	if (kite_qp_sizes(ctx, &cap, &sz)) {
 		size_t sq_bytes = (size_t)sz.sq_depth * sz.sq_stride;
 
 		err = kite_ring_alloc(&qp->sq.ring, sq_bytes +
@@ -475,8 +482,12 @@ struct ibv_qp *kite_create_qp(struct ibv_pd *pd,
 			cmd.comp_mask = KITE_CREATE_QP_REQ_DBREC;
 			cmd.dbrec_va = (uintptr_t)qp->sq.ring.buf + sq_bytes;
 		}
-		err = kite_ring_alloc(&qp->rq.ring, (size_t)sz.rq_depth *
-				      sz.rq_stride);
+		if (qp->srq)
+			sz.rq_depth = sz.rq_stride = 0;
+		else
+			err = kite_ring_alloc(&qp->rq.ring,
+					      (size_t)sz.rq_depth *
+					      sz.rq_stride);
 		if (err)
 			goto err_rings;
 	}
@@ -512,20 +523,24 @@ struct ibv_qp *kite_create_qp(struct ibv_pd *pd,
 				 sizeof(struct kite_sge)));
 	if (err)
 		goto err_destroy;
-	err = kite_wq_init(&qp->rq, resp.rq_depth, resp.rq_stride,
-			   min_t(uint32_t, attr->cap.max_recv_sge,
-				 (resp.rq_stride - KITE_RQ_WQE_FIXED) /
-				 sizeof(struct kite_sge)));
-	if (err)
-		goto err_destroy;
+	if (!qp->srq) {
+		err = kite_wq_init(&qp->rq, resp.rq_depth, resp.rq_stride,
+				   min_t(uint32_t, attr->cap.max_recv_sge,
+					 (resp.rq_stride - KITE_RQ_WQE_FIXED) /
+					 sizeof(struct kite_sge)));
+		if (err)
+			goto err_destroy;
+	}
 	if (cmd.comp_mask & KITE_CREATE_QP_REQ_DBREC) {
 		struct kite_qp_dbrec *rec =
 			(struct kite_qp_dbrec *)(uintptr_t)cmd.dbrec_va;
 
 		qp->sq.rec_pi = &rec->sq_pi;
 		qp->sq.rec_poll = &rec->sq_poll;
-		qp->rq.rec_pi = &rec->rq_pi;
-		qp->rq.rec_poll = &rec->rq_poll;
+		if (!qp->srq) {
+			qp->rq.rec_pi = &rec->rq_pi;
+			qp->rq.rec_poll = &rec->rq_poll;
+		}
 	}
 	qp->max_inline = min_t(uint32_t, attr->cap.max_inline_data,
 			       resp.sq_stride - KITE_SQ_WQE_FIXED);
@@ -553,9 +568,11 @@ err_free:
 static void kite_qp_forget_cqes(struct ibv_qp *ibqp)
 {
 	if (ibqp->send_cq)
-		kite_cq_forget_qp(to_kite_cq(ibqp->send_cq), ibqp->qp_num);
+		kite_cq_forget_qp(to_kite_cq(ibqp->send_cq), ibqp->qp_num,
+				  to_kite_qp(ibqp)->srq);
 	if (ibqp->recv_cq && ibqp->recv_cq != ibqp->send_cq)
-		kite_cq_forget_qp(to_kite_cq(ibqp->recv_cq), ibqp->qp_num);
+		kite_cq_forget_qp(to_kite_cq(ibqp->recv_cq), ibqp->qp_num,
+				  to_kite_qp(ibqp)->srq);
 }
 
 /*
@@ -577,7 +594,8 @@ int kite_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	if ((attr_mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
 		kite_qp_forget_cqes(ibqp);
 		kite_wq_reset(&qp->sq);
-		kite_wq_reset(&qp->rq);
+		if (!qp->srq)
+			kite_wq_reset(&qp->rq);
 	}
 	return 0;
 }

@@ -94,6 +94,16 @@ struct kite_roce_ops {
     bool (*wqe_read)(void *opaque, void *qp, bool rq, uint32_t slot,
                      void *buf, uint32_t len);
     /*
+     * Optional (NULL: a QP created with kite_roce_qp_cfg.srq never finds a
+     * receive). Take the next WQE of the shared receive queue QP @qp
+     * receives from: copy its @len bytes (2^rq_log_stride) to @buf and its
+     * slot, which the receive's CQE reports, to *@slot. The WQE is the
+     * QP's from then on. false: the SRQ holds no WQE (or is in error); the
+     * engine handles it as an empty RQ (RNR NAK, UD drop).
+     */
+    bool (*srq_take)(void *opaque, void *qp, void *buf, uint32_t len,
+                     uint16_t *slot);
+    /*
      * Write @cqe (host order fields in little-endian ABI layout, flags
      * without the phase bit) to CQ @cqn. The host owns the ring, phase,
      * arming, completion events and overflow. false: the CQ is in error or
@@ -102,10 +112,10 @@ struct kite_roce_ops {
     bool (*cq_post)(void *opaque, uint32_t cqn, const struct kite_cqe *cqe);
     /*
      * Async event @type (KITE_EVT_QP_FATAL, _REQ_ERR, _ACCESS_ERR,
-     * _COMM_EST) for QP @qp. A device-initiated state change (ERR, SQE)
-     * is reported here with @type = KITE_ROCE_EVT_STATE before any event
-     * or completion it causes, so the host can update what QUERY_QP
-     * returns from kite_roce_qp_state().
+     * _COMM_EST, _QP_LAST_WQE) for QP @qp. A device-initiated state
+     * change (ERR, SQE) is reported here with @type = KITE_ROCE_EVT_STATE
+     * before any event or completion it causes, so the host can update
+     * what QUERY_QP returns from kite_roce_qp_state().
      */
     void (*qp_event)(void *opaque, void *qp, uint8_t type);
     /* Send one complete Ethernet frame (the host may loop it back). */
@@ -148,6 +158,11 @@ struct kite_roce_qp_cfg {
     uint32_t qpn;               /* unique among the engine's QPs */
     uint8_t type;               /* enum kite_qp_type */
     bool sig_all;               /* KITE_QP_FLAG_SIG_ALL */
+    /*
+     * KITE_QP_FLAG_SRQ: receives come from ops->srq_take(), rq_log_depth
+     * is 0 and rq_log_stride is the SRQ's WQE stride.
+     */
+    bool srq;
     uint32_t pdn;
     uint32_t send_cqn;
     uint32_t recv_cqn;
@@ -233,7 +248,8 @@ uint32_t kite_roce_qp_rq_psn(const KiteRoceQp *qp);
 const struct kite_roce_counters *kite_roce_qp_counters(const KiteRoceQp *qp);
 /*
  * true when the QP's RQ (@rq) or SQ has completed every WQE up to its
- * last doorbell: the host may stop looking for new WQEs there.
+ * last doorbell: the host may stop looking for new WQEs there. An SRQ
+ * QP's RQ is idle when it holds no WQE it took from the SRQ.
  */
 bool kite_roce_qp_wq_idle(const KiteRoceQp *qp, bool rq);
 const struct kite_roce_counters *kite_roce_counters(const KiteRoce *e);
@@ -244,6 +260,7 @@ const struct kite_roce_counters *kite_roce_counters(const KiteRoce *e);
  * KITE_EVT_QP_FATAL. Send work is done in kite_roce_run().
  */
 void kite_roce_sq_doorbell(KiteRoceQp *qp, uint32_t pi);
+/* An SRQ QP ignores RQ doorbells. */
 void kite_roce_rq_doorbell(KiteRoceQp *qp, uint32_t pi);
 
 /*

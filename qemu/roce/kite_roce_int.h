@@ -225,6 +225,14 @@ struct KiteRoceQp {
     uint8_t msg_kind;           /* KITE_OP_SEND_FIRST / KITE_OP_WRITE_FIRST */
     bool msg_drop;              /* UC: drop until the next FIRST/ONLY */
     bool recv_valid;            /* the RQ WQE at rq_ci is loaded */
+    /*
+     * SRQ QPs: rq_pi - rq_ci (0 or 1) counts the WQE taken from the SRQ
+     * and not completed yet; srq_slot is its slot, srq_status what parsing
+     * it found (a CQE status).
+     */
+    uint16_t srq_slot;
+    uint8_t srq_status;
+    bool last_wqe_sent;         /* KITE_EVT_QP_LAST_WQE reported in ERR */
     uint8_t recv_nsge;
     struct {
         uint64_t addr;

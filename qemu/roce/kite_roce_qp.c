@@ -168,6 +168,7 @@ KiteRoceQp *kite_roce_qp_create(KiteRoce *e,
 
     if (kite_roce_qp_find(e, cfg->qpn) ||
         cfg->sq_log_depth > 16 || cfg->rq_log_depth > 16 ||
+        (cfg->srq && cfg->rq_log_depth) ||
         cfg->sq_log_stride < KITE_SQ_MIN_LOG_STRIDE ||
         cfg->sq_log_stride > KITE_SQ_MAX_LOG_STRIDE ||
         cfg->rq_log_stride < KITE_RQ_MIN_LOG_STRIDE ||
@@ -279,6 +280,7 @@ static void kr_qp_reset(KiteRoceQp *qp)
     qp->rq_pi = qp->rq_ci = 0;
     qp->comm_est = false;
     qp->flush_pending = false;
+    qp->last_wqe_sent = false;
     kr_sq_uncache(qp, 0, true);
     kr_req_reset(qp);
     kr_resp_reset(qp);
@@ -507,7 +509,8 @@ static bool kr_cqe_write(KiteRoceQp *qp, bool rq, uint32_t idx,
 
     memset(&cqe, 0, sizeof(cqe));
     kr_set_le32(&cqe.qpn, qp->cfg.qpn);
-    kr_set_le16(&cqe.wqe_idx, idx & (depth - 1));
+    kr_set_le16(&cqe.wqe_idx, rq && qp->cfg.srq ? qp->srq_slot :
+                idx & (depth - 1));
     cqe.opcode = opcode;
     cqe.status = status;
     kr_set_le32(&cqe.byte_len, byte_len);
@@ -591,6 +594,15 @@ void kr_flush(KiteRoceQp *qp)
         qp->rq_ci++;
     }
     qp->recv_valid = false;
+    /*
+     * The SRQ's other WQEs stay for the other QPs: an RC/UC QP tells its
+     * consumer that it holds none any more (IB_EVENT_QP_LAST_WQE_REACHED).
+     */
+    if (qp->cfg.srq && !qp->last_wqe_sent &&
+        (qp->cfg.type == KITE_QPT_RC || qp->cfg.type == KITE_QPT_UC)) {
+        qp->last_wqe_sent = true;
+        e->ops->qp_event(e->opaque, qp->cfg.host, KITE_EVT_QP_LAST_WQE);
+    }
 }
 
 /* ------------------------------------------------------------------ */
@@ -630,7 +642,7 @@ void kite_roce_rq_doorbell(KiteRoceQp *qp, uint32_t pi)
 {
     KiteRoce *e = qp->e;
 
-    if (qp->state == KITE_QPS_RESET) {
+    if (qp->state == KITE_QPS_RESET || qp->cfg.srq) {
         return;
     }
     kr_doorbell_check(qp, pi, &qp->rq_pi, qp->rq_ci, qp->cfg.rq_log_depth);

@@ -221,31 +221,20 @@ static void kr_resp_fatal(KiteRoceQp *qp, uint8_t syndrome, uint32_t psn,
 /* Receive WQEs                                                        */
 /* ------------------------------------------------------------------ */
 
-/* Load the RQ WQE at rq_ci. Returns a CQE status; false read = fatal. */
-static bool kr_rq_load(KiteRoceQp *qp, uint8_t *status)
+/* Parse the receive WQE @b (one stride) into recv_*: a CQE status. */
+static uint8_t kr_rq_parse(KiteRoceQp *qp, const uint8_t *b)
 {
-    KiteRoce *e = qp->e;
-    uint8_t b[1u << KITE_RQ_MAX_LOG_STRIDE];
     struct kite_rq_wqe_hdr hdr;
     struct kite_sge sge;
     uint32_t i;
     uint64_t total = 0;
 
-    *status = KITE_CQE_SUCCESS;
-    if (qp->recv_valid) {
-        return true;
-    }
-    if (!e->ops->wqe_read(e->opaque, qp->cfg.host, true,
-                          qp->rq_ci & (qp->rq_depth - 1), b, qp->rq_stride)) {
-        return false;
-    }
     memcpy(&hdr, b, sizeof(hdr));
     qp->recv_nsge = hdr.num_sge;
     if (qp->recv_nsge > KR_MAX_SGE ||
         (uint32_t)qp->recv_nsge * sizeof(sge) >
         kite_rq_room(qp->cfg.rq_log_stride)) {
-        *status = KITE_CQE_LOC_QP_OP_ERR;
-        return true;
+        return KITE_CQE_LOC_QP_OP_ERR;
     }
     for (i = 0; i < qp->recv_nsge; i++) {
         memcpy(&sge, b + sizeof(hdr) + i * sizeof(sge), sizeof(sge));
@@ -257,6 +246,53 @@ static bool kr_rq_load(KiteRoceQp *qp, uint8_t *status)
     qp->recv_total = total;
     qp->recv_off = 0;
     qp->recv_valid = true;
+    return KITE_CQE_SUCCESS;
+}
+
+/*
+ * true when a receive WQE is there for the next message: one posted to
+ * the RQ, or for an SRQ QP the one it holds or, failing that, one it
+ * takes from the SRQ now (parsed at once: the SRQ slot may be reused).
+ */
+static bool kr_rq_ready(KiteRoceQp *qp)
+{
+    KiteRoce *e = qp->e;
+    uint8_t b[1u << KITE_RQ_MAX_LOG_STRIDE];
+
+    if (qp->rq_ci != qp->rq_pi) {
+        return true;
+    }
+    if (!qp->cfg.srq || !e->ops->srq_take ||
+        !e->ops->srq_take(e->opaque, qp->cfg.host, b, qp->rq_stride,
+                          &qp->srq_slot)) {
+        return false;
+    }
+    qp->rq_pi++;
+    qp->recv_valid = false;
+    qp->srq_status = kr_rq_parse(qp, b);
+    return true;
+}
+
+/* Load the RQ WQE at rq_ci. Returns a CQE status; false read = fatal. */
+static bool kr_rq_load(KiteRoceQp *qp, uint8_t *status)
+{
+    KiteRoce *e = qp->e;
+    uint8_t b[1u << KITE_RQ_MAX_LOG_STRIDE];
+
+    *status = KITE_CQE_SUCCESS;
+    if (qp->recv_valid) {
+        return true;
+    }
+    if (qp->cfg.srq) {
+        /* kr_rq_ready() took and parsed it. */
+        *status = qp->srq_status;
+        return true;
+    }
+    if (!e->ops->wqe_read(e->opaque, qp->cfg.host, true,
+                          qp->rq_ci & (qp->rq_depth - 1), b, qp->rq_stride)) {
+        return false;
+    }
+    *status = kr_rq_parse(qp, b);
     return true;
 }
 
@@ -499,7 +535,7 @@ static bool kr_resp_msg(KiteRoceQp *qp, const struct kite_roce_pkt *p,
         }
         if (kr_has_imm(op)) {
             /* WRITE with immediate consumes a receive: check first. */
-            if (qp->rq_ci == qp->rq_pi) {
+            if (!kr_rq_ready(qp)) {
                 goto rnr;
             }
         }
@@ -531,7 +567,7 @@ static bool kr_resp_msg(KiteRoceQp *qp, const struct kite_roce_pkt *p,
     }
     /* SEND */
     if (first) {
-        if (qp->rq_ci == qp->rq_pi) {
+        if (!kr_rq_ready(qp)) {
             goto rnr;
         }
         if (!kr_rq_load(qp, &st)) {
@@ -903,7 +939,7 @@ void kr_resp_ud(KiteRoceQp *qp, const struct kite_roce_pkt *p)
     uint8_t st;
 
     if (p->deth_qkey != qkey || p->l3_len > sizeof(grh) ||
-        qp->rq_ci == qp->rq_pi) {
+        !kr_rq_ready(qp)) {
         e->cnt.rx_dropped++;
         return;
     }

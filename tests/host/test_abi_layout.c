@@ -98,10 +98,27 @@ LAYOUT_TEST(kite_cmd_create_qp, 64, 8,
 	FLD(pdn, 8, 4),
 	FLD(send_cqn, 12, 4),
 	FLD(recv_cqn, 16, 4),
-	FLD(reserved2, 20, 4),
+	FLD(srqn, 20, 4),
 	FLD(sq, 24, 16),
 	FLD(rq, 40, 16),
 	FLD(dbrec, 56, 8))
+
+LAYOUT_TEST(kite_cmd_create_srq, 32, 8,
+	FLD(pdn, 0, 4),
+	FLD(log_depth, 4, 1),
+	FLD(log_stride, 5, 1),
+	FLD(reserved, 6, 2),
+	FLD(limit, 8, 4),
+	FLD(reserved2, 12, 4),
+	FLD(ring, 16, 16),
+	FLD(ring.addr, 16, 8),
+	FLD(ring.npages, 24, 4))
+
+LAYOUT_TEST(kite_cmd_modify_srq, 16, 4,
+	FLD(srqn, 0, 4),
+	FLD(attr_mask, 4, 4),
+	FLD(limit, 8, 4),
+	FLD(reserved, 12, 4))
 
 LAYOUT_TEST(kite_av, 32, 4,
 	FLD(dgid, 0, 16),
@@ -200,6 +217,8 @@ LAYOUT_TEST_X(kite_aq_cmd, 128, 8, false,
 	FLD(alloc_pd, 8, 8),
 	FLD(create_cq, 8, 32),
 	FLD(modify_cq, 8, 32),
+	FLD(create_srq, 8, 32),
+	FLD(modify_srq, 8, 16),
 	FLD(create_qp, 8, 64),
 	FLD(modify_qp, 8, 80),
 	FLD(query_obj, 8, 24),
@@ -247,7 +266,10 @@ LAYOUT_TEST(kite_device_attr, 128, 8,
 	FLD(max_mw, 100, 4),
 	FLD(max_frwr_pages, 104, 4),
 	FLD(max_sge_rd, 108, 4),
-	FLD(reserved, 112, 16))
+	FLD(max_srq, 112, 4),
+	FLD(max_srq_wr, 116, 4),
+	FLD(max_srq_sge, 120, 4),
+	FLD(reserved, 124, 4))
 
 LAYOUT_TEST(kite_port_attr, 36, 4,
 	FLD(state, 0, 1),
@@ -269,7 +291,7 @@ LAYOUT_TEST(kite_stats, 240, 8,
 	FLD(num_mr, 16, 4),
 	FLD(num_eq, 20, 4),
 	FLD(num_gid, 24, 4),
-	FLD(reserved, 28, 4),
+	FLD(num_srq, 28, 4),
 	FLD(eth_tx_packets, 32, 8),
 	FLD(eth_tx_bytes, 40, 8),
 	FLD(eth_rx_packets, 48, 8),
@@ -377,9 +399,11 @@ LAYOUT_TEST(kite_sge, 16, 8,
 	FLD(length, 8, 4),
 	FLD(lkey, 12, 4))
 
-LAYOUT_TEST(kite_rq_wqe_hdr, 16, 1,
+LAYOUT_TEST(kite_rq_wqe_hdr, 16, 2,
 	FLD(num_sge, 0, 1),
-	FLD(reserved, 1, 15))
+	FLD(reserved, 1, 1),
+	FLD(next, 2, 2),
+	FLD(reserved2, 4, 12))
 
 LAYOUT_TEST(kite_cqe, 32, 4,
 	FLD(qpn, 0, 4),
@@ -449,6 +473,8 @@ static void test_layout_published_sizes(void **state)
 	X(kite_cmd_create_cq)\
 	X(kite_cmd_modify_cq)\
 	X(kite_cmd_create_qp)\
+	X(kite_cmd_create_srq)\
+	X(kite_cmd_modify_srq)\
 	X(kite_av)\
 	X(kite_qp_attr)\
 	X(kite_cmd_modify_qp)\

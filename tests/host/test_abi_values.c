@@ -105,7 +105,7 @@ static void test_pci_identity(void **state)
 		V(KITE_DB_NUM_PAGES, 256),
 		V(KITE_DB_BAR_SIZE, 1048576),
 		V(KITE_ABI_MAJOR, 1),
-		V(KITE_ABI_MINOR, 3),
+		V(KITE_ABI_MINOR, 4),
 		V(KITE_MSIX_ADMIN, 0),
 		V(KITE_MSIX_ETH, 1),
 		V(KITE_MSIX_COMP_BASE, 2),
@@ -181,6 +181,9 @@ static const struct value_check regs[] = {
 	V(KITE_REG_CAP_MAX_MW, 0x158),
 	V(KITE_REG_CAP_MAX_FRWR_PAGES, 0x15c),
 	V(KITE_REG_CAP_MAX_SGE_RD, 0x160),
+	V(KITE_REG_CAP_MAX_SRQ, 0x164),
+	V(KITE_REG_CAP_MAX_SRQ_WR, 0x168),
+	V(KITE_REG_CAP_MAX_SRQ_SGE, 0x16c),
 };
 
 static void test_reg_offsets(void **state)
@@ -294,6 +297,7 @@ static void test_reg_bits(void **state)
 		V(KITE_DEV_CAP_IPV6, 1u << 4),
 		V(KITE_DEV_CAP_MEM_MGT, 1u << 5),
 		V(KITE_DEV_CAP_MW, 1u << 6),
+		V(KITE_DEV_CAP_SRQ, 1u << 7),
 	};
 	static const struct value_check fatal[] = {
 		V(KITE_FATAL_NONE, 0),
@@ -363,6 +367,7 @@ static void test_limits(void **state)
 		V(KITE_ABI_MINOR_QP_STATS, 1),
 		V(KITE_ABI_MINOR_DBREC, 2),
 		V(KITE_ABI_MINOR_MEM_MGT, 3),
+		V(KITE_ABI_MINOR_SRQ, 4),
 		V(KITE_KEY_VARIANT_BITS, 8),
 		V(KITE_KEY_VARIANT_MASK, 0xff),
 	};
@@ -398,6 +403,10 @@ static void test_aq_opcodes(void **state)
 		V(KITE_CMD_MODIFY_CQ, 0x11),
 		V(KITE_CMD_QUERY_CQ, 0x12),
 		V(KITE_CMD_DESTROY_CQ, 0x13),
+		V(KITE_CMD_CREATE_SRQ, 0x14),
+		V(KITE_CMD_MODIFY_SRQ, 0x15),
+		V(KITE_CMD_QUERY_SRQ, 0x16),
+		V(KITE_CMD_DESTROY_SRQ, 0x17),
 		V(KITE_CMD_CREATE_QP, 0x18),
 		V(KITE_CMD_MODIFY_QP, 0x19),
 		V(KITE_CMD_QUERY_QP, 0x1a),
@@ -449,6 +458,10 @@ static void test_aq_status(void **state)
 		V(KITE_SET_PORT_MAC, 1u << 1),
 		V(KITE_CQ_FLAG_ARMED, 1u << 0),
 		V(KITE_QP_FLAG_SIG_ALL, 1u << 0),
+		V(KITE_QP_FLAG_SRQ, 1u << 1),
+		V(KITE_SRQ_ATTR_MAX_WR, 1u << 0),
+		V(KITE_SRQ_ATTR_LIMIT, 1u << 1),
+		V(KITE_SRQ_FLAG_ERROR, 1u << 0),
 		V(KITE_MR_DMA_ALL, 1u << 31),
 		V(KITE_REREG_TRANS, 1u << 0),
 		V(KITE_REREG_PD, 1u << 1),
@@ -539,6 +552,8 @@ static void test_event_types(void **state)
 		V(KITE_EVT_QP_LAST_WQE, 0x07),
 		V(KITE_EVT_DEV_FATAL, 0x08),
 		V(KITE_EVT_COMM_EST, 0x09),
+		V(KITE_EVT_SRQ_LIMIT, 0x0a),
+		V(KITE_EVT_SRQ_ERR, 0x0b),
 	};
 	static const struct value_check flags[] = {
 		V(KITE_EQE_PHASE, 1u << 0),
@@ -560,6 +575,7 @@ static void test_doorbells(void **state)
 		V(KITE_DB_RQ, 0x08),
 		V(KITE_DB_CQ, 0x10),
 		V(KITE_DB_EQ, 0x18),
+		V(KITE_DB_SRQ, 0x20),
 		V(KITE_DB_NUM_MASK, 0x00ffffff),
 		V(KITE_DB_FLAGS_SHIFT, 24),
 		V(KITE_DB_INDEX_SHIFT, 32),

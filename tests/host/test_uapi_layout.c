@@ -74,6 +74,18 @@ LAYOUT_TEST(kite_create_ah_resp, 16, 4,
 	FLD(reserved_58, 11, 1),
 	FLD(reserved_60, 12, 4))
 
+LAYOUT_TEST(kite_create_srq_req, 24, 8,
+	FLD(comp_mask, 0, 4),
+	FLD(reserved_20, 4, 4),
+	FLD(buf_va, 8, 8),
+	FLD(buf_len, 16, 8))
+
+LAYOUT_TEST(kite_create_srq_resp, 16, 4,
+	FLD(comp_mask, 0, 4),
+	FLD(srqn, 4, 4),
+	FLD(depth, 8, 4),
+	FLD(stride, 12, 4))
+
 /* Every structure with a layout test above. */
 #define LAYOUT_LIST(X) \
 	X(kite_alloc_ucontext_resp) \
@@ -83,7 +95,9 @@ LAYOUT_TEST(kite_create_ah_resp, 16, 4,
 	X(kite_resize_cq_req) \
 	X(kite_create_qp_req) \
 	X(kite_create_qp_resp) \
-	X(kite_create_ah_resp)
+	X(kite_create_ah_resp) \
+	X(kite_create_srq_req) \
+	X(kite_create_srq_resp)
 
 /* Sizes are multiples of 8, so 32- and 64-bit user space agree. */
 static void test_uapi_sizes_multiple_of_8(void **state)

@@ -46,11 +46,12 @@ def query_obj(handle, addr=0, length=0):
 
 
 def qp_payload(pdn, scq, rcq, sq, rq, qp_type=0, flags=0, sq_log=4,
-               sq_stride=6, rq_log=4, rq_stride=4, dbrec=0):
+               sq_stride=6, rq_log=4, rq_stride=4, dbrec=0, srqn=0):
     return hw.pack("kite_cmd_create_qp", qp_type=qp_type, flags=flags,
                    sq_log_depth=sq_log, sq_log_stride=sq_stride,
                    rq_log_depth=rq_log, rq_log_stride=rq_stride, pdn=pdn,
-                   send_cqn=scq, recv_cqn=rcq, sq=sq, rq=rq, dbrec=dbrec)
+                   send_cqn=scq, recv_cqn=rcq, sq=sq, rq=rq, dbrec=dbrec,
+                   srqn=srqn)
 
 
 def reg_mr_payload(pdn, access, iova, length, desc, variant):
@@ -266,17 +267,23 @@ class Qp:
     WQEs built like a driver does."""
 
     def __init__(self, r, index, pd, scq, rcq, qp_type=C.KITE_QPT_RC,
-                 sq_log=SQ_LOG, dbrec=0, uctx=0):
+                 sq_log=SQ_LOG, dbrec=0, uctx=0, srqn=0):
+        """srqn: receives come from that SRQ (no RQ of its own)."""
         self.d, self.r = r.d, r
         self.sq = r.sq_ring + index * 0x2000
         self.rq = r.rq_ring + index * 0x1000
         self.sq_log, self.rq_log = sq_log, RQ_LOG
         self.uctx = uctx
+        rq, rq_log, rq_stride, flags = (pbl(self.rq, 1), RQ_LOG, RQ_STRIDE,
+                                        0)
+        if srqn:
+            rq, rq_log, rq_stride = {}, 0, 0
+            flags = C.KITE_QP_FLAG_SRQ
         self.qpn = r.d.exec_ok(C.KITE_CMD_CREATE_QP, qp_payload(
-            pd, scq.cqn, rcq.cqn, pbl(self.sq, 1), pbl(self.rq, 1),
+            pd, scq.cqn, rcq.cqn, pbl(self.sq, 1), rq,
             qp_type=qp_type, sq_log=sq_log, sq_stride=SQ_STRIDE,
-            rq_log=RQ_LOG, rq_stride=RQ_STRIDE, dbrec=dbrec),
-            uctx=uctx)[0]
+            rq_log=rq_log, rq_stride=rq_stride, dbrec=dbrec, srqn=srqn,
+            flags=flags), uctx=uctx)[0]
         self.sq_pi = self.rq_pi = 0
 
     def connect(self, dest_qpn, dgid, dmac, sq_psn, rq_psn, net_type=0,

@@ -72,12 +72,12 @@ def test_mm_caps(env):
     st, _, raw = d.query(C.KITE_CMD_QUERY_DEVICE, DEVICE_ATTR_SIZE)
     check_eq(st, C.KITE_STS_OK, "QUERY_DEVICE")
     a = hw.unpack("kite_device_attr", raw)
-    check_eq(a.abi_version & 0xffff, C.KITE_ABI_MINOR_MEM_MGT, "ABI minor")
+    check((a.abi_version & 0xffff) >= C.KITE_ABI_MINOR_MEM_MGT, "ABI minor")
     check_eq(a.max_mw, d.rd(C.KITE_REG_CAP_MAX_MW), "max_mw")
     check_eq(a.max_frwr_pages, d.rd(C.KITE_REG_CAP_MAX_FRWR_PAGES),
              "max_frwr_pages")
     check_eq(a.max_sge_rd, d.rd(C.KITE_REG_CAP_MAX_SGE_RD), "max_sge_rd")
-    check_eq(a.reserved, [0] * len(a.reserved), "reserved words")
+    check_eq(a.reserved, 0, "reserved word")
 
 
 @test("main")

@@ -393,9 +393,10 @@ PT_COMMON='-d $DEV -x $GIDX -p $PORT -F --use_old_post_send'
 
 # rdma_suite HOST PEER_ADDR TAG: the client side of every client/server
 # check against HOST's agent (the peer's address for the RDMA tools is
-# PEER_ADDR): ibv_rc_pingpong with data validation, the perftest set,
+# PEER_ADDR): ibv_rc_pingpong with data validation, ibv_srq_pingpong
+# with data validation (four QPs on one SRQ), the perftest set,
 # kite-rc functional checks and a clean bulk run. Result names get TAG.
-RDMA_SUITE_RESULTS=$((1 + 3 + 1 + 3))	# + kite-rc func count + 1 (bulk)
+RDMA_SUITE_RESULTS=$((1 + 1 + 3 + 1 + 3))	# + kite-rc func count + 1 (bulk)
 rdma_suite() {
 	local host=$1 peer=$2 tag=$3 port=18600 t n RUN_TIMEOUT=$RUN_TIMEOUT
 	# The canary: when even ibv_rc_pingpong fails, the data path is broken
@@ -404,6 +405,11 @@ rdma_suite() {
 		'ibv_rc_pingpong -d $DEV -g $GIDX -p $PORT -c -n 50 -s 4096' \
 		"ibv_rc_pingpong -d \$DEV -g \$GIDX -p \$PORT -c -n 50 -s 4096 $peer" ||
 		RUN_TIMEOUT=60
+	port=$((port + 20))
+	cs_run "$tag-srq_pingpong" "$host" $port \
+		'ibv_srq_pingpong -d $DEV -g $GIDX -p $PORT -c -q 4 -r 64 -n 50 -s 4096' \
+		"ibv_srq_pingpong -d \$DEV -g \$GIDX -p \$PORT -c -q 4 -r 64 -n 50 -s 4096 $peer"
+	port=$((port - 20))
 	for t in $PERFTEST_BW $PERFTEST_LAT; do
 		port=$((port + 1))
 		n=$PT_ITERS

@@ -6,43 +6,48 @@
 # its agent) must pass with only UCX_NET_DEVICES and UCX_TLS set: UCX's
 # default destination-GID check (UCX_UD_VERBS_ETH_DGID_CHECK=y) stays on,
 # so it must read IPv4 from wc.sl of every UD receive (provider.rst).
-# rc_verbs is not tried: UCX 1.13 opens it with an SRQ, which Kite does not
-# offer yet (ucx_info -d's listing of it is printed, not judged).
+# rc_verbs (which UCX 1.13 opens with an SRQ) must be listed on $DEV:1
+# as well, and ucx_perftest UCT over rc_verbs runs am_lat, put_lat (short
+# messages), am_bw, put_bw (bcopy) and get (zcopy: RDMA READ into the
+# registered buffer).
 # Soft-RoCE (RDMA_KIND=rxe) reports wc.sl 0, so UCX 1.13 drops its IPv4
-# datagrams under the default check: there the perftest runs are skipped.
-# Results: ucx-info-ud_verbs, ucx-ud-am_lat, ucx-ud-am_bw (UCX_N).
-UCX_N=3
+# datagrams under the default check: there the ud_verbs perftest runs are
+# skipped (rc_verbs runs on both).
+# Results: ucx-info-ud_verbs, ucx-ud-am_lat, ucx-ud-am_bw,
+# ucx-info-rc_verbs, ucx-rc-{am_lat,put_lat,am_bw,put_bw,get} (UCX_N).
+UCX_N=$((3 + 1 + 5))
 # Every UCX run is bounded by this many seconds per side.
 UCX_SECS=${UCX_SECS:-60}
 UCX_LAT_ITERS=${UCX_LAT_ITERS:-1000}
 UCX_BW_ITERS=${UCX_BW_ITERS:-5000}
 
-# ucx_env: the only UCX settings the checks make (the agent expands $DEV).
-ucx_env() { echo "env UCX_NET_DEVICES=$1:1 UCX_TLS=ud_verbs"; }
+# ucx_env DEV TL: the only UCX settings the checks make (the agent expands
+# $DEV).
+ucx_env() { echo "env UCX_NET_DEVICES=$1:1 UCX_TLS=$2"; }
 
-# ucx_info_check: ucx_info -d lists ud_verbs with device $DEV:1.
+# ucx_info_check TL: ucx_info -d lists transport TL with device $DEV:1.
 ucx_info_check() {
-	local out
+	local out tl=$1
 	out=$(timeout $UCX_SECS ucx_info -d 2>&1)
 	echo "$out" | grep -E '^#[[:space:]]+(Transport|Device):' | sed 's/^/# ucx_info: /'
-	if echo "$out" | awk -v dev="$DEV:1" '
+	if echo "$out" | awk -v dev="$DEV:1" -v want="$tl" '
 		/^#[[:space:]]+Transport:/ { tl = $3 }
-		/^#[[:space:]]+Device:/ && tl == "ud_verbs" && $3 == dev { found = 1 }
+		/^#[[:space:]]+Device:/ && tl == want && $3 == dev { found = 1 }
 		END { exit !found }'; then
-		ok ucx-info-ud_verbs
+		ok ucx-info-$tl
 	else
-		fail ucx-info-ud_verbs "no ud_verbs on $DEV:1 in ucx_info -d: $(echo "$out" | grep -iE 'error|fail' | head -n 2)"
+		fail ucx-info-$tl "no $tl on $DEV:1 in ucx_info -d: $(echo "$out" | grep -iE 'error|fail' | head -n 2)"
 	fi
 }
 
-# ucx_perf NAME PORT TEST ITERS SIZE [ARGS...]: ucx_perftest UCT TEST over
-# ud_verbs, b the server (its parameters come from the client), a the
-# client.
+# ucx_perf NAME PORT TL TEST ITERS SIZE [ARGS...]: ucx_perftest UCT TEST
+# over transport TL, b the server (its parameters come from the client),
+# a the client.
 ucx_perf() {
-	local RUN_TIMEOUT=$UCX_SECS name=$1 port=$2 test=$3 n=$4 size=$5
-	shift 5
-	cs_run "$name" $PEER $port "$(ucx_env '$DEV') ucx_perftest -p \$PORT" \
-		"$(ucx_env $DEV) ucx_perftest -p \$PORT -t $test -x ud_verbs -d $DEV:1 -n $n -s $size $* $PEER"
+	local RUN_TIMEOUT=$UCX_SECS name=$1 port=$2 tl=$3 test=$4 n=$5 size=$6
+	shift 6
+	cs_run "$name" $PEER $port "$(ucx_env '$DEV' $tl) ucx_perftest -p \$PORT" \
+		"$(ucx_env $DEV $tl) ucx_perftest -p \$PORT -t $test -x $tl -d $DEV:1 -n $n -s $size $* $PEER"
 	# The last line of its table: iterations, latency (us) 50% / average /
 	# overall, bandwidth (MB/s) and message rate average / overall.
 	grep -E 'Final:' /tmp/cli.$port | tail -n 1 | sed "s/^/info: $name: /"
@@ -50,14 +55,21 @@ ucx_perf() {
 
 ucx_suite() {
 	local port=18750
-	ucx_info_check
+	ucx_info_check ud_verbs
 	if [ "$RDMA_KIND" != kite ]; then
 		skip ucx-ud-am_lat "rxe reports wc.sl 0: UCX 1.13 takes its IPv4 datagrams for IPv6 and drops them"
 		skip ucx-ud-am_bw "rxe reports wc.sl 0: UCX 1.13 takes its IPv4 datagrams for IPv6 and drops them"
-		return
+	else
+		# am_lat: short messages (inline sends); am_bw: bcopy (from a
+		# registered bounce buffer), half the path MTU of 1024.
+		ucx_perf ucx-ud-am_lat $port ud_verbs am_lat $UCX_LAT_ITERS 64
+		ucx_perf ucx-ud-am_bw $((port + 1)) ud_verbs am_bw $UCX_BW_ITERS 512 -D bcopy
 	fi
-	# am_lat: short messages (inline sends); am_bw: bcopy (from a
-	# registered bounce buffer), half the path MTU of 1024.
-	ucx_perf ucx-ud-am_lat $port am_lat $UCX_LAT_ITERS 64
-	ucx_perf ucx-ud-am_bw $((port + 1)) am_bw $UCX_BW_ITERS 512 -D bcopy
+	# rc_verbs: receives through the interface's SRQ.
+	ucx_info_check rc_verbs
+	ucx_perf ucx-rc-am_lat $((port + 2)) rc_verbs am_lat $UCX_LAT_ITERS 64
+	ucx_perf ucx-rc-put_lat $((port + 3)) rc_verbs put_lat $UCX_LAT_ITERS 64
+	ucx_perf ucx-rc-am_bw $((port + 4)) rc_verbs am_bw $UCX_BW_ITERS 4096 -D bcopy
+	ucx_perf ucx-rc-put_bw $((port + 5)) rc_verbs put_bw $UCX_BW_ITERS 4096 -D bcopy
+	ucx_perf ucx-rc-get $((port + 6)) rc_verbs get $UCX_BW_ITERS 4096 -D zcopy
 }

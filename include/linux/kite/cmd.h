@@ -108,6 +108,9 @@ struct kite_caps {
 	u32 max_mw;		/* ABI 1.3, else 0 */
 	u32 max_frwr_pages;	/* ABI 1.3, else 0 */
 	u32 max_sge_rd;		/* ABI 1.3, else 0 */
+	u32 max_srq;		/* ABI 1.4, else 0 */
+	u32 max_srq_wr;		/* ABI 1.4, else 0 */
+	u32 max_srq_sge;	/* ABI 1.4, else 0 */
 };
 
 /* Decoded QUERY_PORT result. */
@@ -165,6 +168,30 @@ struct kite_cq_info {
 	u32 pi;
 };
 
+/* Decoded QUERY_SRQ answer (the completion's out[KITE_SRQ_QUERY_*]). */
+struct kite_srq_info {
+	u32 log_depth;
+	u32 limit;
+	u32 posted;
+	u32 flags;
+};
+
+/**
+ * struct kite_srq_create_params - what CREATE_SRQ tells the device
+ * @pdn: protection domain
+ * @log_depth: log2 of the slots
+ * @log_stride: log2 of the WQE size
+ * @limit: armed limit, 0 for none
+ * @ring: where the device finds the ring
+ */
+struct kite_srq_create_params {
+	u32 pdn;
+	u8 log_depth;
+	u8 log_stride;
+	u32 limit;
+	const struct kite_pbl_desc *ring;
+};
+
 /**
  * struct kite_qp_create_params - what CREATE_QP tells the device
  * @type: enum kite_qp_type
@@ -176,6 +203,7 @@ struct kite_cq_info {
  * @pdn: protection domain
  * @send_cqn: CQ of the send queue
  * @recv_cqn: CQ of the receive queue
+ * @srqn: with KITE_QP_FLAG_SRQ: the SRQ receives come from, else 0
  * @sq: where the device finds the SQ ring
  * @rq: where the device finds the RQ ring
  * @dbrec: DMA address of the QP's struct kite_qp_dbrec, 0 for none
@@ -190,6 +218,7 @@ struct kite_qp_create_params {
 	u32 pdn;
 	u32 send_cqn;
 	u32 recv_cqn;
+	u32 srqn;
 	const struct kite_pbl_desc *sq;
 	const struct kite_pbl_desc *rq;
 	u64 dbrec;
@@ -265,6 +294,12 @@ int kite_cmd_query_qp(struct kite_admin *adm, u32 uctx, u32 qpn,
 		      struct kite_qp_attr *attr);
 int kite_cmd_query_qp_stats(struct kite_admin *adm, u32 uctx, u32 qpn,
 			    struct kite_qp_stats *st);
+int kite_cmd_create_srq(struct kite_admin *adm, u32 uctx,
+			const struct kite_srq_create_params *p, u32 *srqn);
+int kite_cmd_modify_srq(struct kite_admin *adm, u32 uctx, u32 srqn, u32 mask,
+			u32 limit);
+int kite_cmd_query_srq(struct kite_admin *adm, u32 uctx, u32 srqn,
+		       struct kite_srq_info *info);
 int kite_cmd_reg_mr(struct kite_admin *adm, u32 uctx,
 		    const struct kite_mr_params *p, u32 *key);
 int kite_cmd_alloc_mr(struct kite_admin *adm, u32 pdn, u32 max_pages,
@@ -297,6 +332,12 @@ static inline int kite_cmd_destroy_cq(struct kite_admin *adm, u32 uctx,
 				      u32 cqn)
 {
 	return kite_cmd_destroy(adm, KITE_CMD_DESTROY_CQ, uctx, cqn);
+}
+
+static inline int kite_cmd_destroy_srq(struct kite_admin *adm, u32 uctx,
+				       u32 srqn)
+{
+	return kite_cmd_destroy(adm, KITE_CMD_DESTROY_SRQ, uctx, srqn);
 }
 
 static inline int kite_cmd_destroy_qp(struct kite_admin *adm, u32 uctx,

@@ -146,6 +146,35 @@ struct kite_create_qp_resp {
 };
 
 /*
+ * Request of CREATE_SRQ (required for user SRQs, device ABI 1.4): the WQE
+ * ring, which the provider allocates (zeroed, 4 KiB aligned) and sizes
+ * with the driver's rules:
+ *   depth  = roundup_pow_of_two(max(max_wr + 1, 4)), depth - 1 <= max_srq_wr
+ *            (one slot always stays free: hardware.rst, "Shared receive
+ *            queues");
+ *   stride = smallest power of two, 16 .. 1024, that holds
+ *            16 + max_sge * 16;
+ *   ring bytes = depth * stride.
+ * Before the first post the provider links the slots: the next field of
+ * slot i's header is (i + 1) % depth. A QP on an SRQ sends rq_va and
+ * rq_len 0 in its CREATE_QP request and gets rq_depth and rq_stride 0.
+ */
+struct kite_create_srq_req {
+	__u32 comp_mask;	/* zero */
+	__u32 reserved_20;
+	__aligned_u64 buf_va;	/* SRQ ring */
+	__aligned_u64 buf_len;	/* bytes allocated at buf_va */
+};
+
+/* Response to CREATE_SRQ. */
+struct kite_create_srq_resp {
+	__u32 comp_mask;
+	__u32 srqn;		/* for the SRQ doorbell */
+	__u32 depth;		/* slots (power of two); max_wr = depth - 1 */
+	__u32 stride;		/* bytes per WQE */
+};
+
+/*
  * Response to CREATE_AH (user AHs). ib_core resolves the destination MAC
  * in the kernel; the provider builds the device address vector (struct
  * kite_av of kite_hw.h) of each UD send from the ibv_ah_attr it was given

@@ -78,7 +78,7 @@ int test_cq_forget(void)
 	CHECK(kite_poll_cq(&f->cq->vcq.cq, 1, wc) == 1);
 	CHECK(wc[0].wr_id == 1 && f->cq->ci == 2);
 	/* The QP goes away with one CQE left. */
-	kite_cq_forget_qp(f->cq, QPN);
+	kite_cq_forget_qp(f->cq, QPN, NULL);
 	CHECK(f->cq->last_qp == NULL);
 	CHECK(kite_poll_cq(&f->cq->vcq.cq, 4, wc) == 0);
 	CHECK(f->cq->ci == 3);
@@ -220,7 +220,7 @@ int test_two_qps(void)
 	CHECK(kite_post_send(&f->qp->vqp.qp, &wr, &bad) == 0);
 	dev_cqe(f, QPN + KITE_QP_LEAF_SIZE, 1, KITE_CQE_SEND, 0, 1, 0, 0);
 	dev_cqe(f, QPN, 1, KITE_CQE_SEND, 0, 1, 0, 0);
-	kite_cq_forget_qp(f->cq, qp2->vqp.qp.qp_num);
+	kite_cq_forget_qp(f->cq, qp2->vqp.qp.qp_num, NULL);
 	kite_qp_table_remove(&f->ctx->qps, qp2);
 	free(qp2->sq.ring.buf);
 	free(qp2->sq.wr_id);

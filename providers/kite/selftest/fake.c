@@ -13,12 +13,31 @@
 
 #include "selftest.h"
 
-/* kite_verbs.c is not linked in: the one helper the fast path uses. */
+/*
+ * kite_verbs.c is not linked in: the ring helpers the fast path and
+ * kite_srq.c use, on plain zeroed memory.
+ */
 void kite_ring_free(struct kite_ring *ring)
 {
 	free(ring->buf);
 	ring->buf = NULL;
 	ring->len = 0;
+}
+
+int kite_ring_alloc(struct kite_ring *ring, size_t bytes)
+{
+	ring->buf = calloc(1, bytes);
+	ring->len = bytes;
+	return ring->buf ? 0 : ENOMEM;
+}
+
+uint32_t kite_ring_depth(uint32_t n)
+{
+	uint32_t depth = 1u << KITE_MIN_LOG_DEPTH;
+
+	while (depth < n)
+		depth <<= 1;
+	return depth;
 }
 
 struct kernel_ah kernel_ah;

@@ -52,6 +52,9 @@ static const struct {
 	{ "qp_ex_same_wqes", test_qp_ex_same_wqes },
 	{ "qp_ex_ud", test_qp_ex_ud },
 	{ "qp_ex_errors", test_qp_ex_errors },
+	{ "srq_post", test_srq_post },
+	{ "srq_poll", test_srq_poll },
+	{ "srq_refused", test_srq_refused },
 };
 
 int main(int argc, char **argv)

@@ -133,5 +133,8 @@ int test_qp_ex_create(void);		/* qp_ex_test.c */
 int test_qp_ex_same_wqes(void);
 int test_qp_ex_ud(void);
 int test_qp_ex_errors(void);
+int test_srq_post(void);		/* srq_test.c */
+int test_srq_poll(void);
+int test_srq_refused(void);
 
 #endif

@@ -41,11 +41,13 @@ static void kite_cq_report_ci(struct kite_ib_dev *kib, struct kite_cq *cq)
  * free-running index @ci on as belonging to no QP (0 is never a QP
  * number), so that kite_poll_cq() drops them. Entries between the
  * consumer index and the device's producer index belong to the consumer.
+ * The receives of a QP on SRQ @srq give their slots back to it.
  */
 static void kite_cq_ring_clean(struct kite_cqe *ring, u8 log_depth, u32 ci,
-			       u32 n, u32 qpn)
+			       u32 n, u32 qpn, struct kite_srq *srq)
 {
 	struct kite_cqe *cqe;
+	u64 wr_id;
 	u32 i;
 
 	for (i = 0; i < n; i++) {
@@ -54,8 +56,11 @@ static void kite_cq_ring_clean(struct kite_cqe *ring, u8 log_depth, u32 ci,
 		    kite_ring_phase(ci + i, log_depth))
 			break;
 		dma_rmb();
-		if (le32_to_cpu(cqe->qpn) == qpn)
-			cqe->qpn = 0;
+		if (le32_to_cpu(cqe->qpn) != qpn)
+			continue;
+		if (srq && kite_cqe_is_recv(cqe->opcode))
+			kite_srq_retire(srq, le16_to_cpu(cqe->wqe_idx), &wr_id);
+		cqe->qpn = 0;
 	}
 }
 
@@ -63,24 +68,25 @@ static void kite_cq_ring_clean(struct kite_cqe *ring, u8 log_depth, u32 ci,
  * kite_cq_clean() - drop the unpolled CQEs of a QP from a kernel CQ
  * @cq: kernel CQ, with cq->lock held
  * @qpn: QP that was reset or destroyed
+ * @srq: the QP's SRQ, or NULL
  *
  * Called once the device writes no more CQEs for @qpn (MODIFY_QP to RESET
  * or DESTROY_QP returned). Without this, a CQE of the QP's previous life
  * would complete a WQE posted after the reset, or a QP that reuses the
  * number.
  */
-void kite_cq_clean(struct kite_cq *cq, u32 qpn)
+void kite_cq_clean(struct kite_cq *cq, u32 qpn, struct kite_srq *srq)
 {
 	lockdep_assert_held(&cq->lock);
 	if (cq->draining) {
 		/* Old ring (in cq->ring) up to old_pi, then the new ring. */
 		kite_cq_ring_clean(cq->ring.buf, cq->log_depth, cq->ci,
-				   cq->old_pi - cq->ci, qpn);
+				   cq->old_pi - cq->ci, qpn, srq);
 		kite_cq_ring_clean(cq->old_ring.buf, cq->old_log_depth, 0,
-				   1u << cq->old_log_depth, qpn);
+				   1u << cq->old_log_depth, qpn, srq);
 	} else {
 		kite_cq_ring_clean(cq->ring.buf, cq->log_depth, cq->ci,
-				   1u << cq->log_depth, qpn);
+				   1u << cq->log_depth, qpn, srq);
 	}
 }
 
@@ -177,6 +183,9 @@ static enum ib_wc_opcode kite_wc_opcode(u8 opcode)
  * producer index is read without the post lock: a WQE posted concurrently
  * cannot be the one a CQE already names.
  *
+ * A receive of a QP on an SRQ names an SRQ slot instead, which goes back
+ * to the SRQ's free list.
+ *
  * Return: true, or false for a CQE naming no outstanding WQE (stale, e.g.
  * from before the QP went to RESET).
  */
@@ -190,6 +199,8 @@ static bool kite_cqe_retire(struct kite_qp *qp, const struct kite_cqe *cqe,
 	u32 slot = le16_to_cpu(cqe->wqe_idx);
 	u32 ahead;
 
+	if (recv && qp->ibqp.srq)
+		return kite_srq_retire(to_ksrq(qp->ibqp.srq), slot, wr_id);
 	if (slot >= (1u << log_depth))
 		return false;
 	ahead = kite_ring_slot(slot - ci, log_depth);

@@ -419,6 +419,8 @@ static void kite_dt_exit(struct kunit *test)
 		ib_destroy_qp(dt->b);
 	if (dt->a && !IS_ERR(dt->a))
 		ib_destroy_qp(dt->a);
+	if (dt->srq && !IS_ERR(dt->srq))
+		ib_destroy_srq(dt->srq);
 	if (dt->frmr)
 		ib_dereg_mr(dt->frmr);
 	if (dt->key)
@@ -482,6 +484,8 @@ static struct kunit_case kite_datapath_cases[] = {
 	KUNIT_CASE(kite_test_dp_ud_mtu),
 	KUNIT_CASE(kite_test_dp_gsi),
 	KUNIT_CASE(kite_test_dp_ud_send_ipv4),
+	KUNIT_CASE(kite_test_dp_srq_recv_limit),
+	KUNIT_CASE(kite_test_dp_srq_last_wqe),
 	{}
 };
 

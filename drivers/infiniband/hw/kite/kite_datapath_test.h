@@ -5,7 +5,8 @@
  * the cases, by file: kite_datapath_rc_test.c (RC data path),
  * kite_datapath_fake_test.c (WQE and CQE handling against fake QPs and
  * CQs), kite_datapath_ud_test.c (UD, address handles, the GSI QP),
- * kite_datapath_mem_test.c (fast registration and invalidation).
+ * kite_datapath_mem_test.c (fast registration and invalidation),
+ * kite_datapath_srq_test.c (shared receive queues).
  *
  * Copyright (c) 2026 The Kite authors
  */
@@ -75,6 +76,7 @@ struct kite_dt {
 	struct ib_cq *cq2;
 	struct ib_qp *a;
 	struct ib_qp *b;
+	struct ib_srq *srq;	/* a case's SRQ, destroyed after the QPs */
 	struct ib_ah *ah[KITE_DT_NUM_AH];
 	__be32 ip4;	/* IPv4 address a case added to the netdev, or 0 */
 	struct kite_ring buf;
@@ -152,5 +154,9 @@ void kite_test_dp_frwr_local_inv(struct kunit *test);
 void kite_test_dp_send_inv(struct kunit *test);
 void kite_test_dp_frwr_stale_key(struct kunit *test);
 void kite_test_dp_frwr_errors(struct kunit *test);
+
+/* kite_datapath_srq_test.c */
+void kite_test_dp_srq_recv_limit(struct kunit *test);
+void kite_test_dp_srq_last_wqe(struct kunit *test);
 
 #endif /* KITE_DATAPATH_TEST_H */

@@ -34,6 +34,7 @@
  * @num_ah: address handles that exist (at most KITE_MAX_AH)
  * @cqs: CQs by number, for completion and CQ error events
  * @qps: QPs by number, for poll_cq and QP events
+ * @srqs: SRQs by number, for SRQ events
  *
  * Event callbacks look objects up in @cqs and @qps without a lock (xa_load
  * is RCU-safe) from hard interrupt context; destroy erases the entry and
@@ -51,6 +52,7 @@ struct kite_ib_dev {
 	atomic_t num_ah;
 	struct xarray cqs;
 	struct xarray qps;
+	struct xarray srqs;
 };
 
 static inline struct kite_ib_dev *to_kib(struct ib_device *ibdev)

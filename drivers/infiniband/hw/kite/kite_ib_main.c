@@ -34,6 +34,8 @@ static void kite_ib_async(struct kite_event_client *client, u8 type,
 
 	if (type == KITE_EVT_CQ_ERR)
 		kite_cq_async_event(kib, data);
+	else if (type == KITE_EVT_SRQ_LIMIT || type == KITE_EVT_SRQ_ERR)
+		kite_srq_async_event(kib, data, type);
 	else
 		kite_qp_async_event(kib, data, type);
 }
@@ -81,6 +83,7 @@ static int kite_ib_probe(struct auxiliary_device *adev,
 	spin_lock_init(&kib->port_lock);
 	xa_init(&kib->cqs);
 	xa_init(&kib->qps);
+	xa_init(&kib->srqs);
 	auxiliary_set_drvdata(adev, kib);
 
 	err = kite_register_event_client(kdev, &kib->events);
@@ -97,6 +100,7 @@ err_unregister_events:
 	kite_unregister_event_client(kdev, &kib->events);
 err_dealloc:
 	auxiliary_set_drvdata(adev, NULL);
+	xa_destroy(&kib->srqs);
 	xa_destroy(&kib->qps);
 	xa_destroy(&kib->cqs);
 	ib_dealloc_device(&kib->ibdev);
@@ -110,6 +114,7 @@ static void kite_ib_remove(struct auxiliary_device *adev)
 	kite_ib_unregister(kib);
 	kite_unregister_event_client(kib->kdev, &kib->events);
 	auxiliary_set_drvdata(adev, NULL);
+	xa_destroy(&kib->srqs);
 	xa_destroy(&kib->qps);
 	xa_destroy(&kib->cqs);
 	ib_dealloc_device(&kib->ibdev);

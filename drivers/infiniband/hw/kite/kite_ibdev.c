@@ -50,6 +50,11 @@ static int kite_query_device(struct ib_device *ibdev,
 					  IB_DEVICE_MEM_WINDOW_TYPE_2B;
 		attr->max_mw = caps->max_mw;
 	}
+	if (kite_has_srq(kib)) {
+		attr->max_srq = caps->max_srq;
+		attr->max_srq_wr = caps->max_srq_wr;
+		attr->max_srq_sge = caps->max_srq_sge;
+	}
 	attr->max_send_sge = caps->max_sge;
 	attr->max_recv_sge = caps->max_sge;
 	/* Before ABI 1.3 a READ took as many SGEs as any other WQE. */
@@ -318,6 +323,17 @@ static const struct ib_device_ops kite_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, kite_ucontext, ibuc),
 };
 
+/* Offered only when the device has SRQs: ib_core refuses them otherwise. */
+static const struct ib_device_ops kite_srq_ops = {
+	.create_srq = kite_create_srq,
+	.destroy_srq = kite_destroy_srq,
+	.modify_srq = kite_modify_srq,
+	.post_srq_recv = kite_post_srq_recv,
+	.query_srq = kite_query_srq,
+
+	INIT_RDMA_OBJ_SIZE(ib_srq, kite_srq, ibsrq),
+};
+
 /* Under kib->port_lock, with the ib_device registered. */
 static void kite_ib_dispatch_port(struct kite_ib_dev *kib,
 				  enum ib_event_type type)
@@ -377,6 +393,8 @@ int kite_ib_register(struct kite_ib_dev *kib)
 	addrconf_addr_eui48((u8 *)&ibdev->node_guid, kdev->netdev->dev_addr);
 	strscpy(ibdev->node_desc, "Kite RoCEv2 NIC", sizeof(ibdev->node_desc));
 	ib_set_device_ops(ibdev, &kite_dev_ops);
+	if (kite_has_srq(kib))
+		ib_set_device_ops(ibdev, &kite_srq_ops);
 
 	err = ib_device_set_netdev(ibdev, kdev->netdev, KITE_PORT_NUM);
 	if (err) {

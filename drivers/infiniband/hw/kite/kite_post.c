@@ -75,10 +75,12 @@ void kite_qp_clean_cqs(struct kite_qp *qp)
 {
 	struct kite_cq *scq = to_kcq(qp->ibqp.send_cq);
 	struct kite_cq *rcq = to_kcq(qp->ibqp.recv_cq);
+	struct kite_srq *srq = qp->ibqp.srq ? to_ksrq(qp->ibqp.srq) : NULL;
 
-	kite_cq_clean(scq, qp->qpn);
+	/* Receive CQEs of a QP on an SRQ give their SRQ slots back. */
+	kite_cq_clean(scq, qp->qpn, srq);
 	if (rcq != scq)
-		kite_cq_clean(rcq, qp->qpn);
+		kite_cq_clean(rcq, qp->qpn, srq);
 }
 
 /**
@@ -137,7 +139,7 @@ static void *kite_rq_wqe(struct kite_qp *qp, u32 index)
 			     qp->rq_log_stride);
 }
 
-static void kite_set_sge(struct kite_sge *dst, const struct ib_sge *src)
+void kite_set_sge(struct kite_sge *dst, const struct ib_sge *src)
 {
 	dst->addr = cpu_to_le64(src->addr);
 	dst->length = cpu_to_le32(src->length);
@@ -455,7 +457,8 @@ int kite_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
  * @wr: first work request of the list
  * @bad_wr: the first request not posted, on error
  *
- * Return: 0; -EINVAL for a QP in RESET, a user QP or too many SGEs;
+ * Return: 0; -EINVAL for a QP in RESET, a user QP, a QP on an SRQ or too
+ * many SGEs;
  * -ENOMEM when the RQ is full. Requests before *@bad_wr were posted.
  */
 int kite_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
@@ -472,7 +475,9 @@ int kite_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	u32 pi;
 	int i;
 
-	if (!qp->rq_wrid || READ_ONCE(qp->state) == IB_QPS_RESET) {
+	/* A QP on an SRQ receives through ib_post_srq_recv() only. */
+	if (!qp->rq_wrid || ibqp->srq ||
+	    READ_ONCE(qp->state) == IB_QPS_RESET) {
 		*bad_wr = wr;
 		return -EINVAL;
 	}

@@ -84,28 +84,40 @@ static int kite_qp_type(struct kite_ib_dev *kib, enum ib_qp_type type, u8 *out)
 	}
 }
 
-/* Check the capabilities against the device and size the rings. */
+/* A QP on an SRQ has no RQ of its own (its RQ geometry stays zero). */
+static bool kite_qp_on_srq(const struct kite_qp *qp)
+{
+	return qp->ibqp.srq;
+}
+
+/*
+ * Check the capabilities against the device and size the rings; the
+ * receive capabilities of a QP on an SRQ are the SRQ's and ignored here.
+ */
 static int kite_qp_size(struct kite_ib_dev *kib, struct kite_qp *qp,
 			struct ib_qp_cap *cap)
 {
 	const struct kite_caps *caps = &kib->kdev->caps;
+	bool rq = !kite_qp_on_srq(qp);
 	u32 sq_depth, rq_depth;
 
 	if (cap->max_send_wr > caps->max_qp_wr ||
-	    cap->max_recv_wr > caps->max_qp_wr ||
+	    (rq && cap->max_recv_wr > caps->max_qp_wr) ||
 	    cap->max_send_sge > caps->max_sge ||
-	    cap->max_recv_sge > caps->max_sge ||
+	    (rq && cap->max_recv_sge > caps->max_sge) ||
 	    cap->max_inline_data > caps->max_inline)
 		return -EINVAL;
 	sq_depth = kite_cq_depth(cap->max_send_wr);
 	rq_depth = kite_cq_depth(cap->max_recv_wr);
-	if (sq_depth > caps->max_qp_wr || rq_depth > caps->max_qp_wr)
+	if (sq_depth > caps->max_qp_wr || (rq && rq_depth > caps->max_qp_wr))
 		return -EINVAL;
 	qp->sq_log_depth = ilog2(sq_depth);
-	qp->rq_log_depth = ilog2(rq_depth);
 	qp->sq_log_stride = kite_sq_log_stride(cap->max_send_sge,
 					       cap->max_inline_data);
-	qp->rq_log_stride = kite_rq_log_stride(cap->max_recv_sge);
+	if (rq) {
+		qp->rq_log_depth = ilog2(rq_depth);
+		qp->rq_log_stride = kite_rq_log_stride(cap->max_recv_sge);
+	}
 	if (qp->sq_log_stride > KITE_SQ_MAX_LOG_STRIDE ||
 	    qp->rq_log_stride > KITE_RQ_MAX_LOG_STRIDE)
 		return -EINVAL;
@@ -126,6 +138,10 @@ static void kite_qp_fill_cap(struct kite_ib_dev *kib, const struct kite_qp *qp,
 	cap->max_recv_sge = min_t(u32, rq_room / sizeof(struct kite_sge),
 				  kib->kdev->caps.max_sge);
 	cap->max_inline_data = min_t(u32, sq_room, kib->kdev->caps.max_inline);
+	if (kite_qp_on_srq(qp)) {
+		cap->max_recv_wr = 0;
+		cap->max_recv_sge = 0;
+	}
 }
 
 /* Bookkeeping of a kernel QP's data path: locks, wr_id per ring slot. */
@@ -141,9 +157,11 @@ static int kite_qp_init_kernel(struct kite_ib_dev *kib, struct kite_qp *qp)
 	qp->max_inline = cap.max_inline_data;
 	qp->sq_wrid = kcalloc(1u << qp->sq_log_depth, sizeof(*qp->sq_wrid),
 			      GFP_KERNEL);
-	qp->rq_wrid = kcalloc(1u << qp->rq_log_depth, sizeof(*qp->rq_wrid),
-			      GFP_KERNEL);
-	if (!qp->sq_wrid || !qp->rq_wrid) {
+	/* A QP on an SRQ: the SRQ keeps the receives' wr_ids. */
+	if (!kite_qp_on_srq(qp))
+		qp->rq_wrid = kcalloc(1u << qp->rq_log_depth,
+				      sizeof(*qp->rq_wrid), GFP_KERNEL);
+	if (!qp->sq_wrid || (!qp->rq_wrid && !kite_qp_on_srq(qp))) {
 		kfree(qp->sq_wrid);
 		kfree(qp->rq_wrid);
 		qp->sq_wrid = NULL;
@@ -188,7 +206,9 @@ static int kite_qp_cmd_create(struct kite_ib_dev *kib, struct kite_qp *qp,
 {
 	const struct kite_qp_create_params p = {
 		.type = type,
-		.flags = qp->sig_all ? KITE_QP_FLAG_SIG_ALL : 0,
+		.flags = (qp->sig_all ? KITE_QP_FLAG_SIG_ALL : 0) |
+			 (kite_qp_on_srq(qp) ? KITE_QP_FLAG_SRQ : 0),
+		.srqn = kite_qp_on_srq(qp) ? to_ksrq(qp->ibqp.srq)->srqn : 0,
 		.sq_log_depth = qp->sq_log_depth,
 		.sq_log_stride = qp->sq_log_stride,
 		.rq_log_depth = qp->rq_log_depth,
@@ -226,16 +246,21 @@ static int kite_qp_rings_user(struct kite_ib_dev *kib, struct kite_qp *qp,
 	} else if (req.dbrec_va) {
 		return -EINVAL;
 	}
+	/* A QP on an SRQ has no receive ring. */
+	if (kite_qp_on_srq(qp) && (req.rq_va || req.rq_len))
+		return -EINVAL;
 	err = kite_ring_get_user(kib, &qp->sq, req.sq_va, req.sq_len,
 				 (size_t)1 << (qp->sq_log_depth +
 					       qp->sq_log_stride));
 	if (err)
 		return err;
-	err = kite_ring_get_user(kib, &qp->rq, req.rq_va, req.rq_len,
-				 (size_t)1 << (qp->rq_log_depth +
-					       qp->rq_log_stride));
-	if (err)
-		goto err_sq;
+	if (!kite_qp_on_srq(qp)) {
+		err = kite_ring_get_user(kib, &qp->rq, req.rq_va, req.rq_len,
+					 (size_t)1 << (qp->rq_log_depth +
+						       qp->rq_log_stride));
+		if (err)
+			goto err_sq;
+	}
 	if (req.comp_mask & KITE_CREATE_QP_REQ_DBREC) {
 		err = kite_dbrec_get_user(kib, &qp->dbrec, req.dbrec_va,
 					  sizeof(struct kite_qp_dbrec));
@@ -257,7 +282,7 @@ static int kite_qp_rings_kernel(struct kite_ib_dev *kib, struct kite_qp *qp)
 
 	err = kite_ring_alloc_kernel(kib, &qp->sq, (size_t)1 <<
 				     (qp->sq_log_depth + qp->sq_log_stride));
-	if (err)
+	if (err || kite_qp_on_srq(qp))
 		return err;
 	err = kite_ring_alloc_kernel(kib, &qp->rq, (size_t)1 <<
 				     (qp->rq_log_depth + qp->rq_log_stride));
@@ -274,11 +299,13 @@ static int kite_qp_rings_kernel(struct kite_ib_dev *kib, struct kite_qp *qp)
  *
  * UD and GSI need KITE_DEV_CAP_UD. The GSI QP is the kernel's (ib_core's
  * MAD layer creates it for port 1); the device numbers it 1, and a second
- * one is refused by the device (-EBUSY).
+ * one is refused by the device (-EBUSY). RC, UC and UD QPs may receive
+ * from an SRQ (the receive capabilities are then the SRQ's).
  *
  * Return: 0, -EOPNOTSUPP (a type the device lacks, a user GSI QP, other
- * types, SRQ, create flags, RSS), -EINVAL (capabilities beyond the
- * device's, a GSI QP of another port) or another negative errno.
+ * types, a GSI QP on an SRQ, create flags, RSS), -EINVAL (capabilities
+ * beyond the device's, a GSI QP of another port) or another negative
+ * errno.
  */
 int kite_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		   struct ib_udata *udata)
@@ -298,8 +325,8 @@ int kite_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		if (attr->port_num != KITE_PORT_NUM)
 			return -EINVAL;
 	}
-	if (attr->srq || attr->create_flags || attr->rwq_ind_tbl ||
-	    attr->xrcd)
+	if ((attr->srq && type == KITE_QPT_GSI) || attr->create_flags ||
+	    attr->rwq_ind_tbl || attr->xrcd)
 		return -EOPNOTSUPP;
 	if (!attr->send_cq || !attr->recv_cq)
 		return -EINVAL;
@@ -343,8 +370,11 @@ int kite_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		resp.qpn = qp->qpn;
 		resp.sq_depth = 1u << qp->sq_log_depth;
 		resp.sq_stride = 1u << qp->sq_log_stride;
-		resp.rq_depth = 1u << qp->rq_log_depth;
-		resp.rq_stride = 1u << qp->rq_log_stride;
+		/* A QP on an SRQ: no receive ring (0, 0). */
+		if (!kite_qp_on_srq(qp)) {
+			resp.rq_depth = 1u << qp->rq_log_depth;
+			resp.rq_stride = 1u << qp->rq_log_stride;
+		}
 		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
 		if (err)
 			goto err_erase;

@@ -230,6 +230,39 @@ struct kite_qp {
 };
 
 /**
+ * struct kite_srq - a shared receive queue
+ * @ibsrq: ib_core object (allocated by ib_core)
+ * @ring: WQE ring
+ * @lock: kernel SRQ: serializes post_srq_recv and slot retirement (the
+ *	  free list, @pi, @wrid, @busy)
+ * @wrid: kernel SRQ: wr_id of the WQE in each slot
+ * @busy: kernel SRQ: slots holding a posted WQE not yet completed
+ * @srqn: SRQ number from the device
+ * @uctx: owning context (0: kernel)
+ * @pi: kernel SRQ: free-running producer index
+ * @head: kernel SRQ: first slot of the free list (the next post's)
+ * @tail: kernel SRQ: last slot of the free list (the spare)
+ * @max_sge: SGEs a WQE holds
+ * @log_depth: log2 of the slots
+ * @log_stride: log2 of the WQE size
+ */
+struct kite_srq {
+	struct ib_srq ibsrq;
+	struct kite_ring ring;
+	spinlock_t lock; /* see above */
+	u64 *wrid;
+	unsigned long *busy;
+	u32 srqn;
+	u32 uctx;
+	u32 pi;
+	u16 head;
+	u16 tail;
+	u32 max_sge;
+	u8 log_depth;
+	u8 log_stride;
+};
+
+/**
  * struct kite_ah - an address handle
  * @ibah: ib_core object (allocated by ib_core)
  * @av: the address vector each UD send to this destination carries
@@ -278,6 +311,11 @@ static inline struct kite_qp *to_kqp(struct ib_qp *ibqp)
 static inline bool kite_qp_is_ud(const struct kite_qp *qp)
 {
 	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
+}
+
+static inline struct kite_srq *to_ksrq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct kite_srq, ibsrq);
 }
 
 static inline struct kite_ah *to_kah(struct ib_ah *ibah)
@@ -367,7 +405,7 @@ int kite_test_query_cq(struct ib_cq *ibcq, struct kite_cq_info *info);
 /* kite_cq_poll.c */
 int kite_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 int kite_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
-void kite_cq_clean(struct kite_cq *cq, u32 qpn);
+void kite_cq_clean(struct kite_cq *cq, u32 qpn, struct kite_srq *srq);
 void kite_cq_end_resize(struct kite_ib_dev *kib, struct kite_cq *cq);
 
 /* kite_cq_flush.c */
@@ -397,6 +435,20 @@ void kite_qp_lock_cqs(struct kite_qp *qp, unsigned long *flags);
 void kite_qp_unlock_cqs(struct kite_qp *qp, unsigned long flags);
 void kite_qp_clean_cqs(struct kite_qp *qp);
 void kite_qp_attach_cqs(struct kite_qp *qp);
+void kite_set_sge(struct kite_sge *dst, const struct ib_sge *src);
+
+/* kite_srq.c */
+bool kite_has_srq(const struct kite_ib_dev *kib);
+int kite_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		    struct ib_udata *udata);
+int kite_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		    enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int kite_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int kite_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int kite_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+		       const struct ib_recv_wr **bad_wr);
+bool kite_srq_retire(struct kite_srq *srq, u32 slot, u64 *wr_id);
+void kite_srq_async_event(struct kite_ib_dev *kib, u32 srqn, u8 type);
 
 /* kite_ah.c */
 int kite_av_from_ah_attr(struct kite_ib_dev *kib, const struct rdma_ah_attr *ah,

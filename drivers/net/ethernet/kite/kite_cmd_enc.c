@@ -171,6 +171,7 @@ void kite_enc_create_qp(struct kite_aq_cmd *cmd, u32 uctx,
 	cmd->create_qp.pdn = cpu_to_le32(p->pdn);
 	cmd->create_qp.send_cqn = cpu_to_le32(p->send_cqn);
 	cmd->create_qp.recv_cqn = cpu_to_le32(p->recv_cqn);
+	cmd->create_qp.srqn = cpu_to_le32(p->srqn);
 	cmd->create_qp.sq = *p->sq;
 	cmd->create_qp.rq = *p->rq;
 	cmd->create_qp.dbrec = cpu_to_le64(p->dbrec);
@@ -329,6 +330,15 @@ void kite_dec_device_attr(const struct kite_device_attr *attr,
 		caps->max_mw = 0;
 		caps->max_frwr_pages = 0;
 		caps->max_sge_rd = 0;
+	}
+	if (KITE_ABI_VER_MINOR(caps->abi_version) >= KITE_ABI_MINOR_SRQ) {
+		caps->max_srq = le32_to_cpu(attr->max_srq);
+		caps->max_srq_wr = le32_to_cpu(attr->max_srq_wr);
+		caps->max_srq_sge = le32_to_cpu(attr->max_srq_sge);
+	} else {
+		caps->max_srq = 0;
+		caps->max_srq_wr = 0;
+		caps->max_srq_sge = 0;
 	}
 }
 

@@ -106,6 +106,8 @@ void kite_async_event(struct kite_dev *kdev, const struct kite_eqe *eqe)
 	case KITE_EVT_QP_ACCESS_ERR:
 	case KITE_EVT_QP_LAST_WQE:
 	case KITE_EVT_COMM_EST:
+	case KITE_EVT_SRQ_LIMIT:
+	case KITE_EVT_SRQ_ERR:
 		kite_object_event(kdev, eqe->type, data);
 		break;
 	default:
