@@ -427,7 +427,7 @@ static bool cb_tx_ready(void *opaque)
     SimNode *n = opaque;
     Sim *s = n->sim;
 
-    return !s->tx_cap || s->qlen < s->tx_cap;
+    return s->now >= s->pause_until && (!s->tx_cap || s->qlen < s->tx_cap);
 }
 
 static uint64_t cb_now(void *opaque)
@@ -973,12 +973,14 @@ static bool sim_run_engines(Sim *s)
     for (i = 0; i < s->n; i++) {
         SimNode *n = &s->node[i];
 
-        /* A full port: the engine runs again once the link drains. */
-        if (n->kicked && cb_tx_ready(n)) {
+        /*
+         * As the device model: a kick runs the engine whatever the port's
+         * state; the work it left runs again once the port has room.
+         */
+        if (n->kicked || (n->tx_wait && cb_tx_ready(n))) {
             n->kicked = false;
-            if (kite_roce_run(n->e, s->run_budget ? s->run_budget : 4)) {
-                n->kicked = true;
-            }
+            n->tx_wait = kite_roce_run(n->e,
+                                       s->run_budget ? s->run_budget : 4);
             any = true;
         }
     }
@@ -1007,7 +1009,7 @@ bool sim_step(Sim *s)
         sim_run_engines(s)) {
         return true;
     }
-    if (s->head) {
+    if (s->head && s->now >= s->pause_until) {
         SimFrame *f = s->head;
 
         s->head = f->next;
@@ -1024,7 +1026,7 @@ bool sim_step(Sim *s)
         free(f);
         return true;
     }
-    if (s->held) {
+    if (s->held && s->now >= s->pause_until) {
         SimFrame *f = s->held;
 
         s->held = NULL;
@@ -1045,6 +1047,11 @@ bool sim_step(Sim *s)
                 bq = q;
             }
         }
+    }
+    if (s->now < s->pause_until && (!bq || best > s->pause_until)) {
+        /* Nothing happens before the peer reads again. */
+        s->now = s->pause_until;
+        return true;
     }
     if (!bq) {
         return false;

@@ -96,6 +96,7 @@ struct SimNode {
     SimCq cq[SIM_MAX_CQS];
     SimQp qp[SIM_MAX_QPS];
     bool kicked;
+    bool tx_wait;               /* run again once the port has room */
     /* A slow receiver: virtual ns each frame delivered to it takes. */
     uint64_t rx_cost_ns;
     SimEvent events[SIM_MAX_EVENTS];
@@ -151,6 +152,12 @@ struct Sim {
      * counted in overflowed (QEMU's net queue without a callback).
      */
     unsigned tx_cap;
+    /*
+     * A peer that reads nothing before this (virtual ns): the link
+     * delivers no frame and ops->tx_ready says false, as a QEMU netdev
+     * whose peer stopped reading.
+     */
+    uint64_t pause_until;
     /* figures */
     uint64_t frames, dropped, duplicated, reordered, delivered, not_roce;
     uint64_t overflowed;
