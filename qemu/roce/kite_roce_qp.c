@@ -796,6 +796,34 @@ static bool kr_qp_step(KiteRoceQp *qp)
 }
 
 /*
+ * The port is full: the QPs in ERR on the ready ring still flush, for they
+ * send nothing (a drain must not wait for the link), at most @budget of
+ * them; the others wait for the port. Returns the flushes done.
+ */
+static unsigned kr_run_flushes(KiteRoce *e, unsigned budget)
+{
+    KiteRoceQp *qp = e->ready, *last, *next;
+    unsigned done = 0;
+    bool end = !qp;
+
+    last = qp ? qp->rprev : NULL;
+    while (!end && done < budget) {
+        end = qp == last;
+        next = qp->rnext;
+        if (qp->state == KITE_QPS_ERR) {
+            if (kr_qp_step(qp)) {
+                done++;
+            }
+            if (!kr_qp_has_work(qp)) {
+                kr_qp_unready(qp);
+            }
+        }
+        qp = next;
+    }
+    return done;
+}
+
+/*
  * Round robin over the ready ring, one step per QP per round; a QP found
  * idle leaves the ring. Only the steps that did something count against
  * @budget.
@@ -807,8 +835,13 @@ bool kite_roce_run(KiteRoce *e, unsigned budget)
 
     while (done < budget && e->ready) {
         if (e->ops->tx_ready && !e->ops->tx_ready(e->opaque)) {
-            /* The port is full: the rest waits for it to drain. */
-            return true;
+            /* The host runs the engine again once the port drains. */
+            done += kr_run_flushes(e, budget - done);
+            if (done == budget) {
+                /* Flushes may be left: they need no room, only a run. */
+                e->ops->kick(e->opaque);
+            }
+            break;
         }
         qp = e->ready;
         e->qp_visits++;

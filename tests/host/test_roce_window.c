@@ -154,11 +154,99 @@ static void test_port_backpressure(void **st)
     free(w);
 }
 
+/* Step @w until the peer reads again (or nothing is left to do). */
+static void win_run_paused(Win *w)
+{
+    while (w->s.now < w->s.pause_until && sim_step(&w->s)) {
+    }
+}
+
+/* Poll node 0's CQ: the CQEs of its first @nerr QPs must be flushes. */
+static unsigned win_poll_flushes(Win *w, unsigned nerr, unsigned *others)
+{
+    struct kite_cqe c;
+    unsigned n = 0, i;
+
+    while (sim_poll_cq(&w->s.node[0], w->acq, &c)) {
+        for (i = 0; i < nerr && kr_le32(&c.qpn) != w->aqp[i]; i++) {
+        }
+        if (i == nerr) {
+            assert_int_equal(c.status, KITE_CQE_SUCCESS);
+            (*others)++;
+            continue;
+        }
+        assert_int_equal(c.status, KITE_CQE_WR_FLUSH_ERR);
+        n++;
+    }
+    return n;
+}
+
+/*
+ * A QP in ERR sends nothing: what is posted to it while the port is full
+ * (its peer stopped reading) is flushed at once, not when the port
+ * drains, or ib_drain_qp() would wait for the peer. One flush a run:
+ * the second QP's needs a run of its own.
+ */
+static void test_flush_backpressured(void **st)
+{
+    const unsigned nerr = 2;
+    struct kite_roce_qp_attr a;
+    unsigned others = 0, flushed, i;
+    SimConnParams p;
+    uint64_t frames;
+    SimSge sge;
+    SimWr wr;
+    Win *w;
+
+    (void)st;
+    sim_default_params(&p);
+    w = win_new(&p);
+    w->s.run_budget = 1;
+    win_post(w, 4, 16384);
+    while (w->s.frames < 8) {
+        assert_true(sim_step(&w->s));
+    }
+    /* For 1 ms, less than the ACK timeout (16.8 ms). */
+    w->s.pause_until = w->s.now + 1000000;
+    frames = w->s.frames;
+    memset(&a, 0, sizeof(a));
+    a.state = KITE_QPS_ERR;
+    for (i = 0; i < nerr; i++) {
+        sim_modify(&w->s.node[0], w->aqp[i], &a, KITE_QP_ATTR_STATE);
+    }
+    flushed = win_poll_flushes(w, nerr, &others);
+    assert_int_equal(flushed + others, 4 * nerr);
+
+    memset(&wr, 0, sizeof(wr));
+    wr.opcode = KITE_WQE_SEND;
+    wr.flags = KITE_WQE_F_SIGNALED;
+    sge.addr = WIN_VA;
+    sge.length = 64;
+    sge.lkey = w->akey;
+    for (i = 0; i < nerr; i++) {
+        sim_post_send(&w->s.node[0], w->aqp[i], &wr);
+        sim_post_send(&w->s.node[0], w->aqp[i], &wr);
+        sim_post_recv(&w->s.node[0], w->aqp[i], 1, &sge);
+    }
+    win_run_paused(w);
+    assert_int_equal(win_poll_flushes(w, nerr, &others), 3 * nerr);
+    /* Nothing was sent while the port was full. */
+    assert_int_equal(w->s.frames, frames);
+
+    sim_run(&w->s, RUN_STEPS);
+    assert_int_equal(win_poll_flushes(w, nerr, &others), 0);
+    assert_int_equal(others, 4 * WIN_QPS - flushed);
+    assert_int_equal(w->s.overflowed, 0);
+    sim_free(&w->s);
+    free(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_slow_responder),
         cmocka_unit_test(test_port_backpressure),
+        cmocka_unit_test(test_flush_backpressured),
     };
 
     return cmocka_run_group_tests_name("roce_window", tests, NULL, NULL);
