@@ -220,6 +220,7 @@ static void kr_comp_early_retry(KiteRoceQp *qp)
 static void kr_comp_progress(KiteRoceQp *qp)
 {
     qp->retry_left = qp->retry_cnt;
+    qp->tx_stall_ns = 0;
     qp->rnr_left = qp->rnr_retry;
     qp->gap_retried = false;
     qp->rnr_nak_seen = false;
@@ -572,6 +573,25 @@ void kr_comp_rx(KiteRoceQp *qp, const struct kite_roce_pkt *p)
     }
 }
 
+/*
+ * A NIC times the packets it has sent: while the port cannot take a frame
+ * the PSNs behind it have not left (or wait in the host's queue), so
+ * their timeout uses no retry, rewinds nothing and keeps the window.
+ * Only up to KR_TX_STALL_MAX_NS without progress, so that a port blocked
+ * for good still ends the QP.
+ */
+static bool kr_comp_tx_stalled(KiteRoceQp *qp)
+{
+    KiteRoce *e = qp->e;
+
+    if (!e->ops->tx_ready || e->ops->tx_ready(e->opaque) ||
+        qp->tx_stall_ns >= KR_TX_STALL_MAX_NS) {
+        return false;
+    }
+    qp->tx_stall_ns += KR_TIMEOUT_BASE_NS << qp->timeout;
+    return true;
+}
+
 void kr_comp_timer(KiteRoceQp *qp)
 {
     KiteRoce *e = qp->e;
@@ -584,6 +604,10 @@ void kr_comp_timer(KiteRoceQp *qp)
     if (kite_psn_cmp(qp->una_psn, qp->hi_psn) >= 0) {
         return;
     }
+    if (kr_comp_tx_stalled(qp)) {
+        kr_comp_arm_timer(qp);
+        return;
+    }
     qp->cnt.timeouts++;
     e->cnt.timeouts++;
     if (!qp->retry_left) {
@@ -593,4 +617,9 @@ void kr_comp_timer(KiteRoceQp *qp)
     qp->retry_left--;
     kr_cwnd_timeout(qp);
     kr_comp_rewind(qp);
+    /*
+     * The timer runs on from here, not from the resend: a full port
+     * delays that, and nothing else would time the QP.
+     */
+    kr_comp_arm_timer(qp);
 }

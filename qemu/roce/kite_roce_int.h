@@ -64,6 +64,12 @@
 #define KR_ATOMIC_SIZE          sizeof(__le64)
 #define KR_TIMEOUT_BASE_NS      4096ull /* local ACK timeout unit */
 /*
+ * How long a full port (ops->tx_ready false) may hold back the ACK
+ * timeouts of a QP without progress: 8 s, the longest PFC pause a mlx5
+ * port honours before its stall prevention (pfc-prevention-tout).
+ */
+#define KR_TX_STALL_MAX_NS      8000000000ull
+/*
  * Buckets of the QP number index at first (a power of two); it doubles
  * whenever it holds more QPs than buckets.
  */
@@ -202,6 +208,7 @@ struct KiteRoceQp {
     uint32_t rd_inflight;       /* READ/atomic WQEs started, not done */
     uint8_t retry_left;
     uint8_t rnr_left;
+    uint64_t tx_stall_ns;       /* timeouts held back by a full port */
     bool rnr_wait;              /* waiting out an RNR NAK's timer */
     bool rnr_nak_seen;          /* RNR NAK at rnr_nak_psn, no progress yet */
     uint32_t rnr_nak_psn;

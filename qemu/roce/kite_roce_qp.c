@@ -464,6 +464,7 @@ void kite_roce_qp_modify(KiteRoceQp *qp, const struct kite_roce_qp_attr *a,
         if (old != KITE_QPS_RTS) {
             qp->retry_left = qp->retry_cnt;
             qp->rnr_left = qp->rnr_retry;
+            qp->tx_stall_ns = 0;
         }
         if (qp->req_idx != qp->sq_pi) {
             e->ops->kick(e->opaque);

@@ -357,6 +357,7 @@ void kr_req_reset(KiteRoceQp *qp)
     qp->gap_retried = false;
     qp->retry_left = qp->retry_cnt;
     qp->rnr_left = qp->rnr_retry;
+    qp->tx_stall_ns = 0;
     kr_cwnd_reset(qp);
 }
 

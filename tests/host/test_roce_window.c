@@ -14,6 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "kite_roce_int.h"
 #include "roce_fixture.h"
 
 #define WIN_QPS         4
@@ -154,6 +155,14 @@ static void test_port_backpressure(void **st)
     free(w);
 }
 
+/* Step @w until node 0 has sent @n frames: PSNs in flight on every QP. */
+static void win_start(Win *w, uint64_t n)
+{
+    while (w->s.frames < n) {
+        assert_true(sim_step(&w->s));
+    }
+}
+
 /* Step @w until the peer reads again (or nothing is left to do). */
 static void win_run_paused(Win *w)
 {
@@ -203,9 +212,7 @@ static void test_flush_backpressured(void **st)
     w = win_new(&p);
     w->s.run_budget = 1;
     win_post(w, 4, 16384);
-    while (w->s.frames < 8) {
-        assert_true(sim_step(&w->s));
-    }
+    win_start(w, 8);
     /* For 1 ms, less than the ACK timeout (16.8 ms). */
     w->s.pause_until = w->s.now + 1000000;
     frames = w->s.frames;
@@ -241,12 +248,83 @@ static void test_flush_backpressured(void **st)
     free(w);
 }
 
+/*
+ * The peer reads nothing for 50 ms, longer than the 8 ACK timeouts of
+ * 1 ms that retry_cnt 7 allows: the packets behind the full port never
+ * left, so their timeouts count as none and go back to nothing (a
+ * rewind would resend what was only queued); once the peer reads again
+ * every WRITE completes.
+ */
+static void test_port_stall(void **st)
+{
+    SimConnParams p;
+    Win *w;
+
+    (void)st;
+    sim_default_params(&p);
+    p.timeout = 8;
+    p.retry_cnt = 7;
+    w = win_new(&p);
+    win_post(w, 4, 16384);
+    win_start(w, 8);
+    w->s.pause_until = w->s.now + 50000000;
+    sim_run(&w->s, RUN_STEPS);
+    assert_true(w->s.now > w->s.pause_until);
+    win_expect_success(w, 4 * WIN_QPS);
+    assert_int_equal(win_sum(w, offsetof(struct kite_roce_counters,
+                                         timeouts)), 0);
+    assert_int_equal(win_sum(w, offsetof(struct kite_roce_counters,
+                                         retransmits)), 0);
+    sim_free(&w->s);
+    free(w);
+}
+
+/*
+ * A port that never drains still ends the QPs: they wait for it
+ * KR_TX_STALL_MAX_NS, then their timeouts count and they fail with
+ * RETRY_EXC as if the peer were gone.
+ */
+static void test_port_stall_bound(void **st)
+{
+    struct kite_cqe c;
+    SimConnParams p;
+    uint64_t t0;
+    unsigned i;
+    Win *w;
+
+    (void)st;
+    sim_default_params(&p);
+    p.timeout = 8;
+    p.retry_cnt = 7;
+    w = win_new(&p);
+    win_post(w, 1, 16384);
+    win_start(w, 8);
+    t0 = w->s.now;
+    w->s.pause_until = t0 + 2 * KR_TX_STALL_MAX_NS;
+    while (w->s.now < t0 + KR_TX_STALL_MAX_NS && sim_step(&w->s)) {
+    }
+    assert_int_equal(sim_cq_count(&w->s.node[0], w->acq), 0);
+    win_run_paused(w);
+    for (i = 0; i < WIN_QPS; i++) {
+        assert_int_equal(kite_roce_qp_state(sim_qp(&w->s.node[0],
+                                                   w->aqp[i])->qp),
+                         KITE_QPS_ERR);
+        assert_true(sim_poll_cq(&w->s.node[0], w->acq, &c));
+        assert_int_equal(c.status, KITE_CQE_RETRY_EXC_ERR);
+    }
+    assert_false(sim_poll_cq(&w->s.node[0], w->acq, &c));
+    sim_free(&w->s);
+    free(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_slow_responder),
         cmocka_unit_test(test_port_backpressure),
         cmocka_unit_test(test_flush_backpressured),
+        cmocka_unit_test(test_port_stall),
+        cmocka_unit_test(test_port_stall_bound),
     };
 
     return cmocka_run_group_tests_name("roce_window", tests, NULL, NULL);
