@@ -124,8 +124,9 @@ struct kite_roce_ops {
      * Optional (NULL: always). false while the port cannot take another
      * frame (its link is backpressured): kite_roce_run() then sends
      * nothing more (QPs in ERR still flush, they send nothing) and
-     * returns true, and the host calls it again once the port has room. A NIC's transmit pipeline stalls on a full port
-     * rather than drop its own frames, which go-back-N would resend.
+     * returns true, and the host calls it again once the port has room.
+     * A NIC's transmit pipeline stalls on a full port rather than drop
+     * its own frames, which go-back-N would resend.
      */
     bool (*tx_ready)(void *opaque);
     /* Monotonic time in nanoseconds (QEMU: QEMU_CLOCK_VIRTUAL). */

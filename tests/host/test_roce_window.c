@@ -251,9 +251,9 @@ static void test_flush_backpressured(void **st)
 /*
  * The peer reads nothing for 50 ms, longer than the 8 ACK timeouts of
  * 1 ms that retry_cnt 7 allows: the packets behind the full port never
- * left, so their timeouts count as none and go back to nothing (a
- * rewind would resend what was only queued); once the peer reads again
- * every WRITE completes.
+ * left, so their timeouts neither count nor go back (which would resend
+ * what was only queued); once the peer reads again every WRITE
+ * completes.
  */
 static void test_port_stall(void **st)
 {
