@@ -18,11 +18,11 @@
 #include "kite.h"
 #include "trace.h"
 
-#define KITE_SRQ_MAX_LOG_DEPTH  15      /* log2(KITE_DEF_MAX_SRQ_WR + 1) */
+#define KITE_SRQ_DEF_LOG_DEPTH  15      /* log2(KITE_DEF_MAX_SRQ_WR + 1) */
 
-QEMU_BUILD_BUG_ON(KITE_DEF_MAX_SRQ_WR + 1 != 1u << KITE_SRQ_MAX_LOG_DEPTH);
-/* A next link is 16 bits wide: it must name every slot. */
-QEMU_BUILD_BUG_ON(KITE_SRQ_MAX_LOG_DEPTH > 16);
+QEMU_BUILD_BUG_ON(KITE_DEF_MAX_SRQ_WR + 1 != 1u << KITE_SRQ_DEF_LOG_DEPTH);
+/* A next link must name every slot. */
+QEMU_BUILD_BUG_ON(KITE_SRQ_DEF_LOG_DEPTH > KITE_SRQ_MAX_LOG_DEPTH);
 /* The engine parses at most its own SGE count per receive. */
 QEMU_BUILD_BUG_ON(KITE_DEF_MAX_SRQ_SGE > KITE_DEF_MAX_SGE);
 
@@ -90,7 +90,7 @@ uint8_t kite_cmd_create_srq(KiteState *s, const struct kite_aq_cmd *cmd,
     uint32_t srqn;
     uint8_t st;
 
-    if (!kite_log_depth_valid(c->log_depth, KITE_SRQ_MAX_LOG_DEPTH)) {
+    if (!kite_log_depth_valid(c->log_depth, KITE_SRQ_DEF_LOG_DEPTH)) {
         return kite_bad_param("SRQ log depth", c->log_depth);
     }
     if (c->log_stride < KITE_RQ_MIN_LOG_STRIDE ||
