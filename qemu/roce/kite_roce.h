@@ -231,6 +231,11 @@ KiteRoceQp *kite_roce_qp_create(KiteRoce *e,
                                 const struct kite_roce_qp_cfg *cfg);
 /* Drops all state and cancels the timer; writes no completions. */
 void kite_roce_qp_destroy(KiteRoceQp *qp);
+/*
+ * Before DESTROY_QP: a QP on an SRQ completes the SRQ WQE it holds (if
+ * any) with KITE_CQE_WR_FLUSH_ERR, so the host can reuse its slot.
+ */
+void kite_roce_qp_srq_return(KiteRoceQp *qp);
 void kite_roce_qp_modify(KiteRoceQp *qp, const struct kite_roce_qp_attr *a,
                          uint32_t mask);
 /*

@@ -6,11 +6,16 @@ and last-WQE events."""
 import time
 
 import hw
-from device import MAC_A, destroy_payload, stats
-from harness import TestFailure, check, check_eq, clock_stepper, test
+from device import MAC_A, MAC_B, destroy_payload, eth_send, eth_setup, \
+    mac_bytes, stats
+from harness import TestFailure, check, check_eq, clock_stepper, test, \
+    wait_for
 from hw import C
-from rdma import RQ_STRIDE, V4_GID, Node, Rdma, check_cqe, db_write, \
-    make_av, pattern, pbl, query_obj, sge, ud_seg
+from rdma import RQ_STRIDE, V4_DGID, V4_GID, Node, Rdma, check_cqe, \
+    db_write, make_av, pattern, pbl, query_obj, sge, ud_seg
+from test_hostile import rc_send_only_v4
+
+OP_RC_SEND_FIRST = 0x00
 
 GRH = C.KITE_UD_GRH_LEN
 POLL = 5.0
@@ -356,3 +361,49 @@ def test_srq_bad_values(env):
     wait_event(n.d, C.KITE_EVT_SRQ_ERR, s2.srqn)
     check_eq(query_srq(n.d, s2.srqn)[1]["posted"], 0,
              "posted after a bad doorbell")
+
+
+@test("main")
+def test_srq_wqe_back_on_reset_and_destroy(env):
+    """A QP that took an SRQ WQE for a SEND FIRST and is then reset or
+    destroyed completes the WQE with WR_FLUSH_ERR naming its SRQ slot, so
+    the host gets the slot back (no CQE would leak it for good)."""
+    da, db = env.dev[0], env.dev[1]
+    n = Node(da, MAC_A)
+    db.bring_up()
+    eth_setup(db)
+    s = Srq(n, log_depth=2)
+    cq = n.cq()
+    peer_qpn, mtu = 0x77, 1024
+    mac_a, mac_b = mac_bytes(MAC_A), mac_bytes(MAC_B)
+
+    def take(qp, psn, what):
+        """The QP takes the SRQ's one posted WQE for a SEND FIRST."""
+        qp.connect(peer_qpn, V4_DGID, mac_b, sq_psn=0x100, rq_psn=psn)
+        slot = s.post(n.va(0x4000), 0x2000)
+        frame = rc_send_only_v4(mac_a, mac_b, V4_DGID[12:], V4_GID[12:],
+                                qp.qpn, psn, pattern(mtu, 3),
+                                opcode=OP_RC_SEND_FIRST)
+        check_eq(eth_send(db, frame) & C.KITE_ETH_DESC_ERR, 0, "sent")
+        wait_for(lambda: query_srq(da, s.srqn)[1]["posted"] == 0,
+                 "the SEND FIRST takes the SRQ WQE " + what)
+        check(cq.empty(), "a CQE before the message ended " + what)
+        return slot
+
+    def flushed(qp, slot, what):
+        cqe = cq.poll("the flushed SRQ WQE " + what)
+        check_cqe(cqe, qp.qpn, slot, C.KITE_CQE_RECV, None,
+                  status=C.KITE_CQE_WR_FLUSH_ERR, what=what)
+        check(cq.empty(), "more than one CQE " + what)
+        s.free(slot)
+
+    qp = n.qp(cq, cq, srqn=s.srqn)
+    slot = take(qp, 0x300, "before RESET")
+    n.r.modify_ok(qp.qpn, "SRQ QP to RESET", state=C.KITE_QPS_RESET)
+    flushed(qp, slot, "at RESET")
+    # Back in use after the reset, then destroyed holding a WQE.
+    slot = take(qp, 0x500, "before DESTROY_QP")
+    da.exec_ok(C.KITE_CMD_DESTROY_QP, destroy_payload(qp.qpn))
+    flushed(qp, slot, "at DESTROY_QP")
+    check(not has_event(da, C.KITE_EVT_QP_FATAL, qp.qpn),
+          "a QP error event for the flush")
