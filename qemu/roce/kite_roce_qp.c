@@ -301,6 +301,13 @@ void kite_roce_qp_srq_return(KiteRoceQp *qp)
     kr_srq_return(qp);
 }
 
+void kite_roce_qp_fatal(KiteRoceQp *qp)
+{
+    if (qp->state != KITE_QPS_RESET) {
+        kr_qp_error(qp, KITE_EVT_QP_FATAL);
+    }
+}
+
 static void kr_qp_reset(KiteRoceQp *qp)
 {
     kr_srq_return(qp);

@@ -330,12 +330,14 @@ def test_srq_ud_receive(env):
 @test("main")
 def test_srq_bad_values(env):
     """A bad next link or doorbell puts the SRQ in error; the QP on it then
-    finds no receive (RNR), nothing outside the SRQ is touched."""
+    goes to ERR (QP_FATAL) with it, nothing outside the SRQ is
+    touched."""
     n = Node(env.dev[0], MAC_A)
     s = Srq(n, log_depth=2)
     a_cq, b_cq = n.cq(), n.cq()
     a = n.qp(a_cq, a_cq)
     b = n.qp(b_cq, b_cq, srqn=s.srqn)
+    idle = n.qp(b_cq, b_cq, srqn=s.srqn)
     connect(a, b, n, rnr_retry=0)
     s.write(0, 1, s.depth, [(n.va(0x4000), 0x100, n.key)])
     s.doorbell(1)
@@ -344,11 +346,21 @@ def test_srq_bad_values(env):
     sl = a.post_send(C.KITE_WQE_SEND, [(n.va(0), 8, n.key)])
     cqe = a_cq.poll("SEND to a bad SRQ link",
                     step=clock_stepper(n.d.q, 10000000))
+    # The SRQ QP went to ERR with the SRQ and answers nothing more: the
+    # sender retries until its retry count runs out.
     check_cqe(cqe, a.qpn, sl, C.KITE_CQE_SEND, None,
-              status=C.KITE_CQE_RNR_RETRY_EXC_ERR, what="bad link")
+              status=C.KITE_CQE_RETRY_EXC_ERR, what="bad link")
     wait_event(n.d, C.KITE_EVT_SRQ_ERR, s.srqn)
     check_eq(query_srq(n.d, s.srqn)[1]["flags"], C.KITE_SRQ_FLAG_ERROR,
              "SRQ error flag")
+    # Its QPs could receive nothing more: they go to ERR (QP_FATAL), a QP
+    # in RESET stays.
+    wait_event(n.d, C.KITE_EVT_QP_FATAL, b.qpn)
+    check_eq(n.r.query_qp(b.qpn).state, C.KITE_QPS_ERR, "SRQ QP state")
+    check(not has_event(n.d, C.KITE_EVT_QP_FATAL, idle.qpn),
+          "QP_FATAL for a QP in RESET")
+    check_eq(n.r.query_qp(idle.qpn).state, C.KITE_QPS_RESET,
+             "state of a QP in RESET on the SRQ")
     check(b_cq.empty(), "a receive CQE from a bad SRQ WQE")
     check_eq(n.read(0x4000, 16), bytes(16), "buffer of the bad WQE")
     # A doorbell beyond the capacity (depth - 1), and one from a page that
