@@ -544,9 +544,27 @@ static void kite_engine_qp_drop(KiteQp *qp)
     }
 }
 
-/* DESTROY_QP: the engine side (and with it its QP number) and the timer. */
+/* @qp (not in RESET) to ERR with KITE_EVT_QP_FATAL: its SRQ failed. */
+void kite_engine_qp_fatal(KiteState *s, KiteQp *qp)
+{
+    if (qp->eqp) {
+        kite_engine_enter(s);
+        kite_roce_qp_fatal(qp->eqp);
+        kite_engine_leave(s);
+    }
+}
+
+/*
+ * DESTROY_QP: the SRQ WQE the QP holds goes back to the host, then the
+ * engine side (and with it its QP number) and the timer.
+ */
 void kite_engine_qp_destroy(KiteState *s, KiteQp *qp)
 {
+    if (qp->eqp) {
+        kite_engine_enter(s);
+        kite_roce_qp_srq_return(qp->eqp);
+        kite_engine_leave(s);
+    }
     kite_engine_qp_drop(qp);
 }
 

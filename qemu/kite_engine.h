@@ -44,6 +44,7 @@ bool kite_engine_rx(KiteState *s, const uint8_t *buf, size_t size);
 void kite_engine_set_port(KiteState *s);
 bool kite_engine_qp_create(KiteState *s, KiteQp *qp);
 void kite_engine_qp_destroy(KiteState *s, KiteQp *qp);
+void kite_engine_qp_fatal(KiteState *s, KiteQp *qp);
 void kite_engine_sq_doorbell_now(KiteState *s, KiteQp *qp, uint32_t pi);
 void kite_engine_tx_resume(KiteState *s);
 void kite_engine_qp_modify(KiteState *s, KiteQp *qp,

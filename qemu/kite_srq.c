@@ -8,7 +8,7 @@
  * order of their next links from slot 0 on, one ring read per message,
  * so the host may reuse any completed slot (hardware.rst, "Shared receive
  * queues"). A bad doorbell or link puts the SRQ in error (KITE_EVT_SRQ_ERR):
- * it hands out nothing more until destroyed.
+ * it hands out nothing more until destroyed, and its QPs go to ERR.
  *
  * Copyright (c) 2026 The Kite authors
  */
@@ -16,13 +16,14 @@
 #include "qemu/log.h"
 #include "hw/pci/pci.h"
 #include "kite.h"
+#include "kite_engine.h"
 #include "trace.h"
 
-#define KITE_SRQ_MAX_LOG_DEPTH  15      /* log2(KITE_DEF_MAX_SRQ_WR + 1) */
+#define KITE_SRQ_DEF_LOG_DEPTH  15      /* log2(KITE_DEF_MAX_SRQ_WR + 1) */
 
-QEMU_BUILD_BUG_ON(KITE_DEF_MAX_SRQ_WR + 1 != 1u << KITE_SRQ_MAX_LOG_DEPTH);
-/* A next link is 16 bits wide: it must name every slot. */
-QEMU_BUILD_BUG_ON(KITE_SRQ_MAX_LOG_DEPTH > 16);
+QEMU_BUILD_BUG_ON(KITE_DEF_MAX_SRQ_WR + 1 != 1u << KITE_SRQ_DEF_LOG_DEPTH);
+/* A next link must name every slot. */
+QEMU_BUILD_BUG_ON(KITE_SRQ_DEF_LOG_DEPTH > KITE_SRQ_MAX_LOG_DEPTH);
 /* The engine parses at most its own SGE count per receive. */
 QEMU_BUILD_BUG_ON(KITE_DEF_MAX_SRQ_SGE > KITE_DEF_MAX_SGE);
 
@@ -67,13 +68,29 @@ static bool kite_srq_limit_ok(const KiteSrq *srq, uint32_t limit)
     return limit <= kite_srq_capacity(srq->log_depth);
 }
 
+/*
+ * Put @srq in error: KITE_EVT_SRQ_ERR, then every QP on it that is not in
+ * RESET goes to ERR with KITE_EVT_QP_FATAL, as verbs describes an SRQ
+ * error (its QPs could receive nothing more).
+ */
 static void kite_srq_fail(KiteState *s, KiteSrq *srq, const char *why)
 {
+    uint32_t i;
+
     qemu_log_mask(LOG_GUEST_ERROR, "kite: SRQ %u: %s\n", srq->srqn, why);
     trace_kite_srq_error(srq->srqn, srq->pi, srq->ci, srq->head);
-    if (!srq->error) {
-        srq->error = true;
-        kite_eq_post(s, 0, KITE_EVT_SRQ_ERR, srq->srqn, 0);
+    if (srq->error) {
+        return;
+    }
+    srq->error = true;
+    kite_eq_post(s, 0, KITE_EVT_SRQ_ERR, srq->srqn, 0);
+    for (i = kite_table_next(&s->qp_tab, 0); i < s->qp_tab.size;
+         i = kite_table_next(&s->qp_tab, i + 1)) {
+        KiteQp *qp = kite_table_get(&s->qp_tab, i);
+
+        if ((qp->flags & KITE_QP_FLAG_SRQ) && qp->srqn == srq->srqn) {
+            kite_engine_qp_fatal(s, qp);
+        }
     }
 }
 
@@ -90,7 +107,7 @@ uint8_t kite_cmd_create_srq(KiteState *s, const struct kite_aq_cmd *cmd,
     uint32_t srqn;
     uint8_t st;
 
-    if (!kite_log_depth_valid(c->log_depth, KITE_SRQ_MAX_LOG_DEPTH)) {
+    if (!kite_log_depth_valid(c->log_depth, KITE_SRQ_DEF_LOG_DEPTH)) {
         return kite_bad_param("SRQ log depth", c->log_depth);
     }
     if (c->log_stride < KITE_RQ_MIN_LOG_STRIDE ||

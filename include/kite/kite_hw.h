@@ -1015,6 +1015,9 @@ struct kite_rq_wqe_hdr {
 	__u8 reserved2[12];
 };
 
+/* @next is 16 bits wide: an SRQ has at most 2^KITE_SRQ_MAX_LOG_DEPTH slots. */
+#define KITE_SRQ_MAX_LOG_DEPTH		16
+
 #define KITE_SQ_MIN_LOG_STRIDE		6
 #define KITE_SQ_MAX_LOG_STRIDE		10
 #define KITE_RQ_MIN_LOG_STRIDE		4
@@ -1132,6 +1135,9 @@ KITE_ASSERT_SIZE(kite_wqe_reg_mr, 40);
 KITE_ASSERT_SIZE(kite_wqe_bind_mw, 32);
 KITE_ASSERT_SIZE(kite_sge, 16);
 KITE_ASSERT_SIZE(kite_rq_wqe_hdr, 16);
+/* A next link names every slot of the deepest SRQ. */
+static_assert(sizeof(((struct kite_rq_wqe_hdr *)0)->next) * 8 ==
+	      KITE_SRQ_MAX_LOG_DEPTH, "kite_rq_wqe_hdr next width");
 KITE_ASSERT_SIZE(kite_cqe, 32);
 
 /* ------------------------------------------------------------------ */

@@ -25,9 +25,6 @@
 #include "kite.h"
 #include "kite-abi.h"
 
-/* The slot numbers of a 16-bit next link. */
-#define KITE_SRQ_MAX_DEPTH	(1u << 16)
-
 static struct kite_rq_wqe_hdr *kite_srq_hdr(struct kite_srq *srq,
 					    uint32_t slot)
 {
@@ -76,7 +73,8 @@ struct ibv_srq *kite_create_srq(struct ibv_pd *pd,
 		return NULL;
 	}
 	/* Beyond any next link or WQE stride: the kernel would refuse too. */
-	if (!attr->attr.max_wr || attr->attr.max_wr >= KITE_SRQ_MAX_DEPTH ||
+	if (!attr->attr.max_wr ||
+	    attr->attr.max_wr >= 1u << KITE_SRQ_MAX_LOG_DEPTH ||
 	    kite_rq_log_stride(attr->attr.max_sge) > KITE_RQ_MAX_LOG_STRIDE) {
 		errno = EINVAL;
 		return NULL;

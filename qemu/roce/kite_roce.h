@@ -232,6 +232,17 @@ KiteRoceQp *kite_roce_qp_create(KiteRoce *e,
                                 const struct kite_roce_qp_cfg *cfg);
 /* Drops all state and cancels the timer; writes no completions. */
 void kite_roce_qp_destroy(KiteRoceQp *qp);
+/*
+ * Before DESTROY_QP: a QP on an SRQ completes the SRQ WQE it holds (if
+ * any) with KITE_CQE_WR_FLUSH_ERR, so the host can reuse its slot.
+ */
+void kite_roce_qp_srq_return(KiteRoceQp *qp);
+/*
+ * A device-initiated move to ERR with KITE_EVT_QP_FATAL, the WQEs flushed
+ * by the next run (the SRQ the QP receives from failed). A QP in RESET
+ * holds nothing and stays.
+ */
+void kite_roce_qp_fatal(KiteRoceQp *qp);
 void kite_roce_qp_modify(KiteRoceQp *qp, const struct kite_roce_qp_attr *a,
                          uint32_t mask);
 /*

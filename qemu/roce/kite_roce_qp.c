@@ -271,8 +271,46 @@ const struct kite_roce_counters *kite_roce_counters(const KiteRoce *e)
 /* State effects                                                       */
 /* ------------------------------------------------------------------ */
 
+static void kr_cqe_fill(KiteRoceQp *qp, struct kite_cqe *cqe, bool rq,
+                        uint32_t idx, uint8_t opcode, uint8_t status,
+                        uint32_t byte_len, const uint8_t *imm, uint8_t flags,
+                        const struct kite_roce_pkt *ud);
+
+/*
+ * A QP on an SRQ that leaves its queues (RESET, DESTROY_QP) holding a WQE
+ * it took from the SRQ: complete that WQE with WR_FLUSH_ERR, which names
+ * its SRQ slot, so the host gets the slot back. The QP's state stays: a
+ * CQ that cannot take the CQE has reported its own error.
+ */
+static void kr_srq_return(KiteRoceQp *qp)
+{
+    KiteRoce *e = qp->e;
+    struct kite_cqe cqe;
+
+    if (!qp->cfg.srq || qp->rq_ci == qp->rq_pi) {
+        return;
+    }
+    kr_cqe_fill(qp, &cqe, true, qp->rq_ci, KITE_CQE_RECV,
+                KITE_CQE_WR_FLUSH_ERR, 0, NULL, 0, NULL);
+    e->ops->cq_post(e->opaque, qp->cfg.recv_cqn, &cqe);
+    qp->rq_ci = qp->rq_pi;
+}
+
+void kite_roce_qp_srq_return(KiteRoceQp *qp)
+{
+    kr_srq_return(qp);
+}
+
+void kite_roce_qp_fatal(KiteRoceQp *qp)
+{
+    if (qp->state != KITE_QPS_RESET) {
+        kr_qp_error(qp, KITE_EVT_QP_FATAL);
+    }
+}
+
 static void kr_qp_reset(KiteRoceQp *qp)
 {
+    kr_srq_return(qp);
     kr_qp_unready(qp);
     kr_comp_cancel_timer(qp);
     memset(qp->sq, 0, qp->sq_depth * sizeof(*qp->sq));
@@ -499,6 +537,35 @@ void kr_qp_error(KiteRoceQp *qp, uint8_t event)
     e->ops->kick(e->opaque);
 }
 
+static void kr_cqe_fill(KiteRoceQp *qp, struct kite_cqe *cqe, bool rq,
+                        uint32_t idx, uint8_t opcode, uint8_t status,
+                        uint32_t byte_len, const uint8_t *imm, uint8_t flags,
+                        const struct kite_roce_pkt *ud)
+{
+    uint32_t depth = rq ? qp->rq_depth : qp->sq_depth;
+
+    memset(cqe, 0, sizeof(*cqe));
+    kr_set_le32(&cqe->qpn, qp->cfg.qpn);
+    kr_set_le16(&cqe->wqe_idx, rq && qp->cfg.srq ? qp->srq_slot :
+                idx & (depth - 1));
+    cqe->opcode = opcode;
+    cqe->status = status;
+    kr_set_le32(&cqe->byte_len, byte_len);
+    if (imm) {
+        /* Wire order, as verbs hands it over (__be32); F_INV: an rkey, LE. */
+        memcpy(&cqe->imm_data, imm, sizeof(cqe->imm_data));
+        if (!(flags & KITE_CQE_F_INV)) {
+            flags |= KITE_CQE_F_IMM;
+        }
+    }
+    if (ud) {
+        kr_set_le32(&cqe->src_qp, ud->deth_sqpn);
+        cqe->net_hdr = ud->ipv6 ? KITE_CQE_NET_IPV6 : KITE_CQE_NET_IPV4;
+        memcpy(cqe->smac, ud->smac, sizeof(cqe->smac));
+    }
+    cqe->flags = flags & ~KITE_CQE_F_PHASE;
+}
+
 static bool kr_cqe_write(KiteRoceQp *qp, bool rq, uint32_t idx,
                          uint8_t opcode, uint8_t status, uint32_t byte_len,
                          const uint8_t *imm, uint8_t flags,
@@ -506,28 +573,8 @@ static bool kr_cqe_write(KiteRoceQp *qp, bool rq, uint32_t idx,
 {
     KiteRoce *e = qp->e;
     struct kite_cqe cqe;
-    uint32_t depth = rq ? qp->rq_depth : qp->sq_depth;
 
-    memset(&cqe, 0, sizeof(cqe));
-    kr_set_le32(&cqe.qpn, qp->cfg.qpn);
-    kr_set_le16(&cqe.wqe_idx, rq && qp->cfg.srq ? qp->srq_slot :
-                idx & (depth - 1));
-    cqe.opcode = opcode;
-    cqe.status = status;
-    kr_set_le32(&cqe.byte_len, byte_len);
-    if (imm) {
-        /* Wire order, as verbs hands it over (__be32); F_INV: an rkey, LE. */
-        memcpy(&cqe.imm_data, imm, sizeof(cqe.imm_data));
-        if (!(flags & KITE_CQE_F_INV)) {
-            flags |= KITE_CQE_F_IMM;
-        }
-    }
-    if (ud) {
-        kr_set_le32(&cqe.src_qp, ud->deth_sqpn);
-        cqe.net_hdr = ud->ipv6 ? KITE_CQE_NET_IPV6 : KITE_CQE_NET_IPV4;
-        memcpy(cqe.smac, ud->smac, sizeof(cqe.smac));
-    }
-    cqe.flags = flags & ~KITE_CQE_F_PHASE;
+    kr_cqe_fill(qp, &cqe, rq, idx, opcode, status, byte_len, imm, flags, ud);
     if (!e->ops->cq_post(e->opaque, rq ? qp->cfg.recv_cqn :
                          qp->cfg.send_cqn, &cqe)) {
         kr_qp_error(qp, KITE_EVT_QP_FATAL);

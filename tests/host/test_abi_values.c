@@ -359,6 +359,7 @@ static void test_limits(void **state)
 		V(KITE_SQ_MAX_LOG_STRIDE, 10),
 		V(KITE_RQ_MIN_LOG_STRIDE, 4),
 		V(KITE_RQ_MAX_LOG_STRIDE, 10),
+		V(KITE_SRQ_MAX_LOG_DEPTH, 16),
 		V(KITE_QPN_MASK, 0xffffff),
 		V(KITE_PSN_MASK, 0xffffff),
 		V(KITE_GSI_QPN, 1),

@@ -308,10 +308,11 @@ def icrc(ip):
 
 
 def rc_send_only_v4(dst_mac, src_mac, src_ip, dst_ip, dqpn, psn, payload,
-                    good_icrc=True):
-    """An RC SEND ONLY frame with AckReq, its ICRC computed here (not by
-    the engine) or, with good_icrc False, one bit off."""
-    bth = struct.pack("!BBHII", OP_RC_SEND_ONLY, 0, 0xffff, dqpn,
+                    good_icrc=True, opcode=OP_RC_SEND_ONLY):
+    """An RC SEND ONLY frame (or another opcode without extra headers)
+    with AckReq, its ICRC computed here (not by the engine) or, with
+    good_icrc False, one bit off."""
+    bth = struct.pack("!BBHII", opcode, 0, 0xffff, dqpn,
                       (BTH_ACKREQ << 24) | psn)
     udp_len = 8 + len(bth) + len(payload) + 4
     udp = struct.pack("!HHHH", 0xc000, ROCE_UDP_PORT, udp_len, 0)

@@ -6,11 +6,16 @@ and last-WQE events."""
 import time
 
 import hw
-from device import MAC_A, destroy_payload, stats
-from harness import TestFailure, check, check_eq, clock_stepper, test
+from device import MAC_A, MAC_B, destroy_payload, eth_send, eth_setup, \
+    mac_bytes, stats
+from harness import TestFailure, check, check_eq, clock_stepper, test, \
+    wait_for
 from hw import C
-from rdma import RQ_STRIDE, V4_GID, Node, Rdma, check_cqe, db_write, \
-    make_av, pattern, pbl, query_obj, sge, ud_seg
+from rdma import RQ_STRIDE, V4_DGID, V4_GID, Node, Rdma, check_cqe, \
+    db_write, make_av, pattern, pbl, query_obj, sge, ud_seg
+from test_hostile import rc_send_only_v4
+
+OP_RC_SEND_FIRST = 0x00
 
 GRH = C.KITE_UD_GRH_LEN
 POLL = 5.0
@@ -325,12 +330,14 @@ def test_srq_ud_receive(env):
 @test("main")
 def test_srq_bad_values(env):
     """A bad next link or doorbell puts the SRQ in error; the QP on it then
-    finds no receive (RNR), nothing outside the SRQ is touched."""
+    goes to ERR (QP_FATAL) with it, nothing outside the SRQ is
+    touched."""
     n = Node(env.dev[0], MAC_A)
     s = Srq(n, log_depth=2)
     a_cq, b_cq = n.cq(), n.cq()
     a = n.qp(a_cq, a_cq)
     b = n.qp(b_cq, b_cq, srqn=s.srqn)
+    idle = n.qp(b_cq, b_cq, srqn=s.srqn)
     connect(a, b, n, rnr_retry=0)
     s.write(0, 1, s.depth, [(n.va(0x4000), 0x100, n.key)])
     s.doorbell(1)
@@ -339,11 +346,21 @@ def test_srq_bad_values(env):
     sl = a.post_send(C.KITE_WQE_SEND, [(n.va(0), 8, n.key)])
     cqe = a_cq.poll("SEND to a bad SRQ link",
                     step=clock_stepper(n.d.q, 10000000))
+    # The SRQ QP went to ERR with the SRQ and answers nothing more: the
+    # sender retries until its retry count runs out.
     check_cqe(cqe, a.qpn, sl, C.KITE_CQE_SEND, None,
-              status=C.KITE_CQE_RNR_RETRY_EXC_ERR, what="bad link")
+              status=C.KITE_CQE_RETRY_EXC_ERR, what="bad link")
     wait_event(n.d, C.KITE_EVT_SRQ_ERR, s.srqn)
     check_eq(query_srq(n.d, s.srqn)[1]["flags"], C.KITE_SRQ_FLAG_ERROR,
              "SRQ error flag")
+    # Its QPs could receive nothing more: they go to ERR (QP_FATAL), a QP
+    # in RESET stays.
+    wait_event(n.d, C.KITE_EVT_QP_FATAL, b.qpn)
+    check_eq(n.r.query_qp(b.qpn).state, C.KITE_QPS_ERR, "SRQ QP state")
+    check(not has_event(n.d, C.KITE_EVT_QP_FATAL, idle.qpn),
+          "QP_FATAL for a QP in RESET")
+    check_eq(n.r.query_qp(idle.qpn).state, C.KITE_QPS_RESET,
+             "state of a QP in RESET on the SRQ")
     check(b_cq.empty(), "a receive CQE from a bad SRQ WQE")
     check_eq(n.read(0x4000, 16), bytes(16), "buffer of the bad WQE")
     # A doorbell beyond the capacity (depth - 1), and one from a page that
@@ -356,3 +373,49 @@ def test_srq_bad_values(env):
     wait_event(n.d, C.KITE_EVT_SRQ_ERR, s2.srqn)
     check_eq(query_srq(n.d, s2.srqn)[1]["posted"], 0,
              "posted after a bad doorbell")
+
+
+@test("main")
+def test_srq_wqe_back_on_reset_and_destroy(env):
+    """A QP that took an SRQ WQE for a SEND FIRST and is then reset or
+    destroyed completes the WQE with WR_FLUSH_ERR naming its SRQ slot, so
+    the host gets the slot back (no CQE would leak it for good)."""
+    da, db = env.dev[0], env.dev[1]
+    n = Node(da, MAC_A)
+    db.bring_up()
+    eth_setup(db)
+    s = Srq(n, log_depth=2)
+    cq = n.cq()
+    peer_qpn, mtu = 0x77, 1024
+    mac_a, mac_b = mac_bytes(MAC_A), mac_bytes(MAC_B)
+
+    def take(qp, psn, what):
+        """The QP takes the SRQ's one posted WQE for a SEND FIRST."""
+        qp.connect(peer_qpn, V4_DGID, mac_b, sq_psn=0x100, rq_psn=psn)
+        slot = s.post(n.va(0x4000), 0x2000)
+        frame = rc_send_only_v4(mac_a, mac_b, V4_DGID[12:], V4_GID[12:],
+                                qp.qpn, psn, pattern(mtu, 3),
+                                opcode=OP_RC_SEND_FIRST)
+        check_eq(eth_send(db, frame) & C.KITE_ETH_DESC_ERR, 0, "sent")
+        wait_for(lambda: query_srq(da, s.srqn)[1]["posted"] == 0,
+                 "the SEND FIRST takes the SRQ WQE " + what)
+        check(cq.empty(), "a CQE before the message ended " + what)
+        return slot
+
+    def flushed(qp, slot, what):
+        cqe = cq.poll("the flushed SRQ WQE " + what)
+        check_cqe(cqe, qp.qpn, slot, C.KITE_CQE_RECV, None,
+                  status=C.KITE_CQE_WR_FLUSH_ERR, what=what)
+        check(cq.empty(), "more than one CQE " + what)
+        s.free(slot)
+
+    qp = n.qp(cq, cq, srqn=s.srqn)
+    slot = take(qp, 0x300, "before RESET")
+    n.r.modify_ok(qp.qpn, "SRQ QP to RESET", state=C.KITE_QPS_RESET)
+    flushed(qp, slot, "at RESET")
+    # Back in use after the reset, then destroyed holding a WQE.
+    slot = take(qp, 0x500, "before DESTROY_QP")
+    da.exec_ok(C.KITE_CMD_DESTROY_QP, destroy_payload(qp.qpn))
+    flushed(qp, slot, "at DESTROY_QP")
+    check(not has_event(da, C.KITE_EVT_QP_FATAL, qp.qpn),
+          "a QP error event for the flush")

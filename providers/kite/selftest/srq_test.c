@@ -236,7 +236,7 @@ int test_srq_refused(void)
 	errno = 0;
 	CHECK(!kite_create_srq(&pd, &attr) && errno == EOPNOTSUPP);
 	f->ctx->cap_flags = KITE_DEV_CAP_SRQ;
-	attr.attr.max_wr = 1u << 16;
+	attr.attr.max_wr = 1u << KITE_SRQ_MAX_LOG_DEPTH;
 	errno = 0;
 	CHECK(!kite_create_srq(&pd, &attr) && errno == EINVAL);
 	/* The kernel's answer is checked against the provider's sizing. */

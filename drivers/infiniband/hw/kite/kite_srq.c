@@ -55,7 +55,8 @@ static int kite_srq_size(struct kite_ib_dev *kib, struct kite_srq *srq,
 		return -EINVAL;
 	/* One slot more than max_wr: the free list keeps one spare. */
 	depth = kite_cq_depth(attr->max_wr + 1);
-	if (depth - 1 > caps->max_srq_wr || depth > U16_MAX + 1)
+	if (depth - 1 > caps->max_srq_wr ||
+	    depth > BIT(KITE_SRQ_MAX_LOG_DEPTH))
 		return -EINVAL;
 	srq->log_depth = ilog2(depth);
 	srq->log_stride = kite_rq_log_stride(attr->max_sge);
