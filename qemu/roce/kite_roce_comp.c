@@ -599,6 +599,7 @@ void kr_comp_timer(KiteRoceQp *qp)
     if (qp->rnr_wait) {
         qp->rnr_wait = false;
         kr_comp_rewind(qp);
+        kr_comp_arm_timer(qp);
         return;
     }
     if (kite_psn_cmp(qp->una_psn, qp->hi_psn) >= 0) {
@@ -619,7 +620,8 @@ void kr_comp_timer(KiteRoceQp *qp)
     kr_comp_rewind(qp);
     /*
      * The timer runs on from here, not from the resend: a full port
-     * delays that, and nothing else would time the QP.
+     * delays that, and nothing else would time the QP (also after an RNR
+     * wait, above).
      */
     kr_comp_arm_timer(qp);
 }

@@ -317,6 +317,40 @@ static void test_port_stall_bound(void **st)
     free(w);
 }
 
+/*
+ * The same after an RNR NAK: the resend its timer makes due waits for the
+ * port, and the ACK timer, not the resend, then times the QP.
+ */
+static void test_port_stall_after_rnr(void **st)
+{
+    const struct kite_roce_counters *c;
+    struct kite_cqe cqe;
+    SimConnParams p;
+    SimWr wr;
+    Win *w;
+
+    (void)st;
+    sim_default_params(&p);
+    p.timeout = 8;
+    p.retry_cnt = 7;
+    w = win_new(&p);
+    c = kite_roce_qp_counters(sim_qp(&w->s.node[0], w->aqp[0])->qp);
+    memset(&wr, 0, sizeof(wr));
+    wr.opcode = KITE_WQE_SEND;
+    wr.flags = KITE_WQE_F_SIGNALED;
+    /* Node 1 has no receive posted: it answers with an RNR NAK. */
+    sim_post_send(&w->s.node[0], w->aqp[0], &wr);
+    while (!c->rnr_naks_rcvd) {
+        assert_true(sim_step(&w->s));
+    }
+    w->s.pause_until = w->s.now + 2 * KR_TX_STALL_MAX_NS;
+    win_run_paused(w);
+    assert_true(sim_poll_cq(&w->s.node[0], w->acq, &cqe));
+    assert_int_equal(cqe.status, KITE_CQE_RETRY_EXC_ERR);
+    sim_free(&w->s);
+    free(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -325,6 +359,7 @@ int main(void)
         cmocka_unit_test(test_flush_backpressured),
         cmocka_unit_test(test_port_stall),
         cmocka_unit_test(test_port_stall_bound),
+        cmocka_unit_test(test_port_stall_after_rnr),
     };
 
     return cmocka_run_group_tests_name("roce_window", tests, NULL, NULL);
