@@ -50,6 +50,12 @@ static Win *win_new(const SimConnParams *p)
     return w;
 }
 
+static void win_free(Win *w)
+{
+    sim_free(&w->s);
+    free(w);
+}
+
 /* @n signaled WRITEs of @len bytes on every QP of node 0. */
 static void win_post(Win *w, unsigned n, uint32_t len)
 {
@@ -125,8 +131,7 @@ static void test_slow_responder(void **st)
     /* The window did shrink: the timer fired and the QPs recovered. */
     assert_true(win_sum(w, offsetof(struct kite_roce_counters,
                                     timeouts)) > 0);
-    sim_free(&w->s);
-    free(w);
+    win_free(w);
 }
 
 /*
@@ -151,8 +156,16 @@ static void test_port_backpressure(void **st)
     assert_int_equal(w->s.overflowed, 0);
     assert_int_equal(win_sum(w, offsetof(struct kite_roce_counters,
                                          retransmits)), 0);
-    sim_free(&w->s);
-    free(w);
+    win_free(w);
+}
+
+/* win_new() with an ACK timeout of 1 ms (timeout 8) and 7 retries. */
+static Win *win_new_stall(SimConnParams *p)
+{
+    sim_default_params(p);
+    p->timeout = 8;
+    p->retry_cnt = 7;
+    return win_new(p);
 }
 
 /* Step @w until node 0 has sent @n frames: PSNs in flight on every QP. */
@@ -244,8 +257,7 @@ static void test_flush_backpressured(void **st)
     assert_int_equal(win_poll_flushes(w, nerr, &others), 0);
     assert_int_equal(others, 4 * WIN_QPS - flushed);
     assert_int_equal(w->s.overflowed, 0);
-    sim_free(&w->s);
-    free(w);
+    win_free(w);
 }
 
 /*
@@ -261,10 +273,7 @@ static void test_port_stall(void **st)
     Win *w;
 
     (void)st;
-    sim_default_params(&p);
-    p.timeout = 8;
-    p.retry_cnt = 7;
-    w = win_new(&p);
+    w = win_new_stall(&p);
     win_post(w, 4, 16384);
     win_start(w, 8);
     w->s.pause_until = w->s.now + 50000000;
@@ -275,8 +284,7 @@ static void test_port_stall(void **st)
                                          timeouts)), 0);
     assert_int_equal(win_sum(w, offsetof(struct kite_roce_counters,
                                          retransmits)), 0);
-    sim_free(&w->s);
-    free(w);
+    win_free(w);
 }
 
 /*
@@ -293,10 +301,7 @@ static void test_port_stall_bound(void **st)
     Win *w;
 
     (void)st;
-    sim_default_params(&p);
-    p.timeout = 8;
-    p.retry_cnt = 7;
-    w = win_new(&p);
+    w = win_new_stall(&p);
     win_post(w, 1, 16384);
     win_start(w, 8);
     t0 = w->s.now;
@@ -313,8 +318,7 @@ static void test_port_stall_bound(void **st)
         assert_int_equal(c.status, KITE_CQE_RETRY_EXC_ERR);
     }
     assert_false(sim_poll_cq(&w->s.node[0], w->acq, &c));
-    sim_free(&w->s);
-    free(w);
+    win_free(w);
 }
 
 /*
@@ -330,10 +334,7 @@ static void test_port_stall_after_rnr(void **st)
     Win *w;
 
     (void)st;
-    sim_default_params(&p);
-    p.timeout = 8;
-    p.retry_cnt = 7;
-    w = win_new(&p);
+    w = win_new_stall(&p);
     c = kite_roce_qp_counters(sim_qp(&w->s.node[0], w->aqp[0])->qp);
     memset(&wr, 0, sizeof(wr));
     wr.opcode = KITE_WQE_SEND;
@@ -347,8 +348,7 @@ static void test_port_stall_after_rnr(void **st)
     win_run_paused(w);
     assert_true(sim_poll_cq(&w->s.node[0], w->acq, &cqe));
     assert_int_equal(cqe.status, KITE_CQE_RETRY_EXC_ERR);
-    sim_free(&w->s);
-    free(w);
+    win_free(w);
 }
 
 int main(void)
