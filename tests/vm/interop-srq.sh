@@ -10,33 +10,13 @@
 # shellcheck disable=SC2034 # n_srq is read by interop.sh
 n_srq=2
 
-# ibv_srq_pingpong comes with the image (scripts/mkinitramfs.sh, rc_tools).
-SRQ_PP=$(command -v ibv_srq_pingpong 2>/dev/null) || SRQ_PP=
-
-# srqpp NAME ROLE ARGS: one ibv_srq_pingpong run as server or client
-# (clients retry while the peer's server is not listening yet).
+# srqpp NAME ROLE ARGS: one ibv_srq_pingpong run over the IPv4 GID
+# (pingpong in interop.sh; the tool comes with the image,
+# scripts/mkinitramfs.sh).
 srqpp() {
-	local name=$1 role=$2 rc
+	local name=$1 role=$2
 	shift 2
-	if [ -z "$SRQ_PP" ]; then
-		fail "$name-$KIND-$role" "no ibv_srq_pingpong in the guest"
-		return
-	fi
-	if [ "$role" = server ]; then
-		timeout 90 "$SRQ_PP" -d $DEV -g $GIDX -p $PORT -c "$@" >/tmp/srqpp.out 2>&1
-		rc=$?
-	else
-		for _ in $(seq 1 60); do
-			timeout 60 "$SRQ_PP" -d $DEV -g $GIDX -p $PORT -c "$@" $PEER >/tmp/srqpp.out 2>&1
-			rc=$?
-			grep -q "Couldn't connect" /tmp/srqpp.out || break
-			sleep 1
-		done
-	fi
-	grep iters /tmp/srqpp.out
-	if [ $rc -eq 0 ] && grep -q iters /tmp/srqpp.out; then ok "$name-$KIND-$role"; else
-		fail "$name-$KIND-$role" "exit $rc: $(tail -n 3 /tmp/srqpp.out | tr '\n' ' ')"
-	fi
+	pingpong ibv_srq_pingpong $name $role $GIDX "$@"
 }
 
 # a is the client first, then the server.

@@ -24,34 +24,9 @@ KITE_UD_N=$(kite-ud count 2>/dev/null || echo 13)
 # shellcheck disable=SC2034 # n_ud is read by interop.sh
 n_ud=$((6 + KITE_UD_N + 1))
 
-# ibv_ud_pingpong comes with the image (scripts/mkinitramfs.sh, rc_tools).
-UD_PP=$(command -v ibv_ud_pingpong 2>/dev/null) || UD_PP=
-
-# udpp NAME ROLE GID ARGS: one ibv_ud_pingpong run as server or client
-# (clients retry while the peer's server is not listening yet).
-udpp() {
-	local name=$1 role=$2 gid=$3 rc
-	shift 3
-	if [ -z "$UD_PP" ]; then
-		fail "$name-$KIND-$role" "no ibv_ud_pingpong in the guest"
-		return
-	fi
-	if [ "$role" = server ]; then
-		timeout 90 "$UD_PP" -d $DEV -g $gid -p $PORT -c "$@" >/tmp/udpp.out 2>&1
-		rc=$?
-	else
-		for _ in $(seq 1 60); do
-			timeout 60 "$UD_PP" -d $DEV -g $gid -p $PORT -c "$@" $PEER >/tmp/udpp.out 2>&1
-			rc=$?
-			grep -q "Couldn't connect" /tmp/udpp.out || break
-			sleep 1
-		done
-	fi
-	grep iters /tmp/udpp.out
-	if [ $rc -eq 0 ] && grep -q iters /tmp/udpp.out; then ok "$name-$KIND-$role"; else
-		fail "$name-$KIND-$role" "exit $rc: $(tail -n 3 /tmp/udpp.out | tr '\n' ' ')"
-	fi
-}
+# udpp NAME ROLE GID ARGS: one ibv_ud_pingpong run (pingpong in
+# interop.sh; the tool comes with the image, scripts/mkinitramfs.sh).
+udpp() { pingpong ibv_ud_pingpong "$@"; }
 
 # kud ROLE: one kite-ud run, this guest the sender (client) or the
 # receiver (server, TCP port PORT + 1).

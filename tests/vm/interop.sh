@@ -73,27 +73,36 @@ else
 	finish
 fi
 
-# pp NAME ROLE GID ARGS: one ibv_rc_pingpong run as server or client
-# (clients retry while the peer's server is not listening yet).
-pp() {
-	local name=$1 role=$2 gid=$3 i rc
-	shift 3
+# pingpong TOOL NAME ROLE GID ARGS: one run of an rdma-core pingpong
+# (ibv_rc_pingpong, ibv_ud_pingpong, ibv_srq_pingpong; -c checks every
+# received byte) as server or client (clients retry while the peer's server
+# is not listening yet); ok when it exits 0 and reports its iterations.
+pingpong() {
+	local tool=$1 name=$2 role=$3 gid=$4 out=/tmp/$1.out rc
+	shift 4
+	if ! command -v $tool >/dev/null 2>&1; then
+		fail "$name-$KIND-$role" "no $tool in the guest"
+		return
+	fi
 	if [ "$role" = server ]; then
-		timeout 90 ibv_rc_pingpong -d $DEV -g $gid -p $PORT -c "$@" >/tmp/pp.out 2>&1
+		timeout 90 $tool -d $DEV -g $gid -p $PORT -c "$@" >$out 2>&1
 		rc=$?
 	else
-		for i in $(seq 1 60); do
-			timeout 60 ibv_rc_pingpong -d $DEV -g $gid -p $PORT -c "$@" $PEER >/tmp/pp.out 2>&1
+		for _ in $(seq 1 60); do
+			timeout 60 $tool -d $DEV -g $gid -p $PORT -c "$@" $PEER >$out 2>&1
 			rc=$?
-			grep -q "Couldn't connect" /tmp/pp.out || break
+			grep -q "Couldn't connect" $out || break
 			sleep 1
 		done
 	fi
-	grep iters /tmp/pp.out
-	if [ $rc -eq 0 ]; then ok "$name-$KIND-$role"; else
-		fail "$name-$KIND-$role" "exit $rc: $(tail -n 3 /tmp/pp.out | tr '\n' ' ')"
+	grep iters $out
+	if [ $rc -eq 0 ] && grep -q iters $out; then ok "$name-$KIND-$role"; else
+		fail "$name-$KIND-$role" "exit $rc: $(tail -n 3 $out | tr '\n' ' ')"
 	fi
 }
+
+# pp NAME ROLE GID ARGS: one ibv_rc_pingpong run.
+pp() { pingpong ibv_rc_pingpong "$@"; }
 
 # a is the client first in each pair of runs, then the server.
 run_pingpong() {
