@@ -296,6 +296,7 @@ void kite_cq_poll_done(struct kite_context *ctx, struct kite_cq *cq);
 int kite_sq_put(struct kite_qp *qp, const struct ibv_send_wr *wr,
 		uint32_t *pi);
 void kite_sq_publish(struct kite_qp *qp, uint32_t pi);
+int kite_wqe_opcode(enum ibv_qp_type qp_type, enum ibv_wr_opcode op);
 void kite_put_sges(struct kite_sge *dst, const struct ibv_sge *sg,
 		   int num_sge);
 void kite_ring_doorbell(struct kite_context *ctx, unsigned int reg,

@@ -205,7 +205,7 @@ static void kite_wq_kick(struct kite_context *ctx, struct kite_wq *wq,
  * UD: SEND and SEND_IMM). Windows are bound to RC and UC QPs only, so a
  * user LOCAL_INV, which may name only a window, has no use on UD.
  */
-static int kite_wqe_opcode(enum ibv_qp_type qp_type, enum ibv_wr_opcode op)
+int kite_wqe_opcode(enum ibv_qp_type qp_type, enum ibv_wr_opcode op)
 {
 	switch (op) {
 	case IBV_WR_SEND:

@@ -39,37 +39,27 @@ struct kite_wr_batch {
 	uint8_t *inl;
 };
 
-/* The operations each QP type takes (ibv_wr_post(3), kite_wqe_opcode()). */
-#define KITE_QP_EX_SEND_OPS_UD	(IBV_QP_EX_WITH_SEND | \
-				 IBV_QP_EX_WITH_SEND_WITH_IMM)
-#define KITE_QP_EX_SEND_OPS_UC	(KITE_QP_EX_SEND_OPS_UD | \
-				 IBV_QP_EX_WITH_RDMA_WRITE | \
-				 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
-				 IBV_QP_EX_WITH_LOCAL_INV | \
-				 IBV_QP_EX_WITH_BIND_MW)
-#define KITE_QP_EX_SEND_OPS_RC	(KITE_QP_EX_SEND_OPS_UC | \
-				 IBV_QP_EX_WITH_SEND_WITH_INV | \
-				 IBV_QP_EX_WITH_RDMA_READ | \
-				 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
-				 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
-
 /* The init attributes the provider takes beyond the PD. */
 #define KITE_QP_EX_COMP_MASK	(IBV_QP_INIT_ATTR_PD | \
 				 IBV_QP_INIT_ATTR_CREATE_FLAGS | \
 				 IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
 
+/*
+ * The operations a QP of @type takes: those ibv_post_send() takes
+ * (kite_wqe_opcode()). Up to SEND_WITH_INV, IBV_QP_EX_WITH_x is
+ * 1 << IBV_WR_x; the device has none of the operations after it.
+ */
 static uint64_t kite_qp_ex_send_ops(enum ibv_qp_type type)
 {
-	switch (type) {
-	case IBV_QPT_RC:
-		return KITE_QP_EX_SEND_OPS_RC;
-	case IBV_QPT_UC:
-		return KITE_QP_EX_SEND_OPS_UC;
-	case IBV_QPT_UD:
-		return KITE_QP_EX_SEND_OPS_UD;
-	default:
+	uint64_t ops = 0;
+	unsigned int op;
+
+	if (type != IBV_QPT_RC && type != IBV_QPT_UC && type != IBV_QPT_UD)
 		return 0;
-	}
+	for (op = IBV_WR_RDMA_WRITE; op <= IBV_WR_SEND_WITH_INV; op++)
+		if (kite_wqe_opcode(type, op) >= 0)
+			ops |= 1ULL << op;
+	return ops;
 }
 
 /*
@@ -455,7 +445,6 @@ void kite_qp_ex_free(struct kite_qp *qp)
 struct ibv_qp *kite_create_qp_ex(struct ibv_context *context,
 				 struct ibv_qp_init_attr_ex *attr)
 {
-	struct ibv_qp_init_attr init = {};
 	struct ibv_qp *ibqp;
 	int err;
 
@@ -464,17 +453,13 @@ struct ibv_qp *kite_create_qp_ex(struct ibv_context *context,
 		errno = err;
 		return NULL;
 	}
-	init.qp_context = attr->qp_context;
-	init.send_cq = attr->send_cq;
-	init.recv_cq = attr->recv_cq;
-	init.srq = attr->srq;
-	init.cap = attr->cap;
-	init.qp_type = attr->qp_type;
-	init.sq_sig_all = attr->sq_sig_all;
-	ibqp = kite_create_qp(attr->pd, &init);
+	/*
+	 * struct ibv_qp_init_attr_ex begins with struct ibv_qp_init_attr;
+	 * the caps the QP got are written back through it.
+	 */
+	ibqp = kite_create_qp(attr->pd, (struct ibv_qp_init_attr *)attr);
 	if (!ibqp)
 		return NULL;
-	attr->cap = init.cap;
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
 		err = kite_qp_ex_setup(to_kite_qp(ibqp), attr->send_ops_flags);
 		if (err) {

@@ -99,7 +99,7 @@ static int kite_qp_size(struct kite_ib_dev *kib, struct kite_qp *qp,
 {
 	const struct kite_caps *caps = &kib->kdev->caps;
 	bool rq = !kite_qp_on_srq(qp);
-	u32 sq_depth, rq_depth;
+	u32 sq_depth, rq_depth = 0;
 
 	if (cap->max_send_wr > caps->max_qp_wr ||
 	    (rq && cap->max_recv_wr > caps->max_qp_wr) ||
@@ -108,8 +108,9 @@ static int kite_qp_size(struct kite_ib_dev *kib, struct kite_qp *qp,
 	    cap->max_inline_data > caps->max_inline)
 		return -EINVAL;
 	sq_depth = kite_cq_depth(cap->max_send_wr);
-	rq_depth = kite_cq_depth(cap->max_recv_wr);
-	if (sq_depth > caps->max_qp_wr || (rq && rq_depth > caps->max_qp_wr))
+	if (rq)
+		rq_depth = kite_cq_depth(cap->max_recv_wr);
+	if (sq_depth > caps->max_qp_wr || rq_depth > caps->max_qp_wr)
 		return -EINVAL;
 	qp->sq_log_depth = ilog2(sq_depth);
 	qp->sq_log_stride = kite_sq_log_stride(cap->max_send_sge,

@@ -92,6 +92,14 @@ static int kite_srq_ring_user(struct kite_ib_dev *kib, struct kite_srq *srq,
 						srq->log_stride));
 }
 
+static void kite_srq_free_kernel(struct kite_srq *srq)
+{
+	bitmap_free(srq->busy);
+	kfree(srq->wrid);
+	srq->busy = NULL;
+	srq->wrid = NULL;
+}
+
 /* A kernel SRQ: its ring with the free list linked, wr_ids, busy slots. */
 static int kite_srq_ring_kernel(struct kite_ib_dev *kib, struct kite_srq *srq)
 {
@@ -117,19 +125,8 @@ static int kite_srq_ring_kernel(struct kite_ib_dev *kib, struct kite_srq *srq)
 	return 0;
 
 err_free:
-	bitmap_free(srq->busy);
-	kfree(srq->wrid);
-	srq->busy = NULL;
-	srq->wrid = NULL;
+	kite_srq_free_kernel(srq);
 	return err;
-}
-
-static void kite_srq_free_kernel(struct kite_srq *srq)
-{
-	bitmap_free(srq->busy);
-	kfree(srq->wrid);
-	srq->busy = NULL;
-	srq->wrid = NULL;
 }
 
 /**
