@@ -63,9 +63,9 @@ static uint32_t kite_srq_capacity(uint8_t log_depth)
 }
 
 /* A limit is at most the SRQ's capacity (IB: <= max_wr); 0 disarms. */
-static bool kite_srq_limit_ok(const KiteSrq *srq, uint32_t limit)
+static bool kite_srq_limit_ok(uint8_t log_depth, uint32_t limit)
 {
-    return limit <= kite_srq_capacity(srq->log_depth);
+    return limit <= kite_srq_capacity(log_depth);
 }
 
 /*
@@ -77,11 +77,11 @@ static void kite_srq_fail(KiteState *s, KiteSrq *srq, const char *why)
 {
     uint32_t i;
 
-    qemu_log_mask(LOG_GUEST_ERROR, "kite: SRQ %u: %s\n", srq->srqn, why);
-    trace_kite_srq_error(srq->srqn, srq->pi, srq->ci, srq->head);
     if (srq->error) {
         return;
     }
+    qemu_log_mask(LOG_GUEST_ERROR, "kite: SRQ %u: %s\n", srq->srqn, why);
+    trace_kite_srq_error(srq->srqn, srq->pi, srq->ci, srq->head);
     srq->error = true;
     kite_eq_post(s, 0, KITE_EVT_SRQ_ERR, srq->srqn, 0);
     for (i = kite_table_next(&s->qp_tab, 0); i < s->qp_tab.size;
@@ -114,7 +114,7 @@ uint8_t kite_cmd_create_srq(KiteState *s, const struct kite_aq_cmd *cmd,
         c->log_stride > KITE_RQ_MAX_LOG_STRIDE) {
         return kite_bad_param("SRQ log stride", c->log_stride);
     }
-    if (limit > kite_srq_capacity(c->log_depth)) {
+    if (!kite_srq_limit_ok(c->log_depth, limit)) {
         return kite_bad_param("SRQ limit", limit);
     }
     if (c->reserved || c->reserved2) {
@@ -181,7 +181,7 @@ uint8_t kite_cmd_modify_srq(KiteState *s, const struct kite_aq_cmd *cmd,
     if (!mask) {
         return kite_bad_param("SRQ attr mask", mask);
     }
-    if (!kite_srq_limit_ok(srq, limit)) {
+    if (!kite_srq_limit_ok(srq->log_depth, limit)) {
         return kite_bad_param("SRQ limit", limit);
     }
     srq->limit = limit;
@@ -258,7 +258,10 @@ void kite_srq_doorbell(KiteState *s, uint32_t page, uint64_t val)
         kite_srq_fail(s, srq, "producer index beyond the SRQ's capacity");
         return;
     }
-    srq->pi = pi;
+    /* A doorbell that goes backwards is ignored, as a QP's. */
+    if (kite_ring_used(pi, srq->ci) >= kite_ring_used(srq->pi, srq->ci)) {
+        srq->pi = pi;
+    }
 }
 
 /*

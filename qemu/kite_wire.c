@@ -203,7 +203,13 @@ static void kite_wire_out(KiteState *s, const uint8_t *frame, size_t len)
         s->cnt.eth_tx_errors++;
         return;
     }
+    /*
+     * Only the frame that blocks the link carries the callback: frames
+     * sent while it waits (NAKs from the receive path, held and
+     * duplicated frames) fall under the net queue's own cap.
+     */
     if (!qemu_send_packet_async(qemu_get_queue(s->nic), frame, len,
+                                s->wire.tx_blocked ? NULL :
                                 kite_wire_tx_done)) {
         /* Queued: its callback tells when the link takes frames again. */
         if (!s->wire.tx_blocked) {

@@ -606,6 +606,10 @@ static bool kr_resp_msg(KiteRoceQp *qp, const struct kite_roce_pkt *p,
     return true;
 
 rnr:
+    if (qp->state == KITE_QPS_ERR) {
+        /* The SRQ failed as it was read and took its QPs to ERR. */
+        return false;
+    }
     if (rc) {
         kr_resp_queue_ack(qp, KITE_AETH_RNR_NAK | qp->min_rnr_timer, p->psn);
         qp->nak_sent = true;

@@ -248,6 +248,10 @@ def test_srq_rc_receive(env):
     slots = [s.post(n.va(0x4000 + i * 0x1000), 0x1000) for i in range(3)]
     check_eq(slots, [0, 1, 2], "SRQ slots")
     check_eq(query_srq(n.d, s.srqn)[1]["posted"], 3, "posted WQEs")
+    # A doorbell that arrives late, behind a newer one, takes nothing back.
+    s.doorbell(1)
+    check_eq(query_srq(n.d, s.srqn)[1]["posted"], 3,
+             "posted WQEs after a stale doorbell")
     n.d.exec_ok(C.KITE_CMD_MODIFY_SRQ, modify_srq_payload(
         s.srqn, C.KITE_SRQ_ATTR_LIMIT, 2))
     msgs = [pattern(1500 + 100 * i, 30 + i) for i in range(4)]
