@@ -244,7 +244,15 @@ int kite_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
 		 struct ibv_mw_bind *mw_bind);
 
 int kite_ring_alloc(struct kite_ring *ring, size_t bytes);
-uint32_t kite_ring_depth(uint32_t n);
+/* roundup_pow_of_two(max(n, 2^KITE_MIN_LOG_DEPTH)); n <= 2^31. */
+static inline uint32_t kite_ring_depth(uint32_t n)
+{
+	uint32_t depth = 1u << KITE_MIN_LOG_DEPTH;
+
+	while (depth < n)
+		depth <<= 1;
+	return depth;
+}
 void kite_ring_free(struct kite_ring *ring);
 
 /* Shared receive queues (kite_srq.c). */

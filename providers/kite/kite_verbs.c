@@ -128,16 +128,6 @@ void kite_ring_free(struct kite_ring *ring)
 	ring->len = 0;
 }
 
-/* roundup_pow_of_two(max(n, 2^KITE_MIN_LOG_DEPTH)); n <= 2^31. */
-uint32_t kite_ring_depth(uint32_t n)
-{
-	uint32_t depth = 1u << KITE_MIN_LOG_DEPTH;
-
-	while (depth < n)
-		depth <<= 1;
-	return depth;
-}
-
 /* ---- CQ ------------------------------------------------------------------- */
 
 struct ibv_cq *kite_create_cq(struct ibv_context *context, int cqe,

@@ -2,9 +2,9 @@
 # shellcheck shell=bash disable=SC2086 # DEV, GIDX, PORT, PEER: single words
 # Part "srq" of the interop group, sourced by tests/vm/interop.sh (which
 # sets KIND, DEV, GIDX, ME, PEER and PORT): ibv_srq_pingpong -c (four RC
-# QPs receiving through one shared receive queue, every received byte
-# checked by both sides) between Kite (guest a) and Soft-RoCE (guest b),
-# Kite as client and as server, over IPv4 GIDs with 4 KiB messages.
+# QPs receiving through one shared receive queue) between Kite (guest a)
+# and Soft-RoCE (guest b), Kite as client and as server, over IPv4 GIDs
+# with 4 KiB messages.
 # Results, on each guest: srq-v4, as client and as server
 # (-KIND-client, -KIND-server).
 # shellcheck disable=SC2034 # n_srq is read by interop.sh

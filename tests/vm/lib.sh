@@ -154,9 +154,13 @@ ibev_seen() { grep -q "kite_ibev:.* port=1 event=$1\$" $TRACEFS/trace; }
 # dmesg_bad: print kernel log lines that indicate a bug (empty = clean).
 # A user process's crash ("traps: TOOL[PID] general protection fault ip:...
 # in LIB[...]") is the kernel reporting a user fault, not a kernel one: the
-# tool's own check reports its failure.
+# tool's own check reports its failure. One in Kite's own provider
+# (libkite) still counts.
 USER_TRAP='^(\[[ 0-9.]+\] )?traps: [^ ]+\[[0-9]+\] general protection fault ip:[0-9a-f]+ sp:[0-9a-f]+ error:[0-9a-f]+( in [^ ]+\[[0-9a-f+]+\])? *$'
-dmesg_bad() { dmesg | grep -E "$BAD_DMESG" | grep -vE "$USER_TRAP"; }
+dmesg_bad() {
+	dmesg | grep -E "$BAD_DMESG" | grep -vE "$USER_TRAP"
+	dmesg | grep -E "$USER_TRAP" | grep ' in libkite'
+}
 
 # kite_irqs: /proc/interrupts lines that belong to kite.
 kite_irqs() { grep -i kite /proc/interrupts; }

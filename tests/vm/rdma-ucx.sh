@@ -25,15 +25,20 @@ UCX_BW_ITERS=${UCX_BW_ITERS:-5000}
 # $DEV).
 ucx_env() { echo "env UCX_NET_DEVICES=$1:1 UCX_TLS=$2"; }
 
-# ucx_info_check TL: ucx_info -d lists transport TL with device $DEV:1.
+# ucx_info_check TL: ucx_info -d lists transport TL with device $DEV:1 and
+# could open its interface (ucx_info prints the Transport and Device lines
+# first, then "< failed to open interface >" and still exits 0).
 ucx_info_check() {
-	local out tl=$1
+	local out tl=$1 rc
 	out=$(timeout $UCX_SECS ucx_info -d 2>&1)
+	rc=$?
 	echo "$out" | grep -E '^#[[:space:]]+(Transport|Device):' | sed 's/^/# ucx_info: /'
-	if echo "$out" | awk -v dev="$DEV:1" -v want="$tl" '
+	if [ $rc -eq 0 ] && echo "$out" | awk -v dev="$DEV:1" -v want="$tl" '
 		/^#[[:space:]]+Transport:/ { tl = $3 }
-		/^#[[:space:]]+Device:/ && tl == want && $3 == dev { found = 1 }
-		END { exit !found }'; then
+		here && /failed to open interface/ { failed = 1 }
+		/^#[[:space:]]+Device:/ { here = tl == want && $3 == dev; if (here) found = 1; next }
+		/^#[[:space:]]+(Transport|Memory domain|Component):/ { here = 0 }
+		END { exit !(found && !failed) }'; then
 		ok ucx-info-$tl
 	else
 		fail ucx-info-$tl "no $tl on $DEV:1 in ucx_info -d: $(echo "$out" | grep -iE 'error|fail' | head -n 2)"

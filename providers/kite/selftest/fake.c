@@ -31,15 +31,6 @@ int kite_ring_alloc(struct kite_ring *ring, size_t bytes)
 	return ring->buf ? 0 : ENOMEM;
 }
 
-uint32_t kite_ring_depth(uint32_t n)
-{
-	uint32_t depth = 1u << KITE_MIN_LOG_DEPTH;
-
-	while (depth < n)
-		depth <<= 1;
-	return depth;
-}
-
 struct kernel_ah kernel_ah;
 struct fake_create fake_create;
 

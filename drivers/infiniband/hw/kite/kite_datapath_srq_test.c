@@ -135,6 +135,9 @@ void kite_test_dp_srq_recv_limit(struct kunit *test)
 	KUNIT_EXPECT_EQ(test,
 			atomic_read(&dt->qp_events[IB_EVENT_SRQ_LIMIT_REACHED]),
 			0);
+	/* Still armed: an early event would have disarmed it. */
+	KUNIT_ASSERT_EQ(test, ib_query_srq(dt->srq, &attr), 0);
+	KUNIT_EXPECT_EQ(test, attr.srq_limit, KITE_DT_SRQ_LIMIT);
 	kite_dt_srq_send(test, dt, 2, KITE_DT_SRQ_ID + 1, KITE_DT_MSG_LEN);
 	KUNIT_EXPECT_NOT_NULL(test, kite_dt_wait_event(dt,
 						       IB_EVENT_SRQ_LIMIT_REACHED));
