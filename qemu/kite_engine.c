@@ -476,9 +476,7 @@ static void kite_engine_run(KiteState *s, unsigned budget)
 /* The link takes frames again: the send work that waited for it. */
 void kite_engine_tx_resume(KiteState *s)
 {
-    if (!s->eng.run_pending) {
-        kite_engine_schedule(s);
-    }
+    kite_engine_schedule(s);
 }
 
 static void kite_engine_run_bh(void *opaque)
