@@ -56,7 +56,8 @@ OBJECT_DECLARE_SIMPLE_TYPE(KiteState, KITE)
 #define KITE_MODEL_CAP_FLAGS    (KITE_DEV_CAP_RC | KITE_DEV_CAP_UC | \
                                  KITE_DEV_CAP_UD | KITE_DEV_CAP_ATOMIC | \
                                  KITE_DEV_CAP_IPV6 | KITE_DEV_CAP_MEM_MGT | \
-                                 KITE_DEV_CAP_MW | KITE_DEV_CAP_SRQ)
+                                 KITE_DEV_CAP_MW | KITE_DEV_CAP_SRQ | \
+                                 KITE_DEV_CAP_MCAST)
 /* Default Ethernet MTU after reset. */
 #define KITE_MODEL_DEF_MTU      1500u
 
@@ -511,8 +512,16 @@ bool kite_srq_take(KiteState *s, KiteSrq *srq, void *buf, uint32_t len,
 bool kite_wq_read(KiteState *s, const KitePbl *ring, uint64_t off,
                   void *buf, uint32_t len);
 
+/* kite_mcast.c */
+uint8_t kite_cmd_attach_mcast(KiteState *s, const struct kite_aq_cmd *cmd,
+                              KiteCmdResult *res);
+uint8_t kite_cmd_detach_mcast(KiteState *s, const struct kite_aq_cmd *cmd,
+                              KiteCmdResult *res);
+
 /* kite_qp.c */
 KiteQp *kite_qp_find(KiteState *s, uint32_t qpn);
+KiteQp *kite_qp_get(KiteState *s, uint32_t qpn, uint32_t actor,
+                    uint8_t *status);
 void kite_qp_doorbell(KiteState *s, uint32_t page, hwaddr off, uint64_t val);
 uint8_t kite_cmd_create_qp(KiteState *s, const struct kite_aq_cmd *cmd,
                            KiteCmdResult *res);
@@ -532,7 +541,8 @@ void kite_dbrec_doorbell(KiteState *s, KiteQp *qp, bool rq);
 void kite_dbrec_service(KiteState *s);
 uint32_t kite_dbrec_before_rx(KiteState *s, const uint8_t *frame,
                               size_t len);
-void kite_dbrec_after_rx(KiteState *s, uint32_t qpn);
+void kite_dbrec_after_rx(KiteState *s, uint32_t qpn, const uint8_t *frame,
+                         size_t len);
 void kite_dbrec_qp_reset(KiteState *s, KiteQp *qp);
 void kite_dbrec_cq_refresh(KiteState *s, KiteCq *cq, uint32_t cqn);
 void kite_dbrec_cleanup(KiteState *s);

@@ -253,6 +253,8 @@ static uint8_t kite_cmd_query_device(KiteState *s,
     a.max_srq = cpu_to_le32(kite_cap(KITE_REG_CAP_MAX_SRQ));
     a.max_srq_wr = cpu_to_le32(kite_cap(KITE_REG_CAP_MAX_SRQ_WR));
     a.max_srq_sge = cpu_to_le32(kite_cap(KITE_REG_CAP_MAX_SRQ_SGE));
+    a.max_mcast_grp = cpu_to_le16(kite_cap(KITE_REG_CAP_MAX_MCAST_GRP));
+    a.max_mcast_qp = cpu_to_le16(kite_cap(KITE_REG_CAP_MAX_MCAST_QP));
     return kite_out_write(s, &cmd->query.out, &a, sizeof(a), res);
 }
 
@@ -582,6 +584,8 @@ static uint8_t kite_cmd_query_stats(KiteState *s,
     st.roce_dup_requests = cpu_to_le64(c->dup_requests);
     st.roce_rx_dropped = cpu_to_le64(c->rx_dropped + s->cnt.roce_rx_dropped);
     st.roce_timeouts = cpu_to_le64(c->timeouts);
+    st.roce_mcast_rx = cpu_to_le64(c->mcast_rx);
+    st.roce_mcast_dropped = cpu_to_le64(c->mcast_dropped);
     return kite_out_write(s, &cmd->query.out, &st, sizeof(st), res);
 }
 
@@ -617,6 +621,8 @@ static const KiteCmdDesc kite_cmds[KITE_CMD_MAX + 1] = {
     [KITE_CMD_DEALLOC_MW] = { "DEALLOC_MW", kite_cmd_dealloc_mw },
     [KITE_CMD_ADD_GID] = { "ADD_GID", kite_cmd_add_gid },
     [KITE_CMD_DEL_GID] = { "DEL_GID", kite_cmd_del_gid },
+    [KITE_CMD_ATTACH_MCAST] = { "ATTACH_MCAST", kite_cmd_attach_mcast },
+    [KITE_CMD_DETACH_MCAST] = { "DETACH_MCAST", kite_cmd_detach_mcast },
     [KITE_CMD_QUERY_STATS] = { "QUERY_STATS", kite_cmd_query_stats },
 };
 

@@ -224,43 +224,88 @@ void kite_dbrec_service(KiteState *s)
     }
 }
 
-/*
- * A frame is about to reach the engine: if it is for a QP whose RQ is
- * polled and looks empty to the engine, the RQ record is read first, so
- * a receive the guest posted without a doorbell is not missed. Returns
- * the QP number to give kite_dbrec_after_rx() (0: none polled).
- */
-uint32_t kite_dbrec_before_rx(KiteState *s, const uint8_t *frame,
-                              size_t len)
+/* Before a frame for @qp: its RQ record, if polled and looking empty. */
+static bool kite_dbrec_rx_pull(KiteState *s, KiteQp *qp)
 {
-    struct kite_roce_frame_info fi;
-    KiteQp *qp;
-
-    if (!s->dbrec_polling || !s->dbrec_polling->len ||
-        !kite_roce_frame_peek(frame, len, &fi)) {
-        return 0;
-    }
-    qp = kite_qp_find(s, fi.dqpn);
     if (!qp || !qp->dbrec.listed) {
-        return 0;
+        return false;
     }
     if (qp->dbrec.poll[true] && qp->eqp &&
         kite_roce_qp_wq_idle(qp->eqp, true)) {
         kite_dbrec_pull(s, qp, true);
     }
-    return fi.dqpn;
+    return true;
 }
 
 /*
- * The engine handled a frame for QP @qpn: only that QP's queues can have
- * moved, so only its record is read again.
+ * The QPs of the multicast group a frame to KITE_MCAST_QPN is for, into
+ * @m; how many.
  */
-void kite_dbrec_after_rx(KiteState *s, uint32_t qpn)
+static uint32_t kite_dbrec_mcast_qps(KiteState *s, const uint8_t *frame,
+                                     size_t len, KiteQp **m)
 {
-    KiteQp *qp = qpn ? kite_qp_find(s, qpn) : NULL;
+    struct kite_roce_frame_info fi;
 
+    if (!kite_roce_frame_peek(frame, len, &fi) ||
+        !kite_gid_is_mcast(fi.dgid)) {
+        return 0;
+    }
+    return kite_roce_mcast_members(s->eng.roce, fi.dgid, (void **)m);
+}
+
+/*
+ * A frame is about to reach the engine: if it is for a QP whose RQ is
+ * polled and looks empty to the engine, the RQ record is read first, so
+ * a receive the guest posted without a doorbell is not missed; for a
+ * multicast datagram, that of each QP of its group. Returns the QP number
+ * to give kite_dbrec_after_rx() (0: none polled).
+ */
+uint32_t kite_dbrec_before_rx(KiteState *s, const uint8_t *frame,
+                              size_t len)
+{
+    KiteQp *m[KITE_DEF_MAX_MCAST_QP];
+    struct kite_roce_frame_info fi;
+    uint32_t i, n;
+
+    if (!s->dbrec_polling || !s->dbrec_polling->len ||
+        !kite_roce_frame_peek(frame, len, &fi)) {
+        return 0;
+    }
+    if (fi.dqpn == KITE_MCAST_QPN) {
+        n = kite_dbrec_mcast_qps(s, frame, len, m);
+        for (i = 0; i < n; i++) {
+            kite_dbrec_rx_pull(s, m[i]);
+        }
+        return n ? KITE_MCAST_QPN : 0;
+    }
+    return kite_dbrec_rx_pull(s, kite_qp_find(s, fi.dqpn)) ? fi.dqpn : 0;
+}
+
+static void kite_dbrec_rx_service(KiteState *s, KiteQp *qp)
+{
     if (qp && qp->dbrec.listed) {
         kite_dbrec_service_qp(s, qp);
+    }
+}
+
+/*
+ * The engine handled @frame, which kite_dbrec_before_rx() found for QP
+ * @qpn: only the queues of that QP (of the group's QPs) can have moved,
+ * so only their records are read again.
+ */
+void kite_dbrec_after_rx(KiteState *s, uint32_t qpn, const uint8_t *frame,
+                         size_t len)
+{
+    KiteQp *m[KITE_DEF_MAX_MCAST_QP];
+    uint32_t i, n;
+
+    if (qpn == KITE_MCAST_QPN) {
+        n = kite_dbrec_mcast_qps(s, frame, len, m);
+        for (i = 0; i < n; i++) {
+            kite_dbrec_rx_service(s, m[i]);
+        }
+    } else if (qpn) {
+        kite_dbrec_rx_service(s, kite_qp_find(s, qpn));
     }
 }
 

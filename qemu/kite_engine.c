@@ -71,7 +71,7 @@ bool kite_engine_rx(KiteState *s, const uint8_t *buf, size_t size)
     dbrec_qpn = kite_dbrec_before_rx(s, buf, size);
     consumed = kite_roce_rx(kite_engine_enter(s), buf, size);
     kite_engine_leave(s);
-    kite_dbrec_after_rx(s, dbrec_qpn);
+    kite_dbrec_after_rx(s, dbrec_qpn, buf, size);
     return consumed;
 }
 

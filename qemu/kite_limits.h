@@ -69,5 +69,12 @@
 #define KITE_DEF_MAX_SRQ            (1u << 16)
 #define KITE_DEF_MAX_SRQ_WR         ((1u << 15) - 1)
 #define KITE_DEF_MAX_SRQ_SGE        KITE_DEF_MAX_SGE
+/*
+ * Multicast groups and the QPs of one group, as Soft-RoCE's defaults
+ * scaled down: the device copies a datagram to every QP of its group
+ * while it handles the frame, so the group size bounds that work.
+ */
+#define KITE_DEF_MAX_MCAST_GRP      64
+#define KITE_DEF_MAX_MCAST_QP       16
 
 #endif

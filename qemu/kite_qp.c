@@ -202,8 +202,12 @@ static uint8_t kite_qp_state(const KiteQp *qp)
     return qp->eqp ? kite_roce_qp_state(qp->eqp) : qp->attr.state;
 }
 
-static KiteQp *kite_qp_get(KiteState *s, uint32_t qpn, uint32_t actor,
-                           uint8_t *status)
+/*
+ * The QP @qpn, to be used by context @actor: NULL with *status
+ * BAD_HANDLE (no such QP) or PERMISSION (owned by another context).
+ */
+KiteQp *kite_qp_get(KiteState *s, uint32_t qpn, uint32_t actor,
+                    uint8_t *status)
 {
     KiteQp *qp = kite_qp_find(s, qpn);
 

@@ -149,14 +149,18 @@ static bool kite_wire_rx_drop(KiteState *s, const uint8_t *buf, size_t size)
 
 /*
  * A frame arrived for the port: offered to the engine when the device is
- * READY and the frame is unicast to the port's MAC. true: consumed (by the
- * engine, dropped by the receive fault stage, or queued because the engine
- * is running right now).
+ * READY and the frame is unicast to the port's MAC or to the Ethernet
+ * address of a multicast group a QP is attached to. true: consumed (by
+ * the engine, dropped by the receive fault stage, or queued because the
+ * engine is running right now).
  */
 bool kite_wire_receive(KiteState *s, const uint8_t *buf, size_t size)
 {
-    if (!kite_running(s) || size < KITE_ETH_HLEN ||
-        memcmp(buf, s->mac, sizeof(s->mac))) {
+    if (!kite_running(s) || size < KITE_ETH_HLEN) {
+        return false;
+    }
+    if (memcmp(buf, s->mac, sizeof(s->mac)) &&
+        !kite_roce_mcast_mac(s->eng.roce, buf)) {
         return false;
     }
     if (kite_wire_rx_drop(s, buf, size)) {

@@ -54,7 +54,7 @@
 
 /* ABI version: major changes break the driver, minor ones only add. */
 #define KITE_ABI_MAJOR			1
-#define KITE_ABI_MINOR			4	/* 4: shared receive queues */
+#define KITE_ABI_MINOR			5	/* 5: UD multicast */
 /* Minor version from which QUERY_QP_STATS and the longer kite_stats exist. */
 #define KITE_ABI_MINOR_QP_STATS		1
 /* Minor version from which CREATE_CQ/CREATE_QP take doorbell records. */
@@ -71,6 +71,12 @@
  * and the capability registers from KITE_REG_CAP_MAX_SRQ.
  */
 #define KITE_ABI_MINOR_SRQ		4
+/*
+ * Minor version from which UD multicast exists: ATTACH_MCAST and
+ * DETACH_MCAST, KITE_STS_EXISTS and the capability registers from
+ * KITE_REG_CAP_MAX_MCAST_GRP.
+ */
+#define KITE_ABI_MINOR_MCAST		5
 #define KITE_ABI_VERSION(maj, min)	(((maj) << 16) | (min))
 #define KITE_ABI_VER_MAJOR(v)		((v) >> 16)
 #define KITE_ABI_VER_MINOR(v)		((v) & 0xffff)
@@ -184,6 +190,8 @@
 #define KITE_REG_CAP_MAX_SRQ		0x164	/* shared receive queues */
 #define KITE_REG_CAP_MAX_SRQ_WR		0x168	/* WQEs one SRQ holds */
 #define KITE_REG_CAP_MAX_SRQ_SGE	0x16c	/* SGEs of an SRQ WQE */
+#define KITE_REG_CAP_MAX_MCAST_GRP	0x170	/* multicast groups */
+#define KITE_REG_CAP_MAX_MCAST_QP	0x174	/* QPs attached to one group */
 
 #define KITE_MIN_LOG_DEPTH		2	/* every ring has at least 4 entries */
 #define KITE_RING_ALIGN			4096	/* ring base alignment (bytes) */
@@ -202,6 +210,8 @@
 #define KITE_DEV_CAP_MW			(1u << 6)
 /* Shared receive queues: the SRQ commands, doorbell and events. */
 #define KITE_DEV_CAP_SRQ		(1u << 7)
+/* UD multicast: ATTACH_MCAST/DETACH_MCAST and group delivery. */
+#define KITE_DEV_CAP_MCAST		(1u << 8)
 
 /* Path MTU values, numbered as the IB spec (and ib_core) numbers them. */
 enum kite_mtu {
@@ -255,6 +265,8 @@ enum kite_aq_opcode {
 	KITE_CMD_DEALLOC_MW = 0x25,	/* kite_cmd_destroy, handle = a key */
 	KITE_CMD_ADD_GID = 0x28,
 	KITE_CMD_DEL_GID = 0x29,
+	KITE_CMD_ATTACH_MCAST = 0x2a,	/* kite_cmd_mcast */
+	KITE_CMD_DETACH_MCAST = 0x2b,	/* kite_cmd_mcast */
 	KITE_CMD_QUERY_STATS = 0x30,
 	KITE_CMD_MAX = 0x3f,
 };
@@ -271,6 +283,7 @@ enum kite_aq_status {
 	KITE_STS_NOT_SUPPORTED = 0x08,	/* valid request the device lacks */
 	KITE_STS_PERMISSION = 0x09,	/* object owned by another context */
 	KITE_STS_INTERNAL = 0x0a,
+	KITE_STS_EXISTS = 0x0b,		/* already there (ABI 1.5) */
 };
 
 #define KITE_AQ_CMD_SIZE		128
@@ -624,6 +637,22 @@ struct kite_cmd_gid {		/* ADD_GID, DEL_GID */
 	__le32 reserved;
 };
 
+/*
+ * ATTACH_MCAST, DETACH_MCAST: UD QP @qpn joins or leaves the multicast
+ * group @gid (IPv6 ff00::/8, or IPv4 224.0.0.0/4 IPv4-mapped). The device
+ * owns the group table: a group exists while a QP is attached to it, and
+ * the port accepts its Ethernet address (01:00:5e:... or 33:33:...) for
+ * RoCEv2 as long. DESTROY_QP detaches the QP from every group.
+ */
+struct kite_cmd_mcast {
+	__u8 gid[16];
+	__le32 qpn;
+	__le32 reserved;
+};
+
+/* QP number of a multicast datagram (BTH DestQP): the IBTA's 0xFFFFFF. */
+#define KITE_MCAST_QPN			0x00ffffffu
+
 struct kite_aq_cmd {
 	struct kite_aq_hdr hdr;
 	union {
@@ -645,6 +674,7 @@ struct kite_aq_cmd {
 		struct kite_cmd_rereg_mr rereg_mr;
 		struct kite_cmd_alloc_mw alloc_mw;
 		struct kite_cmd_gid gid;
+		struct kite_cmd_mcast mcast;
 		__u8 raw[KITE_AQ_PAYLOAD_SIZE];
 	};
 };
@@ -689,7 +719,8 @@ struct kite_device_attr {
 	__le32 max_srq;		/* from ABI 1.4, else 0 */
 	__le32 max_srq_wr;	/* from ABI 1.4, else 0 */
 	__le32 max_srq_sge;	/* from ABI 1.4, else 0 */
-	__le32 reserved;
+	__le16 max_mcast_grp;	/* from ABI 1.5, else 0 */
+	__le16 max_mcast_qp;	/* from ABI 1.5: QPs per group, else 0 */
 };
 
 /* Link QUERY_PORT reports, in IB encodings: 1x EDR = 25 Gb/s. */
@@ -754,7 +785,9 @@ struct kite_stats {
 	/* Doorbells (ABI 1.2). */
 	__le64 db_mmio;			/* SQ/RQ/CQ doorbell registers written */
 	__le64 db_rec_reads;		/* doorbell-record indexes read */
-	__le64 reserved2[2];
+	/* Multicast (ABI 1.5): datagram copies given to a QP, dropped. */
+	__le64 roce_mcast_rx;
+	__le64 roce_mcast_dropped;	/* no receive WQE, Q_Key, QP state */
 };
 
 /*
@@ -1112,6 +1145,7 @@ KITE_ASSERT_SIZE(kite_cmd_create_cq, 32);
 KITE_ASSERT_SIZE(kite_cmd_create_qp, 64);
 KITE_ASSERT_SIZE(kite_cmd_create_srq, 32);
 KITE_ASSERT_SIZE(kite_cmd_modify_srq, 16);
+KITE_ASSERT_SIZE(kite_cmd_mcast, 24);
 KITE_ASSERT_SIZE(kite_qp_dbrec, 16);
 KITE_ASSERT_SIZE(kite_cq_dbrec, 8);
 KITE_ASSERT_SIZE(kite_av, 32);
@@ -1308,6 +1342,46 @@ static inline __u32 kite_mtu_from_eth(__u32 eth_mtu)
 		if (kite_mtu_bytes(mtu) + KITE_ROCE_MTU_OVERHEAD <= eth_mtu)
 			break;
 	return mtu;
+}
+
+/*
+ * Whether @gid (16 bytes) is a multicast GID: IPv6 ff00::/8, or
+ * 224.0.0.0/4 in the IPv4-mapped form ::ffff:a.b.c.d.
+ */
+static inline bool kite_gid_is_mcast(const __u8 *gid)
+{
+	static const __u8 v4_prefix[12] = {
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff
+	};
+	unsigned int i;
+
+	if (gid[0] == 0xff)
+		return true;
+	for (i = 0; i < sizeof(v4_prefix); i++)
+		if (gid[i] != v4_prefix[i])
+			return false;
+	return (gid[12] & 0xf0) == 0xe0;
+}
+
+/*
+ * The Ethernet address of multicast GID @gid (RFC 1112, RFC 2464): IPv4
+ * 01:00:5e and the group's low 23 bits, IPv6 33:33 and its last 32 bits.
+ */
+static inline void kite_gid_mcast_mac(const __u8 *gid, __u8 *mac)
+{
+	if (gid[0] == 0xff) {
+		mac[0] = 0x33;
+		mac[1] = 0x33;
+		mac[2] = gid[12];
+		mac[3] = gid[13];
+	} else {
+		mac[0] = 0x01;
+		mac[1] = 0x00;
+		mac[2] = 0x5e;
+		mac[3] = gid[13] & 0x7f;
+	}
+	mac[4] = gid[14];
+	mac[5] = gid[15];
 }
 
 #endif /* KITE_HW_H */

@@ -216,6 +216,12 @@ struct kite_roce_counters {
     uint64_t dup_requests;      /* duplicate request packets received */
     uint64_t icrc_errors;       /* port only */
     uint64_t rx_dropped;        /* port only: malformed, unknown QP, state */
+    /*
+     * Port only: copies of multicast datagrams delivered to an attached
+     * QP, and copies one QP dropped (no receive WQE, Q_Key, state; also
+     * counted in rx_dropped).
+     */
+    uint64_t mcast_rx, mcast_dropped;
 };
 
 /* Engine lifetime. The port starts with no MAC and MTU 1024 (path). */
@@ -303,12 +309,14 @@ struct kite_roce_frame_info {
     uint8_t opcode;             /* BTH opcode */
     uint32_t dqpn;              /* destination QP */
     uint32_t psn;
+    uint8_t dgid[16];           /* destination address, v4-mapped for IPv4 */
 };
 
 /*
  * Whether @frame is RoCEv2 as kite_roce_rx() classifies it (IPv4 or IPv6,
- * UDP to port 4791), without checking it further; @fi gets the BTH
- * fields when the frame is long enough for a BTH, else zeros. Touches no
+ * UDP to port 4791), without checking it further; @fi gets the
+ * destination address, and the BTH fields when the frame is long enough
+ * for a BTH, else zeros. Touches no
  * engine state, so the host may call it at any time (tracing, fault
  * injection).
  */
@@ -320,6 +328,31 @@ bool kite_roce_frame_peek(const uint8_t *frame, size_t len,
  * tries only QPs that may have work (tests, profiling).
  */
 uint64_t kite_roce_qp_visits(const KiteRoce *e);
+
+/*
+ * Multicast groups: UD QP @qp joins (attach) or leaves the group of
+ * multicast GID @gid (kite_gid_is_mcast()). The engine holds at most
+ * KITE_DEF_MAX_MCAST_GRP groups of at most KITE_DEF_MAX_MCAST_QP QPs; a
+ * group exists while a QP is attached. A received datagram to a group's
+ * GID and QP number KITE_MCAST_QPN goes to each of its QPs, each taking
+ * its own receive WQE. Returns a KITE_STS_* status: _OK; _BAD_PARAM (not
+ * a multicast GID, not a UD QP, detach: not attached); _EXISTS (attach:
+ * attached already); _NO_RESOURCES (no free group, the group is full).
+ * kite_roce_qp_destroy() detaches the QP from every group.
+ */
+uint8_t kite_roce_mcast_attach(KiteRoceQp *qp, const uint8_t *gid);
+uint8_t kite_roce_mcast_detach(KiteRoceQp *qp, const uint8_t *gid);
+/* Whether @mac (6 bytes) is the Ethernet address of one of the groups. */
+bool kite_roce_mcast_mac(const KiteRoce *e, const uint8_t *mac);
+/* Groups that exist now. */
+uint32_t kite_roce_mcast_groups(const KiteRoce *e);
+/*
+ * The host pointers of the QPs attached to group @gid, at most
+ * KITE_DEF_MAX_MCAST_QP of them, into @hosts; returns how many (0: no
+ * such group). Changes nothing, so it may be called anywhere.
+ */
+uint32_t kite_roce_mcast_members(KiteRoce *e, const uint8_t *gid,
+                                 void **hosts);
 
 /* QP @qp's timer fired. */
 void kite_roce_qp_timer(KiteRoceQp *qp);

@@ -166,6 +166,14 @@ typedef struct KrRespItem {
     uint64_t orig;              /* atomic */
 } KrRespItem;
 
+/* A multicast group: its GID and Ethernet address, its QPs. */
+typedef struct KrMcastGroup {
+    uint8_t gid[16];
+    uint8_t mac[6];
+    uint32_t nqp;               /* 0: the slot is free */
+    KiteRoceQp *qp[KITE_DEF_MAX_MCAST_QP];
+} KrMcastGroup;
+
 struct KiteRoceQp {
     KiteRoce *e;
     KiteRoceQp *next;           /* engine's list of QPs */
@@ -192,6 +200,7 @@ struct KiteRoceQp {
     struct kite_roce_path path;
     uint16_t sport;
     bool comm_est;              /* COMM_EST reported */
+    uint32_t nmcast;            /* multicast groups the QP is attached to */
 
     struct kite_roce_counters cnt;
 
@@ -288,6 +297,8 @@ struct KiteRoce {
     KiteRoceQp **qp_hash;       /* by QP number, qp_hash_size buckets */
     uint32_t qp_hash_size;
     uint32_t nqps;
+    KrMcastGroup mcast[KITE_DEF_MAX_MCAST_GRP];
+    uint32_t nmcast;            /* groups with a QP */
     uint16_t ip_id;
     /* The frame being built: payloads are read straight into it. */
     uint8_t frame[KITE_ROCE_MAX_FRAME];
@@ -342,7 +353,11 @@ bool kr_resp_step(KiteRoceQp *qp);
 bool kr_resp_has_work(const KiteRoceQp *qp);
 void kr_resp_flush_acks(KiteRoceQp *qp);
 void kr_resp_reset(KiteRoceQp *qp);
-void kr_resp_ud(KiteRoceQp *qp, const struct kite_roce_pkt *p);
+bool kr_resp_ud(KiteRoceQp *qp, const struct kite_roce_pkt *p);
+
+/* kite_roce_mcast.c */
+KrMcastGroup *kr_mcast_find(KiteRoce *e, const uint8_t *gid);
+void kr_mcast_qp_destroyed(KiteRoceQp *qp);
 
 /* kite_roce_comp.c */
 void kr_comp_rx(KiteRoceQp *qp, const struct kite_roce_pkt *p);

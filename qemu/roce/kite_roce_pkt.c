@@ -608,6 +608,12 @@ bool kite_roce_frame_peek(const uint8_t *frame, size_t len,
     if (!roce_locate(frame, len, &iplen, &l3total)) {
         return false;
     }
+    if (iplen == KITE_IPV6_HDR_LEN) {
+        memcpy(fi->dgid, frame + KITE_ETH_HLEN + 24, 16);
+    } else {
+        fi->dgid[10] = fi->dgid[11] = 0xff;
+        memcpy(fi->dgid + 12, frame + KITE_ETH_HLEN + 16, 4);
+    }
     bth = KITE_ETH_HLEN + iplen + KITE_UDP_HDR_LEN;
     if (len >= bth + KITE_BTH_LEN) {
         fi->opcode = frame[bth];

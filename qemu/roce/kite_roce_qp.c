@@ -215,6 +215,7 @@ void kite_roce_qp_destroy(KiteRoceQp *qp)
     KiteRoceQp **pp;
 
     kr_comp_cancel_timer(qp);
+    kr_mcast_qp_destroyed(qp);
     if (qp->prev) {
         qp->prev->next = qp->next;
     } else {

@@ -37,6 +37,67 @@ static bool kr_rx_qp_ok(const KiteRoceQp *qp, const struct kite_roce_pkt *p,
            (kr_is_ud(qp) || !memcmp(p->sgid, qp->path.dgid, 16));
 }
 
+/* Whether @qp takes requests in its state now. */
+static bool kr_rx_req_state_ok(const KiteRoceQp *qp)
+{
+    return qp->state == KITE_QPS_RTR || qp->state == KITE_QPS_RTS ||
+           qp->state == KITE_QPS_SQD || qp->state == KITE_QPS_SQE;
+}
+
+/*
+ * A frame to multicast GID @p->dgid: not the engine's unless a group has
+ * that GID. A UD SEND to QP KITE_MCAST_QPN is copied to every QP of the
+ * group; each copy is checked and received (or dropped, counted) as a
+ * unicast datagram to that QP would be.
+ */
+static bool kr_mcast_rx(KiteRoce *e, const struct kite_roce_pkt *p,
+                        enum kite_roce_parse_result r, size_t len)
+{
+    KrMcastGroup *g = kr_mcast_find(e, p->dgid);
+    uint32_t hdrs, i;
+    KiteRoceQp *qp;
+
+    if (!g) {
+        return false;
+    }
+    e->cnt.rx_packets++;
+    e->cnt.rx_bytes += len;
+    if (r != KITE_ROCE_OK) {
+        if (r == KITE_ROCE_BAD_ICRC) {
+            e->cnt.icrc_errors++;
+        } else {
+            e->cnt.rx_dropped++;
+        }
+        return true;
+    }
+    hdrs = kite_roce_op_hdrs(p->opcode);
+    if (p->dqpn != KITE_MCAST_QPN || !(hdrs & KITE_OPF_REQUEST) ||
+        KITE_BTH_TRANSPORT(p->opcode) != KITE_BTH_UD) {
+        e->cnt.rx_dropped++;
+        return true;
+    }
+    for (i = 0; i < g->nqp; i++) {
+        qp = g->qp[i];
+        if (!kr_rx_qp_ok(qp, p, hdrs) || !kr_rx_req_state_ok(qp)) {
+            e->cnt.rx_dropped++;
+            e->cnt.mcast_dropped++;
+            continue;
+        }
+        qp->cnt.rx_packets++;
+        qp->cnt.rx_bytes += len;
+        if (kr_resp_ud(qp, p)) {
+            e->cnt.mcast_rx++;
+        } else {
+            e->cnt.mcast_dropped++;
+        }
+        if (kr_qp_has_work(qp)) {
+            kr_qp_ready(qp);
+            e->ops->kick(e->opaque);
+        }
+    }
+    return true;
+}
+
 bool kite_roce_rx(KiteRoce *e, const uint8_t *frame, size_t len)
 {
     struct kite_roce_pkt p;
@@ -47,6 +108,9 @@ bool kite_roce_rx(KiteRoce *e, const uint8_t *frame, size_t len)
     r = kite_roce_parse(frame, len, &p);
     if (r == KITE_ROCE_NOT_ROCE) {
         return false;
+    }
+    if (kite_gid_is_mcast(p.dgid)) {
+        return kr_mcast_rx(e, &p, r, len);
     }
     /*
      * A malformed frame or one with a bad ICRC has its addresses parsed
@@ -74,8 +138,7 @@ bool kite_roce_rx(KiteRoce *e, const uint8_t *frame, size_t len)
     qp->cnt.rx_packets++;
     qp->cnt.rx_bytes += len;
     if (hdrs & KITE_OPF_REQUEST) {
-        if (qp->state != KITE_QPS_RTR && qp->state != KITE_QPS_RTS &&
-            qp->state != KITE_QPS_SQD && qp->state != KITE_QPS_SQE) {
+        if (!kr_rx_req_state_ok(qp)) {
             e->cnt.rx_dropped++;
             return true;
         }

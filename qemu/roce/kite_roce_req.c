@@ -461,9 +461,8 @@ static bool kr_gid_v4mapped(const uint8_t *gid)
  * Whether the address vector @av of a UD WQE (written by the QP's owner,
  * often a user process) holds what MODIFY_QP demands of an RC path: a
  * network type that matches the source GID @sgid and the destination
- * (IPv4-mapped for IPv4), a 20-bit flow label; and no multicast
- * destination, which Kite does not offer (IPv6 ff00::/8, IPv4
- * 224.0.0.0/4).
+ * (IPv4-mapped for IPv4) and a 20-bit flow label. A multicast
+ * destination (IPv6 ff00::/8, IPv4 224.0.0.0/4) is a group.
  */
 static bool kr_ud_av_ok(const struct kite_av *av, const uint8_t *sgid)
 {
@@ -475,7 +474,7 @@ static bool kr_ud_av_ok(const struct kite_av *av, const uint8_t *sgid)
         (kr_le32(&av->flow_label) & ~KITE_AV_FLOW_LABEL_MASK)) {
         return false;
     }
-    return v4 ? (dgid[12] & 0xf0) != 0xe0 : dgid[0] != 0xff;
+    return true;
 }
 
 /*
@@ -502,7 +501,12 @@ static void kr_req_ud(KiteRoceQp *qp, const KrSendWqe *w, KrSqSlot *s)
     if (w->len <= mtu) {
         uint8_t *data;
 
-        memcpy(p.dmac, av->dmac, sizeof(p.dmac));
+        /* A group's address follows from its GID, whatever the AV says. */
+        if (kite_gid_is_mcast(av->dgid)) {
+            kite_gid_mcast_mac(av->dgid, p.dmac);
+        } else {
+            memcpy(p.dmac, av->dmac, sizeof(p.dmac));
+        }
         memcpy(p.smac, e->mac, sizeof(p.smac));
         memcpy(p.dgid, av->dgid, sizeof(p.dgid));
         p.ipv6 = av->net_type == KITE_NET_IPV6;

@@ -933,9 +933,9 @@ static_assert(KITE_UD_GRH_LEN == KITE_IPV6_HDR_LEN, "UD GRH area size");
  * A UD SEND_ONLY: check the Q_Key, take a receive, write the GRH
  * area (IPv6 header, or 20 zero bytes and the IPv4 header) and the
  * payload, and complete it. Nothing is acknowledged; a message that finds
- * no receive is dropped.
+ * no receive is dropped. Returns whether the QP took a receive WQE.
  */
-void kr_resp_ud(KiteRoceQp *qp, const struct kite_roce_pkt *p)
+bool kr_resp_ud(KiteRoceQp *qp, const struct kite_roce_pkt *p)
 {
     KiteRoce *e = qp->e;
     uint32_t qkey = qp->cfg.type == KITE_QPT_GSI ? KITE_GSI_QKEY : qp->qkey;
@@ -945,12 +945,12 @@ void kr_resp_ud(KiteRoceQp *qp, const struct kite_roce_pkt *p)
     if (p->deth_qkey != qkey || p->l3_len > sizeof(grh) ||
         !kr_rq_ready(qp)) {
         e->cnt.rx_dropped++;
-        return;
+        return false;
     }
     if (!kr_rq_load(qp, &st)) {
         kr_qp_error(qp, KITE_EVT_QP_FATAL);
         kr_flush(qp);
-        return;
+        return false;
     }
     if (st) {
         kr_qp_error(qp, KITE_ROCE_EVT_STATE);
@@ -958,7 +958,7 @@ void kr_resp_ud(KiteRoceQp *qp, const struct kite_roce_pkt *p)
         qp->rq_ci++;
         qp->recv_valid = false;
         kr_flush(qp);
-        return;
+        return true;
     }
     memset(grh, 0, sizeof(grh));
     memcpy(grh + sizeof(grh) - p->l3_len, p->l3, p->l3_len);
@@ -971,4 +971,5 @@ void kr_resp_ud(KiteRoceQp *qp, const struct kite_roce_pkt *p)
     kr_post_cqe_ud(qp, qp->rq_ci, st, st ? 0 : sizeof(grh) + p->paylen, p);
     qp->rq_ci++;
     qp->recv_valid = false;
+    return true;
 }

@@ -120,6 +120,11 @@ LAYOUT_TEST(kite_cmd_modify_srq, 16, 4,
 	FLD(limit, 8, 4),
 	FLD(reserved, 12, 4))
 
+LAYOUT_TEST(kite_cmd_mcast, 24, 4,
+	FLD(gid, 0, 16),
+	FLD(qpn, 16, 4),
+	FLD(reserved, 20, 4))
+
 LAYOUT_TEST(kite_av, 32, 4,
 	FLD(dgid, 0, 16),
 	FLD(dmac, 16, 6),
@@ -269,7 +274,8 @@ LAYOUT_TEST(kite_device_attr, 128, 8,
 	FLD(max_srq, 112, 4),
 	FLD(max_srq_wr, 116, 4),
 	FLD(max_srq_sge, 120, 4),
-	FLD(reserved, 124, 4))
+	FLD(max_mcast_grp, 124, 2),
+	FLD(max_mcast_qp, 126, 2))
 
 LAYOUT_TEST(kite_port_attr, 36, 4,
 	FLD(state, 0, 1),
@@ -316,7 +322,8 @@ LAYOUT_TEST(kite_stats, 240, 8,
 	FLD(wire_dropped, 200, 8),
 	FLD(db_mmio, 208, 8),
 	FLD(db_rec_reads, 216, 8),
-	FLD(reserved2, 224, 16))
+	FLD(roce_mcast_rx, 224, 8),
+	FLD(roce_mcast_dropped, 232, 8))
 
 LAYOUT_TEST(kite_qp_stats, 128, 8,
 	FLD(tx_packets, 0, 8),
@@ -475,6 +482,7 @@ static void test_layout_published_sizes(void **state)
 	X(kite_cmd_create_qp)\
 	X(kite_cmd_create_srq)\
 	X(kite_cmd_modify_srq)\
+	X(kite_cmd_mcast)\
 	X(kite_av)\
 	X(kite_qp_attr)\
 	X(kite_cmd_modify_qp)\

@@ -105,7 +105,7 @@ static void test_pci_identity(void **state)
 		V(KITE_DB_NUM_PAGES, 256),
 		V(KITE_DB_BAR_SIZE, 1048576),
 		V(KITE_ABI_MAJOR, 1),
-		V(KITE_ABI_MINOR, 4),
+		V(KITE_ABI_MINOR, 5),
 		V(KITE_MSIX_ADMIN, 0),
 		V(KITE_MSIX_ETH, 1),
 		V(KITE_MSIX_COMP_BASE, 2),
@@ -184,6 +184,8 @@ static const struct value_check regs[] = {
 	V(KITE_REG_CAP_MAX_SRQ, 0x164),
 	V(KITE_REG_CAP_MAX_SRQ_WR, 0x168),
 	V(KITE_REG_CAP_MAX_SRQ_SGE, 0x16c),
+	V(KITE_REG_CAP_MAX_MCAST_GRP, 0x170),
+	V(KITE_REG_CAP_MAX_MCAST_QP, 0x174),
 };
 
 static void test_reg_offsets(void **state)
@@ -298,6 +300,7 @@ static void test_reg_bits(void **state)
 		V(KITE_DEV_CAP_MEM_MGT, 1u << 5),
 		V(KITE_DEV_CAP_MW, 1u << 6),
 		V(KITE_DEV_CAP_SRQ, 1u << 7),
+		V(KITE_DEV_CAP_MCAST, 1u << 8),
 	};
 	static const struct value_check fatal[] = {
 		V(KITE_FATAL_NONE, 0),
@@ -369,6 +372,8 @@ static void test_limits(void **state)
 		V(KITE_ABI_MINOR_DBREC, 2),
 		V(KITE_ABI_MINOR_MEM_MGT, 3),
 		V(KITE_ABI_MINOR_SRQ, 4),
+		V(KITE_ABI_MINOR_MCAST, 5),
+		V(KITE_MCAST_QPN, 0xffffff),
 		V(KITE_KEY_VARIANT_BITS, 8),
 		V(KITE_KEY_VARIANT_MASK, 0xff),
 	};
@@ -421,6 +426,8 @@ static void test_aq_opcodes(void **state)
 		V(KITE_CMD_DEALLOC_MW, 0x25),
 		V(KITE_CMD_ADD_GID, 0x28),
 		V(KITE_CMD_DEL_GID, 0x29),
+		V(KITE_CMD_ATTACH_MCAST, 0x2a),
+		V(KITE_CMD_DETACH_MCAST, 0x2b),
 		V(KITE_CMD_QUERY_STATS, 0x30),
 		V(KITE_CMD_MAX, 0x3f),
 	};
@@ -452,6 +459,7 @@ static void test_aq_status(void **state)
 		V(KITE_STS_NOT_SUPPORTED, 0x08),
 		V(KITE_STS_PERMISSION, 0x09),
 		V(KITE_STS_INTERNAL, 0x0a),
+		V(KITE_STS_EXISTS, 0x0b),
 	};
 	static const struct value_check flags[] = {
 		V(KITE_ACQE_PHASE, 1u << 0),

@@ -12,6 +12,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include <kite/kite_hw.h>
@@ -128,6 +129,37 @@ static void test_db_num_masking(void **state)
 	db = kite_db_make(0x01000000, KITE_DB_EQ_ARM, 0);
 	assert_int_equal(kite_db_num(db), 0);
 	assert_int_equal(kite_db_flags(db), KITE_DB_EQ_ARM);
+}
+
+static void test_gid_mcast(void **state)
+{
+	static const __u8 v4[16] = {
+		[10] = 0xff, [11] = 0xff, 239, 0x81, 2, 3
+	};
+	static const __u8 v6[16] = {
+		0xff, 0x0e, [12] = 0x9a, 0xbc, 0xde, 0xf0
+	};
+	__u8 gid[16], mac[6];
+
+	(void)state;
+	assert_true(kite_gid_is_mcast(v4));
+	assert_true(kite_gid_is_mcast(v6));
+	kite_gid_mcast_mac(v4, mac);
+	assert_memory_equal(mac, "\x01\x00\x5e\x01\x02\x03", 6);
+	kite_gid_mcast_mac(v6, mac);
+	assert_memory_equal(mac, "\x33\x33\x9a\xbc\xde\xf0", 6);
+	/* 223.x and 240.x are unicast; so is a v4-mapped prefix off by one. */
+	memcpy(gid, v4, 16);
+	gid[12] = 223;
+	assert_false(kite_gid_is_mcast(gid));
+	gid[12] = 240;
+	assert_false(kite_gid_is_mcast(gid));
+	memcpy(gid, v4, 16);
+	gid[11] = 0xfe;
+	assert_false(kite_gid_is_mcast(gid));
+	memcpy(gid, v6, 16);
+	gid[0] = 0xfe;
+	assert_false(kite_gid_is_mcast(gid));
 }
 
 static void test_ring_slot(void **state)
@@ -366,6 +398,7 @@ int main(void)
 		cmocka_unit_test(test_wqe_strides),
 		cmocka_unit_test(test_cqe_is_recv),
 		cmocka_unit_test(test_mtu_bytes),
+		cmocka_unit_test(test_gid_mcast),
 		cmocka_unit_test(test_mtu_from_eth),
 		cmocka_unit_test(test_mtu_from_eth_property),
 	};

@@ -42,7 +42,7 @@ def test_dp_cap_flags(env):
     want = (C.KITE_DEV_CAP_RC | C.KITE_DEV_CAP_UC | C.KITE_DEV_CAP_UD |
             C.KITE_DEV_CAP_ATOMIC | C.KITE_DEV_CAP_IPV6 |
             C.KITE_DEV_CAP_MEM_MGT | C.KITE_DEV_CAP_MW |
-            C.KITE_DEV_CAP_SRQ)
+            C.KITE_DEV_CAP_SRQ | C.KITE_DEV_CAP_MCAST)
     check_eq(d.rd(C.KITE_REG_CAP_FLAGS), want, "CAP_FLAGS")
     st, _, raw = d.query(C.KITE_CMD_QUERY_DEVICE, DEVICE_ATTR_SIZE)
     check_eq(st, C.KITE_STS_OK, "QUERY_DEVICE status")

@@ -111,6 +111,8 @@ struct kite_caps {
 	u32 max_srq;		/* ABI 1.4, else 0 */
 	u32 max_srq_wr;		/* ABI 1.4, else 0 */
 	u32 max_srq_sge;	/* ABI 1.4, else 0 */
+	u32 max_mcast_grp;	/* ABI 1.5, else 0 */
+	u32 max_mcast_qp;	/* ABI 1.5: QPs of one group, else 0 */
 };
 
 /* Decoded QUERY_PORT result. */
@@ -158,6 +160,8 @@ struct kite_hw_stats {
 	u64 wire_dropped;
 	u64 db_mmio;
 	u64 db_rec_reads;
+	u64 roce_mcast_rx;
+	u64 roce_mcast_dropped;
 };
 
 /* Decoded QUERY_CQ answer (the completion's out[KITE_CQ_QUERY_*]). */
@@ -300,6 +304,8 @@ int kite_cmd_modify_srq(struct kite_admin *adm, u32 uctx, u32 srqn, u32 mask,
 			u32 limit);
 int kite_cmd_query_srq(struct kite_admin *adm, u32 uctx, u32 srqn,
 		       struct kite_srq_info *info);
+int kite_cmd_mcast(struct kite_admin *adm, u8 opcode, u32 uctx, u32 qpn,
+		   const u8 *gid);
 int kite_cmd_reg_mr(struct kite_admin *adm, u32 uctx,
 		    const struct kite_mr_params *p, u32 *key);
 int kite_cmd_alloc_mr(struct kite_admin *adm, u32 pdn, u32 max_pages,
