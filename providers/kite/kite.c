@@ -26,6 +26,8 @@ static void kite_free_context(struct ibv_context *ibctx);
 static const struct verbs_context_ops kite_ctx_ops = {
 	.alloc_mw = kite_alloc_mw,
 	.alloc_pd = kite_alloc_pd,
+	/* The kernel driver attaches; nothing of it is in user space. */
+	.attach_mcast = ibv_cmd_attach_mcast,
 	.bind_mw = kite_bind_mw,
 	.create_ah = kite_create_ah,
 	.create_cq = kite_create_cq,
@@ -41,6 +43,7 @@ static const struct verbs_context_ops kite_ctx_ops = {
 	.destroy_cq = kite_destroy_cq,
 	.destroy_qp = kite_destroy_qp,
 	.destroy_srq = kite_destroy_srq,
+	.detach_mcast = ibv_cmd_detach_mcast,
 	.free_context = kite_free_context,
 	.modify_qp = kite_modify_qp,
 	.modify_srq = kite_modify_srq,

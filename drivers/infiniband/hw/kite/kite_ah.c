@@ -82,7 +82,11 @@ int kite_av_from_ah_attr(struct kite_ib_dev *kib, const struct rdma_ah_attr *ah,
 		return -EINVAL;
 	}
 	memcpy(av->dgid, grh->dgid.raw, sizeof(av->dgid));
-	ether_addr_copy(av->dmac, ah->roce.dmac);
+	/* A group's Ethernet address follows from its GID. */
+	if (kite_gid_is_mcast(av->dgid))
+		kite_gid_mcast_mac(av->dgid, av->dmac);
+	else
+		ether_addr_copy(av->dmac, ah->roce.dmac);
 	av->sgid_index = sgid->index;
 	av->hop_limit = grh->hop_limit;
 	av->traffic_class = grh->traffic_class;
@@ -119,11 +123,12 @@ void kite_av_to_ah_attr(const struct kite_av *av, struct rdma_ah_attr *ah)
  *	   (the provider builds the address vector of its UD WQEs itself)
  *
  * Sends no command and allocates nothing, so it may run in atomic context
- * (ib_core's MAD layer answers MADs that way). Multicast destinations are
- * not offered: the device has no multicast group attach.
+ * (ib_core's MAD layer answers MADs that way). A multicast destination
+ * needs a device with multicast groups.
  *
  * Return: 0 or a negative errno (see kite_av_from_ah_attr(); -EOPNOTSUPP
- * for a multicast DGID or a device without UD; -EINVAL for malformed
+ * for a multicast DGID on a device without multicast, or a device without
+ * UD; -EINVAL for malformed
  * udata; -ENOMEM beyond KITE_MAX_AH handles).
  */
 int kite_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
@@ -145,7 +150,7 @@ int kite_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	err = kite_av_from_ah_attr(kib, attr, &ah->av);
 	if (err)
 		return err;
-	if (rdma_is_multicast_addr((struct in6_addr *)ah->av.dgid))
+	if (kite_gid_is_mcast(ah->av.dgid) && !kite_has_mcast(kib))
 		return -EOPNOTSUPP;
 	if (atomic_inc_return(&kib->num_ah) > KITE_MAX_AH) {
 		err = -ENOMEM;

@@ -484,6 +484,7 @@ static struct kunit_case kite_datapath_cases[] = {
 	KUNIT_CASE(kite_test_dp_ud_mtu),
 	KUNIT_CASE(kite_test_dp_gsi),
 	KUNIT_CASE(kite_test_dp_ud_send_ipv4),
+	KUNIT_CASE(kite_test_dp_mcast_attach),
 	KUNIT_CASE(kite_test_dp_srq_recv_limit),
 	KUNIT_CASE(kite_test_dp_srq_last_wqe),
 	{}

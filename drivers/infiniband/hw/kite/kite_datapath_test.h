@@ -140,12 +140,17 @@ void kite_test_dp_arm_resizing(struct kunit *test);
 void kite_test_dp_sw_flush(struct kunit *test);
 
 /* kite_datapath_ud_test.c */
+struct ib_qp *kite_dt_create_ud(struct kunit *test, struct kite_dt *dt,
+				u32 qkey);
 void kite_test_dp_ud_send(struct kunit *test);
 void kite_test_dp_ud_qkey(struct kunit *test);
 void kite_test_dp_ud_mtu(struct kunit *test);
 void kite_test_dp_ah_atomic(struct kunit *test);
 void kite_test_dp_gsi(struct kunit *test);
 void kite_test_dp_ud_send_ipv4(struct kunit *test);
+
+/* kite_datapath_mcast_test.c */
+void kite_test_dp_mcast_attach(struct kunit *test);
 
 /* kite_datapath_mem_test.c */
 void kite_test_dp_mem_wqe_layout(struct kunit *test);

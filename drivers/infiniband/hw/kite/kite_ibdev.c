@@ -55,6 +55,13 @@ static int kite_query_device(struct ib_device *ibdev,
 		attr->max_srq_wr = caps->max_srq_wr;
 		attr->max_srq_sge = caps->max_srq_sge;
 	}
+	if (kite_has_mcast(kib)) {
+		attr->max_mcast_grp = caps->max_mcast_grp;
+		attr->max_mcast_qp_attach = caps->max_mcast_qp;
+		/* Every group can hold its most QPs at once. */
+		attr->max_total_mcast_qp_attach = caps->max_mcast_grp *
+						  caps->max_mcast_qp;
+	}
 	attr->max_send_sge = caps->max_sge;
 	attr->max_recv_sge = caps->max_sge;
 	/* Before ABI 1.3 a READ took as many SGEs as any other WQE. */
@@ -238,6 +245,8 @@ static const struct rdma_stat_desc kite_port_stats[] = {
 	KITE_IB_STAT("db_rejected", db_rejected),
 	KITE_IB_STAT("doorbell_writes", db_mmio),
 	KITE_IB_STAT("doorbell_rec_reads", db_rec_reads),
+	KITE_IB_STAT("mcast_rx", roce_mcast_rx),
+	KITE_IB_STAT("mcast_dropped", roce_mcast_dropped),
 	KITE_IB_STAT("num_cq", num_cq),
 	KITE_IB_STAT("num_qp", num_qp),
 	KITE_IB_STAT("num_mr", num_mr),
@@ -334,6 +343,12 @@ static const struct ib_device_ops kite_srq_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_srq, kite_srq, ibsrq),
 };
 
+/* Offered only when the device has multicast groups. */
+static const struct ib_device_ops kite_mcast_ops = {
+	.attach_mcast = kite_attach_mcast,
+	.detach_mcast = kite_detach_mcast,
+};
+
 /* Under kib->port_lock, with the ib_device registered. */
 static void kite_ib_dispatch_port(struct kite_ib_dev *kib,
 				  enum ib_event_type type)
@@ -395,6 +410,8 @@ int kite_ib_register(struct kite_ib_dev *kib)
 	ib_set_device_ops(ibdev, &kite_dev_ops);
 	if (kite_has_srq(kib))
 		ib_set_device_ops(ibdev, &kite_srq_ops);
+	if (kite_has_mcast(kib))
+		ib_set_device_ops(ibdev, &kite_mcast_ops);
 
 	err = ib_device_set_netdev(ibdev, kdev->netdev, KITE_PORT_NUM);
 	if (err) {

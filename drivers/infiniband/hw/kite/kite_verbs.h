@@ -450,6 +450,11 @@ int kite_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 bool kite_srq_retire(struct kite_srq *srq, u32 slot, u64 *wr_id);
 void kite_srq_async_event(struct kite_ib_dev *kib, u32 srqn, u8 type);
 
+/* kite_mcast.c */
+bool kite_has_mcast(const struct kite_ib_dev *kib);
+int kite_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+int kite_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+
 /* kite_ah.c */
 int kite_av_from_ah_attr(struct kite_ib_dev *kib, const struct rdma_ah_attr *ah,
 			 struct kite_av *av);

@@ -61,6 +61,8 @@ static const char * const kite_opcode_names[] = {
 	[KITE_CMD_DEALLOC_MW] = "DEALLOC_MW",
 	[KITE_CMD_ADD_GID] = "ADD_GID",
 	[KITE_CMD_DEL_GID] = "DEL_GID",
+	[KITE_CMD_ATTACH_MCAST] = "ATTACH_MCAST",
+	[KITE_CMD_DETACH_MCAST] = "DETACH_MCAST",
 	[KITE_CMD_QUERY_STATS] = "QUERY_STATS",
 };
 
@@ -93,6 +95,7 @@ static const struct {
 	[KITE_STS_NOT_SUPPORTED] = { "NOT_SUPPORTED", -EOPNOTSUPP },
 	[KITE_STS_PERMISSION] = { "PERMISSION", -EPERM },
 	[KITE_STS_INTERNAL] = { "INTERNAL", -EIO },
+	[KITE_STS_EXISTS] = { "EXISTS", -EEXIST },
 };
 
 /**
@@ -448,6 +451,7 @@ static void kite_admin_log_failure(struct kite_admin *adm, u8 opcode,
 	case KITE_STS_BUSY:
 	case KITE_STS_NO_RESOURCES:
 	case KITE_STS_PERMISSION:
+	case KITE_STS_EXISTS:
 		dev_dbg(adm->dev,
 			"admin command %s (0x%02x) failed: status %s (0x%02x), syndrome 0x%x (%d)\n",
 			kite_opcode_name(opcode), opcode,

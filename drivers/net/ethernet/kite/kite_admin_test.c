@@ -771,7 +771,8 @@ static void kite_test_status_errno(struct kunit *test)
 		{ KITE_STS_NOT_SUPPORTED, -EOPNOTSUPP, "NOT_SUPPORTED" },
 		{ KITE_STS_PERMISSION, -EPERM, "PERMISSION" },
 		{ KITE_STS_INTERNAL, -EIO, "INTERNAL" },
-		{ KITE_STS_INTERNAL + 1, -EIO, "UNKNOWN" },
+		{ KITE_STS_EXISTS, -EEXIST, "EXISTS" },
+		{ KITE_STS_EXISTS + 1, -EIO, "UNKNOWN" },
 		{ 0xff, -EIO, "UNKNOWN" },
 	};
 	size_t i;

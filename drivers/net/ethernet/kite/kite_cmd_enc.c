@@ -340,6 +340,13 @@ void kite_dec_device_attr(const struct kite_device_attr *attr,
 		caps->max_srq_wr = 0;
 		caps->max_srq_sge = 0;
 	}
+	if (KITE_ABI_VER_MINOR(caps->abi_version) >= KITE_ABI_MINOR_MCAST) {
+		caps->max_mcast_grp = le16_to_cpu(attr->max_mcast_grp);
+		caps->max_mcast_qp = le16_to_cpu(attr->max_mcast_qp);
+	} else {
+		caps->max_mcast_grp = 0;
+		caps->max_mcast_qp = 0;
+	}
 }
 
 /* Ring indexes are free-running 32-bit counters: a ring is at most 2^31. */
@@ -433,6 +440,9 @@ void kite_dec_stats(const struct kite_stats *st, struct kite_hw_stats *out)
 	/* ABI 1.2; 0 from an older device. */
 	out->db_mmio = le64_to_cpu(st->db_mmio);
 	out->db_rec_reads = le64_to_cpu(st->db_rec_reads);
+	/* ABI 1.5; 0 from an older device. */
+	out->roce_mcast_rx = le64_to_cpu(st->roce_mcast_rx);
+	out->roce_mcast_dropped = le64_to_cpu(st->roce_mcast_dropped);
 }
 
 /**
