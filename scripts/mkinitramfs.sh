@@ -12,7 +12,8 @@
 #                                them, librdmacm, ibv_devices, ibv_devinfo,
 #                                ibv_rc_pingpong, ibv_srq_pingpong,
 #                                ibv_ud_pingpong, and
-#                                librdmacm's rping, ucmatose, udaddy),
+#                                librdmacm's rping, ucmatose, udaddy,
+#                                mckey),
 #                                perftest 25.01 from out/perftest
 #                                (ib_{send,write,read,atomic}_bw,
 #                                ib_{send,write,read}_lat in /usr/bin),
@@ -96,8 +97,9 @@ fi
 [ "$want_rc" = 1 ] || rc='' pt=''
 rclib=${rc:+$rc/usr/lib/x86_64-linux-gnu}
 # rdma-core tools for the guest, and the test program built against it.
-# rping, ucmatose and udaddy are librdmacm's examples (rdma_cm over RC/UD).
-rc_tools=(ibv_devices ibv_devinfo ibv_rc_pingpong ibv_srq_pingpong ibv_ud_pingpong rping ucmatose udaddy)
+# rping, ucmatose, udaddy and mckey are librdmacm's examples (rdma_cm over
+# RC, UD and UD multicast).
+rc_tools=(ibv_devices ibv_devinfo ibv_rc_pingpong ibv_srq_pingpong ibv_ud_pingpong rping ucmatose udaddy mckey)
 # The test programs' sources; their headers (kite-test.h, kite-rc.h,
 # kite-verbs.h) are included from the same directory.
 vm_src=$top/tests/vm
