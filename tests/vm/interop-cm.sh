@@ -159,8 +159,7 @@ cm_step() {
 		echo "info: $name: $CM_CMD: exit $CM_RC after $(($(date +%s) - t0)) s (peer: ${word:-no word})"
 		theirs=none
 		case $word in "$tool-$fam-$port exit "*) theirs=${word##* } ;; esac
-		[ $try -lt $PT_CLOCK_TRIES ] || break
-		case $mine:$theirs in clock:ok | clock:clock | ok:clock) ;; *) break ;; esac
+		clock_repeat $mine $theirs $try || break
 		retry "$name" "perftest could not sample the CPU clock (this side $mine, exit $CM_RC; the peer $theirs; try $try of $PT_CLOCK_TRIES)"
 		try=$((try + 1))
 		port=$((port + 50))

@@ -168,8 +168,7 @@ pt() {
 		word=$(peer_xchg "pt $name $try $mine")
 		theirs=none
 		case $word in "pt $name $try "*) theirs=${word##* } ;; esac
-		[ $try -lt $PT_CLOCK_TRIES ] || break
-		case $mine:$theirs in clock:ok | clock:clock | ok:clock) ;; *) break ;; esac
+		clock_repeat $mine $theirs $try || break
 		retry "$name-$KIND-$role" "perftest could not sample the CPU clock (this side $mine, exit $rc; the peer $theirs; try $try of $PT_CLOCK_TRIES)"
 		try=$((try + 1))
 	done
@@ -179,6 +178,16 @@ pt() {
 	clock) fail "$name-$KIND-$role" "perftest could not sample the CPU clock in $try tries (exit $rc; the peer: $theirs)" ;;
 	*) fail "$name-$KIND-$role" "exit $rc (the peer: $theirs): $(tail -n 3 /tmp/pt.out | tr '\n' ' ')" ;;
 	esac
+}
+
+# clock_repeat MINE THEIRS TRY: both sides run again after try TRY, which
+# ended MINE here and THEIRS on the peer (pt_state): one side failed only
+# on the CPU clock, the other was fine or failed the same way, and tries
+# are left.
+clock_repeat() {
+	[ "$3" -lt $PT_CLOCK_TRIES ] || return 1
+	case $1:$2 in clock:ok | clock:clock | ok:clock) return 0 ;; esac
+	return 1
 }
 
 # pt_once ROLE PORT CMD...: one perftest run (clients retry while the
