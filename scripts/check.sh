@@ -6,7 +6,10 @@
 #      (`make -k all`),
 #   2. run every suite, each printing its own "<suite>: N passed, N failed"
 #      as the last line of its stdout,
-#   3. print the sum as the very last line: "N passed, N failed[, N skipped]".
+#   3. print the sum as the very last line: "N passed, N failed[, N skipped]",
+#      after a line with every suite's retries and skips (a retry is a
+#      check run again; see Documentation/kite/testing.rst):
+#      "retries: vm 2 (rdma 1, interop 1); skips: vm 5 (interop 5)".
 #
 # A suite counts one extra failure when its runner is missing, when it ends
 # without its summary line (crash, timeout), when it exits non-zero while
@@ -101,11 +104,27 @@ show_cmd() {
 
 pass=0 fail=0 skip=0
 notes=()
+# "SUITE N[ (PARTS)]" for each suite with retries / skips.
+retries=() skips=()
+
+# count_parts SUITE N PARTS: "SUITE N (PARTS)", or "SUITE N".
+count_parts() { echo "$1 $2${3:+ ($3)}"; }
+
+# joined ITEM...: the items separated by ", ", or "none".
+joined() {
+	local out
+	[ $# -gt 0 ] || { echo none; return; }
+	out=$1
+	shift
+	while [ $# -gt 0 ]; do out="$out, $1"; shift; done
+	echo "$out"
+}
 
 summary() {
 	local n
 	echo "== summary ($(($(date +%s) - t0))s of a ${budget}s budget)"
 	for n in "${notes[@]}"; do echo "   $n"; done
+	echo "retries: $(joined "${retries[@]}"); skips: $(joined "${skips[@]}")"
 	results_line "" "$pass" "$fail" "$skip"
 }
 
@@ -191,6 +210,11 @@ for s in "${suites[@]}"; do
 	run_suite "$s" "$t" "${cmd[@]}"
 	pass=$((pass + S_PASS)) fail=$((fail + S_FAIL)) skip=$((skip + S_SKIP))
 	notes+=("$S_NOTE")
+	# S_PARTS: "retried G N, ...; skipped G N, ..." (or "none" for either).
+	parts_r=$(echo "$S_PARTS" | sed -n 's/^retried \(.*\); skipped .*/\1/p' | sed 's/^none$//')
+	parts_s=$(echo "$S_PARTS" | sed -n 's/.*; skipped \(.*\)$/\1/p' | sed 's/^none$//')
+	[ "$S_RETRY" -eq 0 ] || retries+=("$(count_parts "$s" "$S_RETRY" "$parts_r")")
+	[ "$S_SKIP" -eq 0 ] || skips+=("$(count_parts "$s" "$S_SKIP" "$parts_s")")
 done
 
 summary

@@ -39,12 +39,14 @@ Guest protocol (one line each on the serial console):
   ok NAME                 a check passed
   FAIL NAME: DETAIL       a check failed
   skip NAME: WHY          a check was skipped
+  retry NAME: WHY         check NAME runs again (a known external fault, or
+                          a bounded repeat); not a result, but counted
   KITE-SYNC WORD          free-form rendezvous point for a host hook
   KITE-TEST-EXIT RC       printed by /init when /test.sh returned RC
 
 Output: one line per result, "ok TEST/VM/CHECK" or "FAIL TEST/VM/CHECK: ...
 (log: PATH)", lines starting with '#' for information, and last
-"TEST: N passed, N failed[, N skipped]". Exit status 0 when nothing failed.
+"TEST: N passed, N failed[, N skipped][, N retried]". Exit status 0 when nothing failed.
 A guest that never prints its exit marker (timeout, panic, QEMU error) or
 exits non-zero without reporting a failure counts as one failure. Every
 planned result that never came counts as one failure ("FAIL TEST/VM/plan:
@@ -71,6 +73,7 @@ from results import Results, summary_line  # noqa: E402
 RESULT_RE = re.compile(r"^(ok|FAIL|skip) (\S+)(?:: ?(.*))?$")
 EXIT_RE = re.compile(r"^KITE-TEST-EXIT (-?\d+)$")
 PLAN_RE = re.compile(r"^KITE-PLAN (\d+)$")
+RETRY_RE = re.compile(r"^retry (\S+): ?(.*)$")
 NAME_RE = re.compile(r"^[A-Za-z0-9_-]+$")
 INIT_RE = re.compile(r"KITE-INIT ")  # firmware escapes may precede it
 BASE_PORT = 47100
@@ -120,6 +123,7 @@ class Guest:
         self.end_s = None
         self.exit_rc = None
         self.results = []         # (status, check, detail)
+        self.retries = []         # (check, why): "retry" lines
         self.plan = None          # results the script promised (KITE-PLAN)
         self.pos = 0
         self.partial = ""
@@ -148,6 +152,11 @@ class Guest:
                 res = (m.group(1), m.group(2), m.group(3) or "")
                 self.results.append(res)
                 report(self, res)
+                continue
+            m = RETRY_RE.match(line)
+            if m:
+                self.retries.append((m.group(1), m.group(2)))
+                report(self, ("retry", m.group(1), m.group(2)))
                 continue
             m = PLAN_RE.match(line)
             if m:
@@ -438,7 +447,7 @@ def cmd_run(argv):
     def report(guest, res):
         status, check, detail = res
         full = "%s/%s/%s" % (test, guest.name, check)
-        if status == "FAIL":
+        if status in ("FAIL", "retry"):
             detail = "%s (log: %s)" % (detail, os.path.relpath(guest.log))
         results.add(status, full, detail, show=not args.echo)
 

@@ -3,18 +3,23 @@
 
 The Python side of scripts/lib/results.sh, with the same lines:
   ok NAME[: DETAIL] / FAIL NAME: DETAIL / skip NAME: WHY   one per check
-  SUITE: N passed, N failed[, N skipped]                    the last line
+  retry NAME: WHY    a check that runs again (not a result: the try after
+                     it gives NAME's result)
+  SUITE: N passed, N failed[, N skipped][, N retried]       the last line
 """
 
 import fnmatch
 import sys
 
 
-def summary_line(suite, passed, failed, skipped=0):
-    """The summary line of SUITE ("N skipped" only when there are some)."""
+def summary_line(suite, passed, failed, skipped=0, retried=0):
+    """The summary line of SUITE ("N skipped" and "N retried" only when
+    there are some)."""
     line = "%s: %d passed, %d failed" % (suite, passed, failed)
     if skipped:
         line += ", %d skipped" % skipped
+    if retried:
+        line += ", %d retried" % retried
     return line
 
 
@@ -29,7 +34,7 @@ class Results:
     def __init__(self, suite, pattern=""):
         self.suite = suite
         self.pattern = pattern
-        self.passed = self.failed = self.skipped = 0
+        self.passed = self.failed = self.skipped = self.retried = 0
 
     def _say(self, line, show):
         if show:
@@ -48,9 +53,16 @@ class Results:
         self.skipped += 1
         self._say("skip %s: %s" % (name, why), show)
 
+    def retry(self, name, why, show=True):
+        """A check that runs again; its last try gives its result."""
+        self.retried += 1
+        self._say("retry %s: %s" % (name, why), show)
+
     def add(self, status, name, detail="", show=True):
-        """Count a parsed result line: STATUS is "ok", "FAIL" or "skip"."""
-        if status == "ok":
+        """Count a parsed line: STATUS is "ok", "FAIL", "skip" or "retry"."""
+        if status == "retry":
+            self.retry(name, detail, show)
+        elif status == "ok":
             self.ok(name, show)
         elif status == "skip":
             self.skip(name, detail, show)
@@ -63,6 +75,6 @@ class Results:
         if self.pattern and self.passed + self.failed + self.skipped == 0:
             self.fail(self.suite, "T='%s' selects no test" % self.pattern)
         print(summary_line(self.suite, self.passed, self.failed,
-                           self.skipped), flush=True)
+                           self.skipped, self.retried), flush=True)
         sys.stdout.flush()
         return 1 if self.failed else 0

@@ -53,9 +53,12 @@ bounded_kill() {
 
 # run_suite NAME SECS CMD...: run CMD (stdout shown and kept) for at most
 # SECS seconds and judge it. The last non-empty line of its stdout must be
-#   NAME: N passed, N failed[, N skipped]
-# Sets S_PASS S_FAIL S_SKIP (what counts, including the extra failures
-# below) and S_NOTE (one line for a summary). One extra failure, with a FAIL
+#   NAME: N passed, N failed[, N skipped][, N retried]
+# Sets S_PASS S_FAIL S_SKIP S_RETRY (what counts, including the extra
+# failures below), S_NOTE (one line for a summary) and S_PARTS: where the
+# retries and skips came from, when the suite said so on a line
+#   # NAME parts: retried PART N, ...; skipped PART N, ...
+# (tests/vm/run.sh: per group), else empty. One extra failure, with a FAIL
 # line saying why, when:
 #   - there is no summary line (crash, timeout: 124/137);
 #   - it exits non-zero but reports no failure;
@@ -68,7 +71,8 @@ run_suite() {
 	rc=$?
 	S_SECS=$(($(date +%s) - start))
 	last=$(grep -v '^[[:space:]]*$' "$out" | tail -n 1)
-	S_PASS=0 S_FAIL=0 S_SKIP=0
+	S_PASS=0 S_FAIL=0 S_SKIP=0 S_RETRY=0
+	S_PARTS=$(sed -n "s/^# $name parts: //p" "$out" | tail -n 1)
 	if results_parse "$name" "$last"; then
 		p=$R_PASS f=$R_FAIL k=$R_SKIP
 		if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
@@ -80,9 +84,9 @@ run_suite() {
 			f=1
 			S_NOTE="$name: ran no tests (0 passed, 0 failed, $k skipped), counted as 1 failure (${S_SECS}s)"
 		else
-			S_NOTE="$name: $p passed, $f failed, $k skipped (${S_SECS}s)"
+			S_NOTE="$name: $p passed, $f failed, $k skipped, $R_RETRY retried (${S_SECS}s)"
 		fi
-		S_PASS=$p S_FAIL=$f S_SKIP=$k
+		S_PASS=$p S_FAIL=$f S_SKIP=$k S_RETRY=$R_RETRY
 	else
 		case $rc in
 		124 | 137) why="timed out after ${secs}s" ;;

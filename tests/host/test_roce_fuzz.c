@@ -5,7 +5,8 @@
  * carry live traffic, on the host simulation harness (roce_sim.[ch]).
  * Frames are mutated at the field level and rebuilt by the codec (so they
  * pass the ICRC and reach the transport), or at the byte level (parser).
- * Checked: no crash or sanitizer report (build with
+ * A run feeds a fixed number of frames (FUZZ_FRAMES), not a time's worth,
+ * so every run does the same work and the count is checked. Checked: no crash or sanitizer report (build with
  * CFLAGS='-O1 -g -fsanitize=address,undefined' to run it under them), the
  * memory outside every MR is never written, QPs destroyed and recreated
  * with frames and timers pending leave nothing dangling, the engines go idle
@@ -21,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <cmocka.h>
 
 #include "roce_sim.h"
@@ -39,7 +39,14 @@
 #define CANARY          0xa5
 /* Steps after which an engine pair that has not gone idle is looping. */
 #define IDLE_STEPS      2000000ull
-#define FUZZ_NS         (3ull * 1000000000ull)
+/*
+ * Frames fed to the engines per run (KITE_FUZZ_FRAMES picks another
+ * count): a fixed amount of work, whatever the host's speed. A mutation
+ * that yields no frame is tried again, at most FUZZ_MAX_TRIES times per
+ * frame on average before the run fails as feeding nothing.
+ */
+#define FUZZ_FRAMES     1000000ull
+#define FUZZ_MAX_TRIES  4
 /*
  * Each node's fast-register MR maps FR_LEN bytes at FR_OFF (inside the
  * MR's range) at FR_IOVA; its page list is at MR_OFF.
@@ -483,21 +490,16 @@ static void verify_after(Fz *f)
     assert_memory_equal(wdst, src, 0x6000);
 }
 
-static void fuzz_run(uint64_t seed)
+static void fuzz_run(uint64_t seed, uint64_t nframes)
 {
     static uint8_t frame[KITE_ROCE_MAX_FRAME], payload[8192];
     Fz *f = fz_new(seed);
-    struct timespec t0, t;
-    uint64_t iter = 0;
+    uint64_t iter = 0, frames = 0;
     int i;
 
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (;;) {
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        if ((uint64_t)(t.tv_sec - t0.tv_sec) * 1000000000ull +
-            (uint64_t)(t.tv_nsec - t0.tv_nsec) > FUZZ_NS) {
-            break;
-        }
+    while (frames < nframes) {
+        /* Mutations that keep yielding no frame would feed nothing. */
+        assert_true(iter < FUZZ_MAX_TRIES * nframes);
         if (iter % 4096 == 2048) {
             /*
              * Destroy and recreate the RC pair with frames, responses and
@@ -543,6 +545,7 @@ static void fuzz_run(uint64_t seed)
                 } else {
                     sim_inject(&f->s, src->dst, frame, len);
                 }
+                frames++;
             }
         }
         sim_run(&f->s, rnd(f) % 64);
@@ -554,8 +557,10 @@ static void fuzz_run(uint64_t seed)
     /* The traffic had memory operations and SEND_INVs executed. */
     assert_true(f->s.node[0].mem_ops + f->s.node[1].mem_ops > 0);
     assert_true(f->s.node[0].remote_invs + f->s.node[1].remote_invs > 0);
-    print_message("fuzz seed %llu: %llu frames, %llu memory operations, "
-                  "%llu SEND_INVs received\n", (unsigned long long)seed,
+    assert_int_equal(frames, nframes);
+    print_message("fuzz seed %llu: %llu frames in %llu steps, %llu memory "
+                  "operations, %llu SEND_INVs received\n",
+                  (unsigned long long)seed, (unsigned long long)frames,
                   (unsigned long long)iter,
                   (unsigned long long)(f->s.node[0].mem_ops +
                                        f->s.node[1].mem_ops),
@@ -564,13 +569,18 @@ static void fuzz_run(uint64_t seed)
     fz_free(f);
 }
 
-/* KITE_FUZZ_SEED picks another seed (default 1). */
+/*
+ * KITE_FUZZ_SEED picks another seed (default 1), KITE_FUZZ_FRAMES another
+ * frame count (default FUZZ_FRAMES).
+ */
 static void test_wire_fuzz(void **st)
 {
-    const char *env = getenv("KITE_FUZZ_SEED");
+    const char *seed = getenv("KITE_FUZZ_SEED");
+    const char *n = getenv("KITE_FUZZ_FRAMES");
 
     (void)st;
-    fuzz_run(env ? (uint64_t)atoll(env) : 1);
+    fuzz_run(seed ? strtoull(seed, NULL, 0) : 1,
+             n && strtoull(n, NULL, 0) ? strtoull(n, NULL, 0) : FUZZ_FRAMES);
 }
 
 /* A READ request from node 0's QP to node 1's, built by hand. */

@@ -10,12 +10,13 @@
 #      skips, see kite-rc-mw.c);
 #   2. guest b (rxe) the client: Kite's windows, rxe the requester.
 # Results: the client prints kite-rc's ("kite-rc count mw" of them:
-# mw-kite-req-NAME on a, mw-rxe-req-NAME on b), the other guest the
+# mw-kite-req-NAME on a, mw-rxe-req-NAME on b) and its exit status
+# (mw-kite-req-client-exit, mw-rxe-req-client-exit), the other guest the
 # server's exit status (mw-kite-req-rxe-server on b,
 # mw-rxe-req-kite-server on a).
 MW_N=$(kite-rc count mw 2>/dev/null || echo 13)
 # shellcheck disable=SC2034 # n_mw is read by interop.sh
-n_mw=$((MW_N + 1))
+n_mw=$((MW_N + 2))
 # Each kite-rc run is bounded by this many seconds (its -t).
 MW_SECS=${MW_SECS:-240}
 
@@ -34,7 +35,8 @@ mw_server() {
 
 # mw_client NAME PORT: one kite-rc mw run against the peer's server
 # (again while it does not listen yet); its result lines (mw-NAME-*)
-# count, a missing one as a failure.
+# count, a missing one as a failure, and its exit status
+# (mw-NAME-client-exit, tool_exit).
 mw_client() {
 	local rc n
 	for _ in 1 2 3; do
@@ -49,6 +51,7 @@ mw_client() {
 		n=$((n + 1))
 		fail "mw-$1-missing-$n" "kite-rc client exit $rc before printing all results: $(tail -n 2 /tmp/mw-cli.$2 | tr '\n' ' ')"
 	done
+	tool_exit "mw-$1-client-exit" $rc /tmp/mw-cli.$2
 }
 
 run_mw() {

@@ -19,10 +19,10 @@
 # Results, on each guest: ud-v4-1k, ud-v4-4k and ud-v6-1k, each as client
 # and as server (-KIND-client, -KIND-server); the sender's kite-ud results
 # (kite-ud-KIND-send-NAME, "kite-ud count" of them, printed by the client)
-# and the receiver's exit status (kite-ud-KIND-receiver).
+# and both exit statuses (kite-ud-KIND-sender-exit, kite-ud-KIND-receiver).
 KITE_UD_N=$(kite-ud count 2>/dev/null || echo 13)
 # shellcheck disable=SC2034 # n_ud is read by interop.sh
-n_ud=$((6 + KITE_UD_N + 1))
+n_ud=$((6 + KITE_UD_N + 2))
 
 # udpp NAME ROLE GID ARGS: one ibv_ud_pingpong run (pingpong in
 # interop.sh; the tool comes with the image, scripts/mkinitramfs.sh).
@@ -53,6 +53,7 @@ kud() {
 		fail kite-ud-$KIND-send-missing-$n "kite-ud exited $rc before printing all results"
 	done
 	grep -q '^FAIL ' /tmp/kud.out && failures=$((failures + $(grep -c '^FAIL ' /tmp/kud.out)))
+	tool_exit kite-ud-$KIND-sender-exit $rc /tmp/kud.out
 	return 0
 }
 

@@ -6,6 +6,8 @@
 # A script first declares how many results it will print ("plan N": the
 # line KITE-PLAN N); each check then prints exactly one line on the console:
 #   ok NAME  |  FAIL NAME: DETAIL  |  skip NAME: WHY
+# and, before a check runs again, "retry NAME: WHY" (retry below; not a
+# result, counted and reported by the launcher and make check).
 # The host (scripts/vm.py) collects them and counts every planned result that
 # never came (a crash, an early exit) as a failure. A script ends with
 # "finish", which exits non-zero when a check failed.
@@ -38,6 +40,14 @@ fail() {
 }
 
 skip() { echo "skip $1: $2"; }
+
+# retry NAME WHY...: check NAME runs again. Only for a bounded repeat that
+# Documentation/kite/testing.rst allows ("Retries"); WHY names the fault.
+retry() {
+	local n=$1
+	shift
+	echo "retry $n: $(echo "$*" | tr '\n' ' ' | cut -c1-300)"
+}
 
 # check NAME CMD...: ok when CMD succeeds, else FAIL with its last output.
 check() {

@@ -37,7 +37,9 @@
 # launcher counts missing ones as failures. Each group is judged like a suite
 # of make check (scripts/lib/suite.sh: a missing summary, a non-zero exit
 # without a failure, or "0 passed, 0 failed" count as failures).
-# Last line: "vm: N passed, N failed[, N skipped]"; exit 1 on any failure.
+# Last lines: "# vm parts: retried GROUP N, ...; skipped GROUP N, ..." (the
+# groups' retries and skips, "none" without) and "vm: N passed, N failed[,
+# N skipped][, N retried]"; exit 1 on any failure.
 # Console logs: out/logs/<group>/<guest>.log.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -160,7 +162,7 @@ if [ -n "$pattern" ]; then
 fi
 [ ${#groups[@]} -gt 0 ] || groups=(pair fault rdma interop storage)
 
-pass=0 fail=0 skip=0
+pass=0 fail=0 skip=0 retry=0 g_retry= g_skip=
 # The guest image must match out/kite.ko (a no-op when it does).
 if ! scripts/mkinitramfs.sh; then
 	echo "FAIL vm/image: scripts/mkinitramfs.sh failed (is out/kite.ko built? run 'make all')"
@@ -179,8 +181,12 @@ for g in "${groups[@]}"; do
 	run_suite "$g" $((secs + 60 + ${KITE_VM_LOCK_WAIT:-600})) "${cmd[@]}"
 	[ "$S_FAIL" -eq 0 ] || echo "# group $g: logs in out/logs/$g/"
 	pass=$((pass + S_PASS)) fail=$((fail + S_FAIL)) skip=$((skip + S_SKIP))
+	retry=$((retry + S_RETRY))
+	[ "$S_RETRY" -eq 0 ] || g_retry="${g_retry:+$g_retry, }$g $S_RETRY"
+	[ "$S_SKIP" -eq 0 ] || g_skip="${g_skip:+$g_skip, }$g $S_SKIP"
 	echo "# $S_NOTE"
 done
 
-R_PASS=$pass R_FAIL=$fail R_SKIP=$skip
+echo "# vm parts: retried ${g_retry:-none}; skipped ${g_skip:-none}"
+R_PASS=$pass R_FAIL=$fail R_SKIP=$skip R_RETRY=$retry
 results_end vm "$pattern"
