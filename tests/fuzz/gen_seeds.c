@@ -172,11 +172,9 @@ static void rx_built(uint8_t op)
 
 /* ---- roce_wqe ---- */
 
-static void wqe_seed(uint8_t k, uint8_t op)
+/* A built SQ WQE of opcode @op on node 0's QP @k. */
+static void wqe_record(uint8_t k, uint8_t op)
 {
-    char name[32];
-
-    put8(0);                    /* configuration */
     put8(2);                    /* built SQ WQE, node 0 */
     put8(k);
     put8(op);
@@ -215,6 +213,14 @@ static void wqe_seed(uint8_t k, uint8_t op)
     }
     put8(k);                    /* UD: remote QP, Q_Key */
     put8(1);
+}
+
+static void wqe_seed(uint8_t k, uint8_t op)
+{
+    char name[32];
+
+    put8(0);                    /* configuration */
+    wqe_record(k, op);
     put8(3);                    /* doorbell */
     put8(k);
     put8(0);
@@ -223,6 +229,45 @@ static void wqe_seed(uint8_t k, uint8_t op)
     put8(0x0f);                 /* drain */
     snprintf(name, sizeof(name), "wqe-q%u-op%u", k, op);
     save("roce_wqe", name);
+}
+
+/*
+ * Every RC opcode in one SQ, rung at once; SQD and back with more queued;
+ * a doorbell that jumps past the ring; time for the timers.
+ */
+static void wqe_mix(void)
+{
+    uint8_t op;
+
+    put8(FW_CFG_OUTSTANDING | 0x03);
+    for (op = KITE_WQE_SEND; op <= KITE_WQE_SEND_INV; op++) {
+        wqe_record(FW_Q_RC, op);
+    }
+    put8(3);                    /* doorbell, run */
+    put8(FW_Q_RC);
+    put8(0);
+    put8(5);
+    put8(64);
+    put8(6);                    /* RTS -> SQD */
+    put8(FW_Q_RC);
+    put8(1);
+    wqe_record(FW_Q_RC, KITE_WQE_WRITE);
+    put8(3);
+    put8(FW_Q_RC);
+    put8(0);
+    put8(5);
+    put8(255);
+    put8(6);                    /* SQD -> RTS */
+    put8(FW_Q_RC);
+    put8(2);
+    put8(3);                    /* a doorbell 40 WQEs ahead */
+    put8(FW_Q_RC);
+    put8(40);
+    put8(7);                    /* 256 ms pass */
+    put16(0xffff);
+    put8(5);
+    put8(255);
+    save("roce_wqe", "mix-rc");
 }
 
 /* A receive on node 1's RC QP written raw, then a SEND into it. */
@@ -286,6 +331,7 @@ int main(int argc, char **argv)
             rx_built(op);
         }
     }
+    wqe_mix();
     fw_init(&world, 0);
     wqe_raw_recv();
     fw_free(&world);

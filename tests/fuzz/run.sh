@@ -83,8 +83,10 @@ fuzz() {
 	for t in "$@"; do
 		mkdir -p "$O/corpus/$t"
 		# New inputs go to the first directory, the seeds are read too.
+		# -max_len: the seeds are short; the records of a long input
+		# are what reaches deep states.
 		nice -n 10 "$O/fuzz_$t" -max_total_time="$secs" -timeout=20 \
-			-rss_limit_mb=2048 -print_final_stats=1 \
+			-max_len=4096 -rss_limit_mb=2048 -print_final_stats=1 \
 			-artifact_prefix="$O/crash-$t-" \
 			"$O/corpus/$t" "$here/corpus/$t" >"$O/logs/$t.log" 2>&1 &
 		pids+=($!)
