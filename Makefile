@@ -17,6 +17,10 @@
 #                     not part of make check)
 #   make bench-engine the RoCEv2 engine alone on the host against memcpy
 #                     (bench/engine; ARGS="-m 1024 -n 2000" passes options)
+#   make fuzz         the engine's libFuzzer targets (tests/fuzz), each for
+#                     FUZZ_SECS seconds (default 600): executions, exec/s,
+#                     coverage and crashes (not part of make check, which
+#                     replays their corpora in its fuzz suite)
 #   make clean        remove build outputs (out/, module objects)
 #
 # Kbuild reads the top-level Kbuild file (not this Makefile) for the modules.
@@ -31,7 +35,7 @@ SUITES ?=
 # T: a test selection handed to each suite (scripts/check.sh --test).
 T ?=
 
-.PHONY: all deps module qemu rdma-core perftest initramfs capture check demo bench bench-engine clean
+.PHONY: all deps module qemu rdma-core perftest initramfs capture check demo bench bench-engine fuzz clean
 
 all: deps module qemu rdma-core perftest initramfs capture
 
@@ -85,8 +89,13 @@ bench: all
 bench-engine:
 	@$(MAKE) --no-print-directory -C bench/engine run
 
+# Host only: clang with libFuzzer, no guest, QEMU or VM lock.
+fuzz: | deps
+	@$(MAKE) --no-print-directory -C tests/fuzz fuzz $(if $(FUZZ_SECS),FUZZ_SECS=$(FUZZ_SECS))
+
 clean:
 	@kdir="$(KDIR)"; [ -n "$$kdir" ] || kdir=/lib/modules/$$(bash scripts/kver.sh 2>/dev/null)/build; \
 	if [ -f Kbuild ] && [ -d "$$kdir" ]; then $(MAKE) -C "$$kdir" M=$(CURDIR) clean; fi
 	@if [ -f tests/host/Makefile ]; then $(MAKE) -C tests/host clean; fi
+	@if [ -f tests/fuzz/Makefile ]; then $(MAKE) -C tests/fuzz clean; fi
 	rm -rf $(OUT)

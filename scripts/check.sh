@@ -29,7 +29,7 @@
 # Documentation/kite/testing.rst); a suite that selects nothing fails.
 #
 #   scripts/check.sh [--no-build] [--test PATTERN] [SUITE...]
-#       (default suites: lint host provider qtest kunit vm)
+#       (default suites: lint host fuzz provider qtest kunit vm)
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
@@ -49,7 +49,7 @@ MARGIN=40
 MIN_STEP=30
 
 usage() {
-	echo "usage: $0 [--no-build] [--test PATTERN] [lint|host|provider|qtest|kunit|vm]..." >&2
+	echo "usage: $0 [--no-build] [--test PATTERN] [lint|host|fuzz|provider|qtest|kunit|vm]..." >&2
 	exit 2
 }
 build=1
@@ -60,17 +60,18 @@ while [ $# -gt 0 ]; do
 	--no-build) build=0 ;;
 	--test=*) pattern=${1#--test=} ;;
 	--test | -t) [ $# -ge 2 ] || usage; pattern=$2; shift ;;
-	lint | host | provider | qtest | kunit | vm) suites+=("$1") ;;
+	lint | host | fuzz | provider | qtest | kunit | vm) suites+=("$1") ;;
 	*) usage ;;
 	esac
 	shift
 done
-[ ${#suites[@]} -gt 0 ] || suites=(lint host provider qtest kunit vm)
+[ ${#suites[@]} -gt 0 ] || suites=(lint host fuzz provider qtest kunit vm)
 
 # suite name -> the file that must exist.
 declare -A runner=(
 	[lint]=scripts/lint.sh
 	[host]=tests/host/Makefile
+	[fuzz]=tests/fuzz/Makefile
 	[provider]=scripts/provider-selftest.sh
 	[qtest]=tests/qtest/run.sh
 	[kunit]=scripts/kunit.sh
@@ -85,6 +86,7 @@ suite_cmd() {
 	case $1 in
 	lint) cmd=(bash scripts/lint.sh "${sel[@]}") ;;
 	host) cmd=(make --no-print-directory -C tests/host check ${pattern:+"T=$pattern"}) ;;
+	fuzz) cmd=(make --no-print-directory -C tests/fuzz check ${pattern:+"T=$pattern"}) ;;
 	provider) cmd=(bash scripts/provider-selftest.sh "${sel[@]}") ;;
 	qtest) cmd=(bash tests/qtest/run.sh "${sel[@]}") ;;
 	# kunit.py's own filter_glob, SUITE[.CASE]

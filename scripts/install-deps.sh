@@ -20,6 +20,7 @@ PKGS=(
 	tshark
 	nvme-cli fio nfs-kernel-server nfs-common
 	libucx0 ucx-utils
+	clang llvm libclang-rt-14-dev
 )
 # Wait for another apt/dpkg (e.g. unattended-upgrades) instead of failing.
 APT_OPTS=(-o DPkg::Lock::Timeout=600)

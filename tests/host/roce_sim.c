@@ -819,7 +819,8 @@ static uint32_t sim_put_seg(uint8_t *p, const SimQp *q, const SimWr *wr)
     struct kite_wqe_raddr r = { 0 };
     struct kite_wqe_atomic a = { 0 };
 
-    if (q->cfg.type == KITE_QPT_UD && wr->opcode <= KITE_WQE_SEND_IMM) {
+    if ((q->cfg.type == KITE_QPT_UD || q->cfg.type == KITE_QPT_GSI) &&
+        wr->opcode <= KITE_WQE_SEND_IMM) {
         kr_set_le32(&ud.remote_qpn, wr->remote_qpn);
         kr_set_le32(&ud.remote_qkey, wr->remote_qkey);
         memcpy(p, &ud, sizeof(ud));
@@ -854,7 +855,11 @@ static uint32_t sim_put_seg(uint8_t *p, const SimQp *q, const SimWr *wr)
 
 uint32_t sim_write_send(SimNode *n, uint32_t qpn, const SimWr *wr)
 {
-    SimQp *q = sim_qp(n, qpn);
+    return sim_write_send_q(sim_qp(n, qpn), wr);
+}
+
+uint32_t sim_write_send_q(SimQp *q, const SimWr *wr)
+{
     uint32_t stride = 1u << q->cfg.sq_log_stride;
     uint32_t idx = q->sq_pi++;
     uint8_t *w = sim_sq_slot(q, idx);
@@ -905,7 +910,11 @@ uint32_t sim_post_send(SimNode *n, uint32_t qpn, const SimWr *wr)
 uint32_t sim_post_recv(SimNode *n, uint32_t qpn, unsigned num_sge,
                        const SimSge *sge)
 {
-    SimQp *q = sim_qp(n, qpn);
+    return sim_post_recv_q(sim_qp(n, qpn), num_sge, sge);
+}
+
+uint32_t sim_post_recv_q(SimQp *q, unsigned num_sge, const SimSge *sge)
+{
     uint32_t stride = 1u << q->cfg.rq_log_stride;
     uint32_t idx = q->rq_pi++;
     uint8_t *w = q->rq + ((size_t)kite_ring_slot(idx, q->cfg.rq_log_depth) <<

@@ -245,6 +245,9 @@ uint8_t *sim_sq_slot(SimQp *q, uint32_t idx);
 uint32_t sim_post_send(SimNode *n, uint32_t qpn, const SimWr *wr);
 uint32_t sim_post_recv(SimNode *n, uint32_t qpn, unsigned num_sge,
                        const SimSge *sge);
+/* The same by QP (a QP whose number sim_qp() does not know: GSI, QP 1). */
+uint32_t sim_write_send_q(SimQp *q, const SimWr *wr);
+uint32_t sim_post_recv_q(SimQp *q, unsigned num_sge, const SimSge *sge);
 bool sim_poll_cq(SimNode *n, uint32_t cqn, struct kite_cqe *cqe);
 unsigned sim_cq_count(SimNode *n, uint32_t cqn);
 
