@@ -10,6 +10,7 @@
 #include "qemu/main-loop.h"
 #include "qemu/module.h"
 #include "qapi/error.h"
+#include "qapi/visitor.h"
 #include "hw/pci/pci.h"
 #include "hw/pci/msix.h"
 #include "hw/qdev-properties.h"
@@ -80,6 +81,44 @@ void kite_fatal(KiteState *s, uint32_t code)
     kite_eth_backlog_drop(s);
     kite_wire_stop(s);
     kite_engine_stop(s);
+}
+
+/*
+ * Test only (x-fatal): setting a KITE_FATAL_* code makes the running
+ * device fail with it, as an internal error would; reading gives the
+ * current fatal code (KITE_FATAL_NONE while the device is healthy or after
+ * the driver's reset). Set from the monitor, so under the re-entrancy
+ * guard: the DEV_FATAL event is a DMA to a guest-chosen ring.
+ */
+static void kite_get_fatal(Object *obj, Visitor *v, const char *name,
+                           void *opaque, Error **errp)
+{
+    uint32_t val = KITE(obj)->fatal_code;
+
+    visit_type_uint32(v, name, &val, errp);
+}
+
+static void kite_set_fatal(Object *obj, Visitor *v, const char *name,
+                           void *opaque, Error **errp)
+{
+    KiteState *s = KITE(obj);
+    uint32_t val;
+    bool was;
+
+    if (!visit_type_uint32(v, name, &val, errp)) {
+        return;
+    }
+    if (val == KITE_FATAL_NONE) {
+        error_setg(errp, "%s: %u is not a fatal error code", name, val);
+        return;
+    }
+    if (!kite_running(s)) {
+        error_setg(errp, "%s: the device is not running", name);
+        return;
+    }
+    was = kite_io_enter(s);
+    kite_fatal(s, val);
+    kite_io_leave(s, was);
 }
 
 /* Drops every piece of state the guest created (KITE_CTRL_RESET). */
@@ -524,6 +563,11 @@ static void kite_class_init(ObjectClass *klass, void *data)
     kite_wire_class_init(klass);
     kite_mr_class_init(klass);
     kite_admin_class_init(klass);
+    object_class_property_add(klass, "x-fatal", "uint32", kite_get_fatal,
+                              kite_set_fatal, NULL, NULL);
+    object_class_property_set_description(klass, "x-fatal",
+                                          "make the running device fail "
+                                          "with this KITE_FATAL_* code");
 }
 
 static void kite_instance_init(Object *obj)

@@ -24,6 +24,7 @@
 #                                kite-rc (kite-rc*.c), kite-ud (kite-ud.c),
 #                                built against out/rdma-core, and
 #                                kite-uverbs-fuzz (kite-uverbs-fuzz.c),
+#                                kite-fatal (kite-fatal.c),
 #                                Debian's UCX 1.13 (libucx0: libucp, libuct,
 #                                libucs, libucm and the transport modules
 #                                in ucx/; ucx-utils: ucx_info,
@@ -111,6 +112,7 @@ ud_test=$vm_src/kite-ud.c
 # in out/rdma-core, the others, e.g. libpci, from the host).
 perftest=(ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw ib_send_lat ib_write_lat ib_read_lat)
 fuzz_test=$vm_src/kite-uverbs-fuzz.c
+fatal_test=$vm_src/kite-fatal.c
 # Debian's UCX (scripts/install-deps.sh installs it on the host): its tools,
 # and its transport modules, which libuct dlopens from ucx/ beside itself.
 ucx_bins=(/usr/bin/ucx_info /usr/bin/ucx_perftest)
@@ -268,6 +270,12 @@ if [ -n "$rc" ]; then
 		-o "$stage/usr/bin/kite-ud" "$ud_test" \
 		-L"$rclib" -Wl,-rpath-link,"$rclib" -libverbs
 	copy_host_deps "$stage/usr/bin/kite-ud"
+	# A process holding verbs objects while its device goes away
+	# (tests/vm/kite-fatal.c): plain libibverbs.
+	cc -O2 -Wall -Wextra -Werror -I"$rc/usr/include" \
+		-o "$stage/usr/bin/kite-fatal" "$fatal_test" \
+		-L"$rclib" -Wl,-rpath-link,"$rclib" -libverbs
+	copy_host_deps "$stage/usr/bin/kite-fatal"
 	for t in "${perftest[@]}"; do
 		[ -x "$pt/usr/bin/$t" ] || { echo "mkinitramfs: $pt/usr/bin/$t missing (run 'make perftest')" >&2; exit 1; }
 		install -D -m 755 "$pt/usr/bin/$t" "$stage/usr/bin/$t"

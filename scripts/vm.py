@@ -16,7 +16,10 @@
                                   host_listen/host_wait in tests/vm/rdma-lib.sh)
 
 Each kite NIC has the QEMU id "kite0" (so a hook can run
-"qom-set /machine/peripheral/kite0 PROP VALUE"); a virtio-net NIC added with
+"qom-set /machine/peripheral/kite0 PROP VALUE"); with --hotplug NAME, NAME's
+kite0 sits in a hot-pluggable slot (slot 1 of the PCI bridge "br0"), so a
+hook can "device_del kite0" and "device_add" it again with the arguments in
+$KITE_RUN_DIR/NAME.kite0 (one line); a virtio-net NIC added with
 --virtio has the id "virtio0", its netdev is "n1" (the kite NIC's is "n0").
 
 More links, more NICs: each --xlink A=MODEL[,B=MODEL] adds one NIC of MODEL
@@ -115,6 +118,7 @@ class Guest:
         self.netdev = None        # QEMU -netdev argument, or None
         self.vnetdev = None       # virtio-net's -netdev argument, or None
         self.xnics = []           # --xlink NICs: (id, model, -netdev argument, mac)
+        self.kite_dev = None      # kite0's -device argument
         self.ctl = None           # unix socket of the host->guest serial port
         self.wait_port = None     # connect= port that must listen first
         self.proc = None
@@ -215,6 +219,8 @@ def qemu_cmd(args, guest, initrd):
         dev = "kite,id=kite0,netdev=n0,mac=%s" % mac
         for p in guest.props:
             dev += "," + p
+        if guest.name in args.hotplug:
+            dev += ",bus=br0,addr=1"
     else:
         dev = "%s,netdev=n0,mac=%s,romfile=" % (nic, mac)
     append = "console=ttyS0 loglevel=%d panic=-1 KITE_VM=%s KITE_VM_INDEX=%d" % (
@@ -237,10 +243,17 @@ def qemu_cmd(args, guest, initrd):
            "-monitor", "unix:%s,server=on,wait=off" % guest.mon,
            "-chardev", "socket,id=ctl0,path=%s,server=on,wait=off" % guest.ctl,
            "-serial", "chardev:ctl0"]
+    if guest.name in args.hotplug:
+        # A PCI bridge's slots are hot-pluggable (ACPI or SHPC); q35's root
+        # bus is not.
+        cmd += ["-device", "pci-bridge,id=br0,bus=pcie.0,chassis_nr=1"]
+    if not guest.netdev and nic == "kite":
+        dev = dev.replace("netdev=n0,", "")
+    guest.kite_dev = dev if nic == "kite" else None
     if guest.netdev:
         cmd += ["-netdev", guest.netdev, "-device", dev]
     elif nic == "kite":
-        cmd += ["-device", dev.replace("netdev=n0,", "")]
+        cmd += ["-device", dev]
     if guest.vnetdev:
         cmd += ["-netdev", guest.vnetdev, "-device",
                 "virtio-net-pci,id=virtio0,netdev=n1,mac=52:54:00:4b:01:%02x,romfile=" %
@@ -284,6 +297,9 @@ def cmd_run(argv):
                     help="link guest A (listens) and B (connects) by a socket netdev")
     ap.add_argument("--no-net", action="append", default=[], metavar="NAME",
                     help="give NAME's NIC no netdev (its link is down)")
+    ap.add_argument("--hotplug", action="append", default=[], metavar="NAME",
+                    help="put NAME's kite NIC in a hot-pluggable slot (PCI bridge br0); "
+                         "its -device arguments go to RUN_DIR/NAME.kite0")
     ap.add_argument("--virtio", action="append", default=[], metavar="A[,B]",
                     help="add a virtio-net NIC (netdev n1) to A, linked to B's by a "
                          "socket netdev of its own (without B: a socket with no peer)")
@@ -345,6 +361,9 @@ def cmd_run(argv):
         if name not in by_name:
             ap.error("--props for unknown guest %s" % name)
         by_name[name].props.append(props)
+    for name in args.hotplug:
+        if name not in by_name:
+            ap.error("--hotplug for unknown guest %s" % name)
 
     # Network: linked pairs share a TCP socket netdev; other guests get a
     # listening socket nobody connects to (their link is up, frames vanish).
@@ -467,6 +486,10 @@ def cmd_run(argv):
         with open(os.path.join(run_dir, "commands.txt"), "w") as f:
             for g in guests:
                 f.write(" ".join(g.cmd) + "\n")
+        for g in guests:
+            if g.name in args.hotplug and g.kite_dev:
+                with open(os.path.join(run_dir, g.name + ".kite0"), "w") as f:
+                    f.write(g.kite_dev + "\n")
 
         def launch(g):
             g.start = time.monotonic()

@@ -8,7 +8,7 @@ import time
 
 import hw
 from device import DEVICE_ATTR_SIZE, EQE_SIZE, PORT_ATTR_SIZE, STATS_SIZE, \
-    db_value, destroy_payload, eq_payload, out_buf_payload, stats
+    db_value, destroy_payload, eq_payload, hmp, out_buf_payload, stats
 from harness import CMD_TIMEOUT, TestFailure, check, check_eq, test, \
     wait_for
 from hw import C, K
@@ -58,6 +58,41 @@ def random_doorbell(rnd):
     index = rnd.getrandbits(32)
     num = rnd.randrange(12)
     return db_value(num, rnd.getrandbits(8), index)
+
+
+@test("main")
+def test_x_fatal(env):
+    """qom-set x-fatal: a running device fails with that code, as it does
+    on an internal error; refused before enable and for code 0."""
+    d = env.dev[2]                      # no netdev: no link events
+    path = "/machine/peripheral/k2"
+    code = C.KITE_FATAL_INTERNAL
+    d.reset()
+    out = hmp(env, "qom-set %s x-fatal %d" % (path, code))
+    check("not running" in out, "x-fatal accepted before enable: %r" % out)
+    check(not d.status() & C.KITE_STATUS_FATAL, "FATAL before enable")
+    d.bring_up()
+    out = hmp(env, "qom-set %s x-fatal 0" % path)
+    check("not a fatal" in out, "x-fatal 0 accepted: %r" % out)
+    check_eq(d.status() & C.KITE_STATUS_FATAL, 0, "FATAL after code 0")
+    d.take_irq(C.KITE_MSIX_ADMIN)
+    check_eq(hmp(env, "qom-set %s x-fatal %d" % (path, code)).strip(), "",
+             "qom-set x-fatal")
+    check(d.status() & C.KITE_STATUS_FATAL, "no FATAL after x-fatal")
+    check(not d.status() & C.KITE_STATUS_READY, "READY with FATAL")
+    check_eq(d.rd(C.KITE_REG_FATAL_CODE), code, "FATAL_CODE")
+    check_eq(env.q.qmp("qom-get", path=path, property="x-fatal"), code,
+             "qom-get x-fatal")
+    data, _, typ, flags = d.eqe(0)
+    check_eq(typ, C.KITE_EVT_DEV_FATAL, "async event type")
+    check_eq(data, code, "async event data")
+    check_eq(flags & C.KITE_EQE_PHASE, 1, "async event phase")
+    check(d.take_irq(C.KITE_MSIX_ADMIN), "no admin interrupt on x-fatal")
+    # The driver's reset clears it; the device comes back.
+    d.bring_up()
+    check_eq(env.q.qmp("qom-get", path=path, property="x-fatal"),
+             C.KITE_FATAL_NONE, "x-fatal after reset")
+    d.exec_ok(C.KITE_CMD_ALLOC_PD)
 
 
 @test("main")

@@ -9,8 +9,11 @@
 #          rdma-core with the kite provider: ibv_devices, ibv_devinfo, the
 #          verbs test program kite-verbs.c and the raw uverbs bad-udata test
 #          kite-uverbs-fuzz.c (both built into the image); 3 GiB guests
-#   fault  two unlinked guests: x-fault-opcode=1 (QUERY_DEVICE fails) and
-#          x-fault-hang-opcode=1 (device stops answering)
+#   fault  three unlinked guests: x-fault-opcode=1 (QUERY_DEVICE fails),
+#          x-fault-hang-opcode=1 (device stops answering), and a whose
+#          device goes away under a process holding verbs objects and a
+#          pingpong: a fatal error (x-fatal, recovery by reset), rmmod,
+#          PCI hot-unplug and plug (fault-recover.sh, fault-recover.hook)
 #   rdma   the RC data path over Kite (rdma-a.sh, rdma-b.sh, rdma-lib.sh,
 #          rdma.hook, kite-rc.c): between two guests and in one guest
 #          (loopback), ibv_rc_pingpong -c, perftest with all sizes, kite-rc
@@ -65,12 +68,14 @@ group_pair() {
 }
 
 group_fault() {
-	secs=300
+	secs=600
 	# QUERY_DEVICE is admin opcode 1 (KITE_CMD_QUERY_DEVICE in kite_hw.h).
+	# Guest a (fault-recover.sh): its NIC in a hot-pluggable slot.
 	cmd=(scripts/vm.sh --test fault --timeout "$secs" --include "$t/lib.sh"
-		--no-net status --no-net hang
+		--include "$t/rdma-lib.sh" --no-net status --no-net hang
 		--props status=x-fault-opcode=1 --props hang=x-fault-hang-opcode=1
-		"status=$t/fault-status.sh" "hang=$t/fault-hang.sh")
+		--hotplug a --hook "bash $top/$t/fault-recover.hook"
+		"status=$t/fault-status.sh" "hang=$t/fault-hang.sh" "a=$t/fault-recover.sh")
 }
 
 # RC data path, guests a (client) and b (server agent), see

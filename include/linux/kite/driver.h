@@ -14,10 +14,12 @@
 
 #include <linux/auxiliary_bus.h>
 #include <linux/io.h>
+#include <linux/mutex.h>
 #include <linux/netdevice.h>
 #include <linux/pci.h>
 #include <linux/rcupdate.h>
 #include <linux/spinlock.h>
+#include <linux/workqueue.h>
 
 #include <linux/kite/cmd.h>
 
@@ -113,6 +115,12 @@ struct kite_event_client {
  * @client: receiver of completions and CQ, QP, link and fatal events (RCU)
  * @aeq_ready: @aeq is set up and may be processed
  * @rdma_adev: the auxiliary device of the RDMA function, NULL when absent
+ * @state_lock: serializes recovery (@recover_work) with remove
+ * @started: the function is up (kite_dev_start() done, not yet stopped)
+ * @removing: remove has begun: no recovery starts any more
+ * @recoveries: number of recoveries from a fatal error that succeeded
+ * @recovered_at: jiffies of the last of them
+ * @recover_work: recovery from a fatal error, queued by the admin interrupt
  */
 struct kite_dev {
 	struct pci_dev *pdev;
@@ -132,6 +140,12 @@ struct kite_dev {
 	struct kite_event_client __rcu *client;
 	bool aeq_ready;
 	struct kite_adev *rdma_adev;
+	struct mutex state_lock; /* see above */
+	bool started;
+	bool removing;
+	unsigned int recoveries;
+	unsigned long recovered_at;
+	struct work_struct recover_work;
 };
 
 /**

@@ -102,6 +102,16 @@ void kite_comp_eqs_free(struct kite_dev *kdev);
 void kite_async_event(struct kite_dev *kdev, const struct kite_eqe *eqe);
 void kite_comp_event(struct kite_dev *kdev, u32 cqn);
 
+/* kite_main.c: the function without its PCI resources */
+int kite_dev_start(struct kite_dev *kdev);
+int kite_dev_stop(struct kite_dev *kdev);
+
+/* kite_health.c */
+void kite_health_init(struct kite_dev *kdev);
+void kite_health_fatal(struct kite_dev *kdev);
+void kite_health_stop(struct kite_dev *kdev);
+void kite_health_sync(struct kite_dev *kdev);
+
 /* kite_aux.c */
 int kite_aux_add(struct kite_dev *kdev);
 void kite_aux_del(struct kite_dev *kdev);

@@ -151,24 +151,26 @@ static void kite_unmap_bars(struct kite_dev *kdev)
 /* Stop the device and free what it may access; the reverse of probe's
  * hardware part. A device that does not confirm the reset may still write
  * to its rings: it loses bus mastering and the rings are leaked rather
- * than handed back to the allocator.
+ * than handed back to the allocator. A function that is no longer on the
+ * bus (surprise removal) cannot write to memory: its rings are freed.
  */
-static void kite_hw_teardown(struct kite_dev *kdev)
+static int kite_hw_teardown(struct kite_dev *kdev)
 {
 	int err;
 
 	WRITE_ONCE(kdev->aeq_ready, false);
 	err = kite_reset(kdev);
 	free_irq(pci_irq_vector(kdev->pdev, KITE_MSIX_ADMIN), kdev);
-	if (err) {
+	if (err && pci_device_is_present(kdev->pdev)) {
 		pci_clear_master(kdev->pdev);
 		dev_err(&kdev->pdev->dev,
 			"device did not reset: bus mastering disabled, its DMA rings are leaked\n");
-		return;
+		return err;
 	}
 	kite_comp_eqs_free(kdev);
 	kite_eq_free_ring(kdev, &kdev->aeq);
 	kite_admin_destroy(&kdev->admin);
+	return 0;
 }
 
 /**
@@ -190,50 +192,32 @@ void kite_fw_version_str(const struct kite_dev *kdev, char *buf, size_t len)
 }
 EXPORT_SYMBOL_NS_GPL(kite_fw_version_str, KITE);
 
-static int kite_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+/**
+ * kite_dev_start() - bring a reset function up as probe does
+ * @kdev: device with its BARs mapped and its MSI-X vectors allocated
+ *
+ * Resets the device, sets up the admin queue, the async EQ and the admin
+ * interrupt, enables the device, reads its capabilities, creates the
+ * completion EQs, the net_device and the RDMA auxiliary device. Probe
+ * calls it once, recovery after every kite_dev_stop().
+ *
+ * Return: 0, or a negative errno with everything undone.
+ */
+int kite_dev_start(struct kite_dev *kdev)
 {
-	char fw[ETHTOOL_FWVERS_LEN];
+	struct pci_dev *pdev = kdev->pdev;
 	const char *bad;
-	struct kite_dev *kdev;
 	u8 aq_log;
 	int err;
 
-	kdev = kzalloc(sizeof(*kdev), GFP_KERNEL);
-	if (!kdev)
-		return -ENOMEM;
-	kdev->pdev = pdev;
-	spin_lock_init(&kdev->event_lock);
-	pci_set_drvdata(pdev, kdev);
-
-	err = pci_enable_device_mem(pdev);
-	if (err)
-		goto err_dealloc;
-	err = pci_request_selected_regions(pdev, BIT(KITE_BAR_REGS) |
-					   BIT(KITE_BAR_DB), KITE_DRV_NAME);
-	if (err)
-		goto err_disable_pci;
-	pci_set_master(pdev);
-	err = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
-	if (err)
-		goto err_release;
-	err = kite_map_bars(kdev);
-	if (err)
-		goto err_release;
-	err = kite_check_hw(kdev);
-	if (err)
-		goto err_unmap;
 	err = kite_reset(kdev);
 	if (err)
-		goto err_unmap;
-	err = kite_setup_msix(kdev);
-	if (err)
-		goto err_unmap;
-
+		return err;
 	aq_log = min_t(u8, KITE_AQ_LOG_DEPTH, kdev->max_aq_log);
 	err = kite_admin_init(&kdev->admin, &pdev->dev, kdev->regs, aq_log,
 			      aq_log);
 	if (err)
-		goto err_free_vectors;
+		return err;
 	err = kite_aeq_setup(kdev);
 	if (err)
 		goto err_admin_destroy;
@@ -285,6 +269,80 @@ static int kite_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 			err);
 		goto err_eth_remove;
 	}
+	return 0;
+
+err_eth_remove:
+	kite_eth_remove(kdev);
+err_destroy_eqs:
+	kite_comp_eqs_destroy(kdev);
+err_hw_teardown:
+	kite_hw_teardown(kdev);
+	return err;
+err_free_aeq:
+	kite_eq_free_ring(kdev, &kdev->aeq);
+err_admin_destroy:
+	kite_admin_destroy(&kdev->admin);
+	return err;
+}
+
+/**
+ * kite_dev_stop() - take the function down, the reverse of kite_dev_start()
+ * @kdev: started device
+ *
+ * The auxiliary device goes first (kite_ib unregisters the ib_device and
+ * disassociates its user contexts), then the net_device, the completion
+ * EQs and the hardware state.
+ *
+ * Return: 0, or -ETIMEDOUT when the device did not confirm its reset (its
+ * rings are then leaked and it must not be started again).
+ */
+int kite_dev_stop(struct kite_dev *kdev)
+{
+	kite_aux_del(kdev);
+	kite_eth_remove(kdev);
+	kite_comp_eqs_destroy(kdev);
+	return kite_hw_teardown(kdev);
+}
+
+static int kite_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	char fw[ETHTOOL_FWVERS_LEN];
+	struct kite_dev *kdev;
+	int err;
+
+	kdev = kzalloc(sizeof(*kdev), GFP_KERNEL);
+	if (!kdev)
+		return -ENOMEM;
+	kdev->pdev = pdev;
+	spin_lock_init(&kdev->event_lock);
+	kite_health_init(kdev);
+	pci_set_drvdata(pdev, kdev);
+
+	err = pci_enable_device_mem(pdev);
+	if (err)
+		goto err_dealloc;
+	err = pci_request_selected_regions(pdev, BIT(KITE_BAR_REGS) |
+					   BIT(KITE_BAR_DB), KITE_DRV_NAME);
+	if (err)
+		goto err_disable_pci;
+	pci_set_master(pdev);
+	err = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
+	if (err)
+		goto err_release;
+	err = kite_map_bars(kdev);
+	if (err)
+		goto err_release;
+	err = kite_check_hw(kdev);
+	if (err)
+		goto err_unmap;
+	/* Vectors stay masked until request_irq(): the reset may come later. */
+	err = kite_setup_msix(kdev);
+	if (err)
+		goto err_unmap;
+	err = kite_dev_start(kdev);
+	if (err)
+		goto err_free_vectors;
+	kdev->started = true;
 
 	kite_fw_version_str(kdev, fw, sizeof(fw));
 	dev_info(&pdev->dev,
@@ -296,17 +354,6 @@ static int kite_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		 dev_name(&kdev->rdma_adev->adev.dev));
 	return 0;
 
-err_eth_remove:
-	kite_eth_remove(kdev);
-err_destroy_eqs:
-	kite_comp_eqs_destroy(kdev);
-err_hw_teardown:
-	kite_hw_teardown(kdev);
-	goto err_free_vectors;
-err_free_aeq:
-	kite_eq_free_ring(kdev, &kdev->aeq);
-err_admin_destroy:
-	kite_admin_destroy(&kdev->admin);
 err_free_vectors:
 	pci_free_irq_vectors(pdev);
 err_unmap:
@@ -322,14 +369,24 @@ err_dealloc:
 	return err;
 }
 
+/* Also the end of a hot-unplug. A function already gone from the bus
+ * (surprise removal) answers nothing: its admin queue is given up first,
+ * so that the teardown's commands fail at once instead of timing out.
+ */
 static void kite_remove(struct pci_dev *pdev)
 {
 	struct kite_dev *kdev = pci_get_drvdata(pdev);
 
-	kite_aux_del(kdev);
-	kite_eth_remove(kdev);
-	kite_comp_eqs_destroy(kdev);
-	kite_hw_teardown(kdev);
+	kite_health_stop(kdev);
+	/* A failed recovery left the function stopped. */
+	if (kdev->started) {
+		if (!pci_device_is_present(pdev)) {
+			dev_warn(&pdev->dev, "device gone from the bus\n");
+			kite_admin_mark_dead(&kdev->admin);
+		}
+		kite_dev_stop(kdev);
+	}
+	kite_health_sync(kdev);
 	pci_free_irq_vectors(pdev);
 	kite_unmap_bars(kdev);
 	pci_release_selected_regions(pdev, BIT(KITE_BAR_REGS) |
@@ -348,7 +405,9 @@ static void kite_shutdown(struct pci_dev *pdev)
 
 	if (!kdev)
 		return;
-	kite_admin_mark_dead(&kdev->admin);
+	kite_health_stop(kdev);
+	if (kdev->started)
+		kite_admin_mark_dead(&kdev->admin);
 	kite_reset(kdev);
 	pci_clear_master(pdev);
 }
