@@ -151,9 +151,9 @@ done
 # pt NAME ROLE PORT CMD...: one perftest run as server or client, like pp,
 # then both sides swap how their run ended (peer_xchg: ok, clock or fail).
 # perftest derives its figures from the CPU clock and gives up when it
-# cannot sample it (patches/perftest/0002 samples up to five times): a run
-# that failed for that alone on either side, with the other side fine or
-# failed the same way, is run again by both on a new port, PT_CLOCK_TRIES
+# cannot sample it: a run that failed for that alone on either side, with
+# the other side fine or failed the same way, is run again by both on a
+# new port, PT_CLOCK_TRIES
 # tries at most, each repeat a reported retry. A clock failure after the
 # last try is a failure.
 PT_CLOCK_TRIES=3

@@ -385,10 +385,9 @@ cs_run() {
 		return 0
 	fi
 	# perftest derives its figures from the CPU clock and gives up when
-	# its sampling fails (patches/perftest/0002 samples up to five times).
-	# A run that failed for that alone (both sides ended, no timeout, no
-	# data or transfer error) is repeated, CS_CLOCK_TRIES tries at most,
-	# each repeat a reported retry.
+	# its sampling fails. A run that failed for that alone (both sides
+	# ended, no timeout, no data or transfer error) is repeated,
+	# CS_CLOCK_TRIES tries at most, each repeat a reported retry.
 	if [ "${CS_TRY:-1}" -lt $CS_CLOCK_TRIES ] && cs_clock_only $crc "$src" $PORT; then
 		retry "$name" "perftest could not sample the CPU clock (try ${CS_TRY:-1} of $CS_CLOCK_TRIES; client exit $crc, server $src)"
 		CS_TRY=$((${CS_TRY:-1} + 1))
