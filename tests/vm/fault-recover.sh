@@ -26,8 +26,9 @@ GONE_SECS=120
 # not waited for yet).
 exited() { [ ! -e /proc/$1 ] || grep -q '^[0-9]* (.*) Z' /proc/$1/stat 2>/dev/null; }
 
-# ms: wall time in milliseconds.
-ms() { echo $(($(date +%s%N) / 1000000)); }
+# ms: milliseconds since boot (busybox date has no %N; /proc/uptime is in
+# hundredths of a second).
+ms() { awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime; }
 
 # tcp_listening PORT: a TCP socket listens on PORT.
 tcp_listening() { grep -qi ":$(printf %04X "$1") 00000000:0000 0A" /proc/net/tcp; }
