@@ -15,7 +15,7 @@
 #include "kite.h"
 
 /* A device that fails again this soon after a recovery stays down. */
-#define KITE_RECOVER_MIN_INTERVAL_MS	(10 * MSEC_PER_SEC)
+#define KITE_RECOVER_MIN_INTERVAL_MS	10000U
 
 static bool kite_recovered_recently(const struct kite_dev *kdev)
 {
