@@ -20,6 +20,7 @@ PKGS=(
 	tshark
 	nvme-cli fio nfs-kernel-server nfs-common
 	libucx0 ucx-utils
+	openmpi-bin libopenmpi-dev dropbear-bin
 )
 # Wait for another apt/dpkg (e.g. unattended-upgrades) instead of failing.
 APT_OPTS=(-o DPkg::Lock::Timeout=600)
