@@ -78,7 +78,7 @@ mpi_suite() {
 	mpi_run $ME $PEER $DEV $DEV $MPI_ITERS
 	rc=$?
 	echo "info: mpirun took $(($(date +%s) - t0)) s, exit $rc"
-	grep -E '^(info|#) ' /tmp/mpi.out
+	grep -E '^(info:|#) ' /tmp/mpi.out
 	# kite-mpi's result lines, counted as ours (FAIL lines through fail).
 	grep -E '^ok mpi-' /tmp/mpi.out
 	failures=$((failures + $(grep -cE '^FAIL mpi-' /tmp/mpi.out)))
