@@ -25,11 +25,17 @@
 # fio; BENCH_NVME=0 leaves it out): 4k random reads at QD16 (IOPS),
 # 4k at QD1 (mean latency) and 128k sequential reads (MiB/s), each
 # BENCH_NVME_SECS (10) seconds, as BENCH lines with TOOL nvme_randread,
-# nvme_read_lat, nvme_seqread.
+# nvme_read_lat, nvme_seqread. The UCX and MPI cases, Kite<->Kite and
+# rxe<->rxe (SKIPPED on the mixed link): ucp_tag_lat and ucp_put_bw
+# (ucx_perftest UCP tag_lat and ucp_put_bw with UCX_NET_DEVICES on the
+# transport's device), and mpi (tests/vm/kite-mpi.c through mpirun with
+# the UCX PML: lines mpi_lat, 8 B half round trip, and mpi_bw, 1 MiB
+# ping-pong).
 . /kite/lib.sh
 . /kite/rdma-lib.sh
 . /kite/storage-lib.sh
-plan 6
+. /kite/rdma-mpi.sh
+plan 7
 RUN_TIMEOUT=${BENCH_RUN_TIMEOUT:-120}
 REPEAT=${BENCH_REPEAT:-1}
 [ -f /kite/cases.sh ] && . /kite/cases.sh
@@ -83,10 +89,19 @@ ib_read_bw:64:2000 ib_read_bw:4096:1000 ib_read_bw:65536:200
 ib_send_bw:64:2000 ib_send_bw:4096:1000 ib_send_bw:65536:200
 ib_atomic_bw:8:1000
 ib_write_lat:2:200 ib_write_lat:4096:200 ib_send_lat:2:200 ib_send_lat:4096:200
-ib_read_lat:2:200 ib_read_lat:4096:200"}
+ib_read_lat:2:200 ib_read_lat:4096:200
+ucp_tag_lat:8:1000 ucp_put_bw:65536:1000 mpi:8:50"}
 MTUS=${BENCH_MTUS:-"1024 4096"}
 SECS=${BENCH_SECS-3}
 port=19000
+# a's address on each link (rank 0 of the MPI runs).
+ME_kite=198.18.0.1 ME_rxe=198.18.1.1 ME_mix=198.18.2.1
+# mpirun's launcher (tests/vm/rdma-mpi.sh) when a case needs it.
+MPI_SSHD=0
+case " $(echo $CASES) " in
+*" mpi:"*) mpi_sshd $B && MPI_SSHD=1 ;;
+*) skip mpi-sshd "no MPI case" ;;
+esac
 
 # tag_of KIND: the rdma_up_mac tag of KIND's devices (the same on a and b).
 tag_of() { case $1 in kite | rxe) echo "$1" ;; *) echo mix ;; esac; }
@@ -134,10 +149,100 @@ pair() {
 	return "${rc:-125}"
 }
 
+# peer_dev TAG: b's device of TAG (asked once through the agent).
+peer_dev() {
+	local v
+	eval "v=\${PDEV_$1:-}"
+	if [ -z "$v" ]; then
+		v=$(agent_call $B 30 "SH - echo \$DEV_$1" | sed -n 2p)
+		eval "PDEV_$1=\$v"
+	fi
+	echo "$v"
+}
+
+# ucx_env KIND: the UCX settings of a UCP run on KIND's devices (each side
+# expands $DEV_TAG); rxe drops UCX's IPv4 datagrams under the default
+# destination-GID check (tests/vm/rdma-ucx.sh).
+ucx_env() {
+	local t
+	t=$(tag_of "$1")
+	echo "env UCX_NET_DEVICES=\$DEV_$t:1$([ "$1" = rxe ] && echo ' UCX_UD_VERBS_ETH_DGID_CHECK=n')"
+}
+
+# one_ucp KIND MTU TOOL SIZE ITERS: ucx_perftest UCP TOOL (ucp_tag_lat:
+# tag_lat, ucp_put_bw) over KIND, server on b; prints BENCH (lat: 50th
+# percentile and overall average, us; bw: overall MB/s and Mmsg/s).
+one_ucp() {
+	local kind=$1 mtu=$2 tool=$3 size=$4 iters=$5 try=0 test env ans rc line
+	case $tool in ucp_tag_lat) test=tag_lat ;; *) test=$tool ;; esac
+	env=$(ucx_env "$kind")
+	while [ $try -lt 3 ]; do
+		try=$((try + 1))
+		port=$((port + 1))
+		ans=$(agent_call $B 30 "START $port $env ucx_perftest -p $port")
+		case $ans in
+		READY*)
+			eval "timeout $RUN_TIMEOUT $env ucx_perftest -p $port -t $test -s $size -n $iters $(server_addr "$kind")" >/tmp/bench.out 2>&1
+			rc=$?
+			[ $rc -eq 0 ] || { sleep 5; agent_call $B 30 "KILL $port" >/dev/null; }
+			agent_call $B $((RUN_TIMEOUT + 30)) "WAIT $port" >/tmp/bench.srv
+			;;
+		*) echo "server on b: ${ans:-no answer}" >/tmp/bench.out; rc=125 ;;
+		esac
+		line=$(grep -E '^Final:' /tmp/bench.out | tail -n 1)
+		if [ $rc -eq 0 ] && [ -n "$line" ]; then
+			case $tool in
+			*_lat) echo "BENCH $kind $tool $size $mtu 1 value $(echo "$line" | awk '{ print $3, $5 }') tries=$try" ;;
+			*) echo "BENCH $kind $tool $size $mtu 1 value $(echo "$line" | awk '{ printf "%s %.3f", $7, $9 / 1e6 }') tries=$try" ;;
+			esac
+			return 0
+		fi
+		echo "# $kind $tool $size mtu $mtu: try $try: exit $rc: $(tail -n 3 /tmp/bench.out | tr '\n' ' ')"
+	done
+	echo "BENCH $kind $tool $size $mtu 1 FAILED"
+	return 1
+}
+
+# one_mpi KIND MTU ITERS: tests/vm/kite-mpi.c through mpirun with the UCX
+# PML over KIND (rank 0 here, rank 1 on b; tests/vm/rdma-mpi.sh), ITERS
+# round trips for each figure; prints the BENCH lines mpi_lat (8 B, us)
+# and mpi_bw (1 MiB ping-pong, MB/s).
+one_mpi() {
+	local kind=$1 mtu=$2 iters=$3 t me lat bw
+	t=$(tag_of "$kind")
+	me=$(eval "echo \$ME_$t")
+	if [ "$MPI_SSHD" = 1 ] && eval "mpi_run $me $(server_addr "$kind") \$DEV_$t $(peer_dev "$t") 1 $iters" &&
+		lat=$(sed -n 's/^info: mpi latency 8 B: \([0-9.]*\) us.*/\1/p' /tmp/mpi.out) &&
+		bw=$(sed -n 's/^info: mpi bandwidth [0-9]* B: \([0-9.]*\) MB.*/\1/p' /tmp/mpi.out) &&
+		[ -n "$lat" ] && [ -n "$bw" ]; then
+		echo "BENCH $kind mpi_lat 8 $mtu 1 value $lat tries=1"
+		echo "BENCH $kind mpi_bw 1048576 $mtu 1 value $bw tries=1"
+		return 0
+	fi
+	echo "# $kind mpi mtu $mtu: $(grep -E '^(FAIL|#)' /tmp/mpi.out 2>/dev/null | head -n 3 | tr '\n' ' ') $(tail -n 3 /tmp/mpi.out 2>/dev/null | tr '\n' ' ')"
+	echo "BENCH $kind mpi_lat 8 $mtu 1 FAILED"
+	echo "BENCH $kind mpi_bw 1048576 $mtu 1 FAILED"
+	return 1
+}
+
 # one KIND MTU TOOL SIZE ITERS [QPS]: one measurement (with retries);
 # prints BENCH.
 one() {
 	local kind=$1 mtu=$2 tool=$3 size=$4 iters=$5 qps=${6:-1} try=0 line v1 v2 args t st
+	# UCP and MPI run between like devices only (the mixed pair: ucx_ok).
+	case $tool,$kind in
+	ucp_* | mpi,*)
+		case $kind in
+		kite | rxe) ;;
+		*) echo "BENCH $kind ${tool/#mpi/mpi_lat} $size $mtu 1 SKIPPED"
+			[ "$tool" = mpi ] && echo "BENCH $kind mpi_bw 1048576 $mtu 1 SKIPPED"
+			return 0 ;;
+		esac ;;
+	esac
+	case $tool in
+	ucp_*) one_ucp "$@"; return ;;
+	mpi) one_mpi "$kind" "$mtu" "$iters"; return ;;
+	esac
 	t=$(tag_of "$kind")
 	while [ $try -lt 3 ]; do
 		try=$((try + 1))

@@ -55,7 +55,7 @@ t0=$(date +%s)
 # The storage image: the NVMe over RDMA rows need nvme-cli, fio and nvmet.
 scripts/vm.sh --test bench --timeout "$timeout" --initrd out/guest/initramfs-storage.cpio.gz \
 	--mem 2G --include tests/vm/lib.sh --include tests/vm/rdma-lib.sh \
-	--include tests/vm/storage-lib.sh "${inc[@]}" --link a,b --virtio a,b \
+	--include tests/vm/storage-lib.sh --include tests/vm/rdma-mpi.sh "${inc[@]}" --link a,b --virtio a,b \
 	--xlink a=kite,b=virtio-net-pci "${env[@]}" \
 	a=bench/bench-a.sh b=bench/bench-b.sh
 vmrc=$?
@@ -63,7 +63,7 @@ grep -a '^BENCH ' out/logs/bench/a.log | tr -d '\r' >"$out/results.raw"
 python3 - "$out/results.raw" "$(($(date +%s) - t0))" <<'PY' | tee "$out/results.txt"
 import statistics, sys
 raw, secs = sys.argv[1], sys.argv[2]
-vals, order, failed, why = {}, [], set(), {}
+vals, order, failed, skipped, why = {}, [], set(), set(), {}
 # rate: cases shown as thousand messages per second (from Mpps) rather
 # than MB/s: atomics, and the 64-byte message-rate cases.
 def rate(tool, size):
@@ -76,6 +76,9 @@ for line in open(raw):
     key = (tool, size, mtu, qps)
     if key not in order:
         order.append(key)
+    if f[6] == "SKIPPED":
+        skipped.add((kind,) + key)
+        continue
     if f[6] == "FAILED":
         failed.add((kind,) + key)
         if len(f) > 7 and f[7].startswith("wc_status="):
@@ -104,12 +107,15 @@ print("%-13s %6s %5s %3s" % ("test", "size", "mtu", "qps") +
 bad = 0
 for key in order:
     tool, size, mtu, qps = key
-    unit = ("us" if tool.endswith("_lat") else "kop/s" if tool == "ib_atomic_bw"
+    unit = ("us" if tool.endswith("_lat") else "MiB/s" if tool == "ucp_put_bw" else "kop/s" if tool == "ib_atomic_bw"
             else "kmsg/s" if rate(tool, size) else "IOPS" if tool == "nvme_randread"
             else "MiB/s" if tool == "nvme_seqread" else "MB/s")
     row = "%-13s %6d %5d %3d" % (tool, size, mtu, qps)
     for kind in kinds:
         v = cell(kind, key)
+        if (kind,) + key in skipped:
+            row += " %13s" % "n/a"
+            continue
         if v is None:
             bad += 1
         st = why.get((kind,) + key)
@@ -132,6 +138,12 @@ if any(k[0].startswith("nvme_") for k in order):
           " nvme_randread 4k random reads at QD16 (IOPS), nvme_read_lat 4k random"
           " reads at QD1 (mean latency), nvme_seqread 128k sequential reads at"
           " QD16 (MiB/s).")
+if any(k[0].startswith(("ucp_", "mpi_")) for k in order):
+    print("ucp_*: ucx_perftest UCP tests (UCX 1.13) with UCX_NET_DEVICES on the"
+          " transport's device: ucp_tag_lat (tag_lat, 50th percentile of the one-way"
+          " latency), ucp_put_bw (overall bandwidth, UCX's MB = MiB); mpi_*: Open MPI"
+          " 4.1 with the UCX PML (tests/vm/kite-mpi.c): mpi_lat 8 B half round trip,"
+          " mpi_bw 1 MiB ping-pong; n/a: not run on the mixed link.")
 if why:
     print("FAILED wcN: the client's work completion failed with ibv_wc_status N"
           " (12: transport retry count exceeded, the responder did not answer"

@@ -21,6 +21,7 @@ PKGS=(
 	nvme-cli fio nfs-kernel-server nfs-common
 	libucx0 ucx-utils
 	clang llvm libclang-rt-14-dev
+	openmpi-bin libopenmpi-dev dropbear-bin
 )
 # Wait for another apt/dpkg (e.g. unattended-upgrades) instead of failing.
 APT_OPTS=(-o DPkg::Lock::Timeout=600)

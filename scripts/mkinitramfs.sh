@@ -28,7 +28,10 @@
 #                                Debian's UCX 1.13 (libucx0: libucp, libuct,
 #                                libucs, libucm and the transport modules
 #                                in ucx/; ucx-utils: ucx_info,
-#                                ucx_perftest), on that libibverbs, an ldd
+#                                ucx_perftest), on that libibverbs, Open
+#                                MPI 4.1 (mpirun, orted; openmpi-bin) with
+#                                kite-mpi (tests/vm/kite-mpi.c) and
+#                                dropbear as its launcher, an ldd
 #                                script (the loader's --list), and
 #                                an /init that runs /test.sh
 #   out/guest/initramfs-storage.cpio.gz  the same plus nvme-cli, fio, the
@@ -119,6 +122,21 @@ ucx_bins=(/usr/bin/ucx_info /usr/bin/ucx_perftest)
 ucx_mods=(/usr/lib/x86_64-linux-gnu/ucx/libuct_ib.so.0 /usr/lib/x86_64-linux-gnu/ucx/libuct_rdmacm.so.0
 	/usr/lib/x86_64-linux-gnu/ucx/libuct_cma.so.0)
 ucx_pkgs=(libucx0 ucx-utils libnuma1 libgomp1)
+# Debian's Open MPI 4.1 (openmpi-bin, built with UCX) for the MPI test
+# program (tests/vm/kite-mpi.c, built with its mpicc): mpirun (orterun),
+# orted, its components and PMIx's, which they dlopen, and the help texts
+# their errors print. Components for hardware or libraries the guests have
+# not (OFI, PSM, openib, which Debian's openmpi-mca-params.conf turns off
+# anyway), ROMIO, OpenSHMEM and treematch stay out. dropbear (sshd and its
+# client dbclient) is mpirun's launcher between the guests; its keys are
+# made in the guest at test time (tests/vm/rdma-mpi.sh).
+mpi_bins=(/usr/bin/orterun /usr/bin/orted /usr/sbin/dropbear /usr/bin/dbclient /usr/bin/dropbearkey)
+mpi_test=$vm_src/kite-mpi.c
+ompi_mca=/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3
+ompi_skip=('*ofi*' '*psm*' '*openib*' '*romio*' '*treematch*' '*spml*' '*sshmem*' '*memheap*'
+	'*scoll*' '*atomic_*')
+pmix_dir=/usr/lib/x86_64-linux-gnu/pmix2
+mpi_pkgs=(openmpi-bin libopenmpi3 libopenmpi-dev openmpi-common libpmix2 libhwloc15 libevent-core-2.1-7 dropbear-bin)
 
 # Host binaries copied into the guest with their libraries. iproute2's ip is
 # installed as /usr/bin/ip; scripts must call it by that path because busybox
@@ -159,6 +177,8 @@ inputs_hash() {
 			dpkg-query -W -f='${Package} ${Version}\n' libpci3 2>/dev/null
 			echo "ucx=${ucx_bins[*]} ${ucx_mods[*]}"
 			dpkg-query -W -f='${Package} ${Version}\n' "${ucx_pkgs[@]}" 2>/dev/null
+			echo "mpi=${mpi_bins[*]} $ompi_mca ${ompi_skip[*]} $pmix_dir"
+			dpkg-query -W -f='${Package} ${Version}\n' "${mpi_pkgs[@]}" 2>/dev/null
 			# Every source and header of the test programs.
 			sha256sum "$vm_src"/*.[ch] "$top/include/kite/kite_hw.h" "$top/qemu/kite_limits.h" \
 				"$top/include/uapi/rdma/kite-abi.h"
@@ -293,6 +313,23 @@ if [ -n "$rc" ]; then
 		install -D -m 755 "$(readlink -f "$b")" "$stage$b"
 		copy_host_deps "$b"
 	done
+	# Open MPI and dropbear (mpi_bins above), on that UCX.
+	for b in "${mpi_bins[@]}" "$ompi_mca"/mca_*.so "$pmix_dir"/lib/pmix/*.so; do
+		for skip_pat in "${ompi_skip[@]}"; do
+			# shellcheck disable=SC2053 # $skip_pat is a pattern
+			[[ ${b##*/} == $skip_pat ]] && continue 2
+		done
+		[ -e "$b" ] || { echo "mkinitramfs: $b missing (run scripts/install-deps.sh)" >&2; exit 1; }
+		install -D -m 755 "$(readlink -f "$b")" "$stage$b"
+		copy_host_deps "$b"
+	done
+	ln -sf orterun "$stage/usr/bin/mpirun"
+	mkdir -p "$stage/usr/share" "$stage$pmix_dir"
+	cp -a /usr/share/openmpi "$stage/usr/share/"
+	cp -a "$pmix_dir/share" "$stage$pmix_dir/"
+	copy_file /etc/openmpi/openmpi-mca-params.conf
+	mpicc -O2 -Wall -Wextra -Werror -o "$stage/usr/bin/kite-mpi" "$mpi_test"
+	copy_host_deps "$stage/usr/bin/kite-mpi"
 fi
 
 # --- kernel modules ---------------------------------------------------------

@@ -13,7 +13,8 @@
 # addresses, with a as client and as server (cm_pair below),
 # ibv_ud_pingpong over IPv4 and IPv6 GIDs each way, and
 # tests/vm/kite-ud.c with each guest as the UD sender, UCX's ud_verbs
-# (ucx_info, ucx_perftest: rdma-ucx.sh), and last the link taken down
+# (ucx_info, ucx_perftest: rdma-ucx.sh), Open MPI (mpirun with the UCX
+# PML, tests/vm/kite-mpi.c: rdma-mpi.sh), and last the link taken down
 # during an rping (pair_linkdown).
 #   RDMA_KIND=kite: the Kite NICs; the host hook rdma.hook sets the kite
 #     device's x-wire-drop-ppm (both guests) or a's link when asked
@@ -25,6 +26,7 @@
 . /kite/lib.sh
 . /kite/rdma-lib.sh
 . /kite/rdma-ucx.sh
+. /kite/rdma-mpi.sh
 BULK_N=${BULK_N:-10000}
 FUNC=$(kite-rc count func)
 MW=$(kite-rc count mw)
@@ -37,7 +39,7 @@ KUD=$(kite-ud count)
 # side's exit statuses (4); mckey (MCKEY_N); the link-down check (4).
 MCKEY_N=4
 CM_N=$((6 * 2 * 2 + 1 + 4 + 2 * KUD + 4 + MCKEY_N + 4))
-plan $((2 * S + 11 + CM_N + MW + EX + 1 + UCX_N))
+plan $((2 * S + 11 + CM_N + MW + EX + 1 + UCX_N + MPI_N))
 
 case $RDMA_KIND in
 kite) ME=198.18.0.1 PEER=198.18.0.2 ME6=2001:db8::1 PEER6=2001:db8::2 ;;
@@ -439,6 +441,7 @@ lossy_bulk $PEER $PEER pair 18700
 set_drop 0 both
 cm_suite
 ucx_suite
+mpi_suite
 pair_linkdown
 ans=$(agent_call $PEER 30 "SH - touch /tmp/agent.quit")
 case $ans in "RC 0"*) ok peer-quit ;; *) fail peer-quit "peer agent: ${ans:-no answer}" ;; esac

@@ -359,8 +359,9 @@ cs_clock_only() {
 # agent, then CLIENT_CMD here (both may use $DEV, $GIDX, $PORT; the client's
 # are this guest's). One result NAME: ok when both exit 0 and neither
 # reports "invalid data" (the rdma-core pingpongs' -c check prints that and
-# still exits 0). The client's output is kept in /tmp/cli.PORT, the
-# server's in /tmp/srvout.PORT.
+# still exits 0) and, when CS_WANT is set, the client printed a line
+# matching that extended regex (its figures). The client's output is kept
+# in /tmp/cli.PORT, the server's in /tmp/srvout.PORT.
 cs_run() {
 	local name=$1 host=$2 PORT=$3 scmd=$4 ccmd=$5 ans crc src t0 why
 	t0=$(date +%s)
@@ -380,7 +381,8 @@ cs_run() {
 	src=$(head -n 1 /tmp/srvout.$PORT)
 	echo "info: $name took $(($(date +%s) - t0)) s (client exit $crc, server ${src:-no answer})"
 	if [ $crc -eq 0 ] && [ "$src" = "RC 0" ] &&
-		! grep -q "invalid data" /tmp/cli.$PORT /tmp/srvout.$PORT; then
+		! grep -q "invalid data" /tmp/cli.$PORT /tmp/srvout.$PORT &&
+		{ [ -z "${CS_WANT:-}" ] || grep -qE "$CS_WANT" /tmp/cli.$PORT; }; then
 		ok "$name"
 		return 0
 	fi
@@ -403,6 +405,8 @@ cs_run() {
 	# The client's first error line says most; else its last lines.
 	why=$(grep -i -m 2 -E 'invalid data|fail|error|couldn|unable|terminated|timeout' /tmp/cli.$PORT /tmp/srvout.$PORT | tr '\n' ' ')
 	[ -n "$why" ] || why=$(grep -v '^[[:space:]]*$' /tmp/cli.$PORT | tail -n 2 | tr '\n' ' ')
+	[ $crc -ne 0 ] || [ -z "${CS_WANT:-}" ] || grep -qE "$CS_WANT" /tmp/cli.$PORT ||
+		why="no line matching '$CS_WANT' in the client's output; $why"
 	fail "$name" "client exit $crc$([ $crc -eq 124 ] || [ $crc -eq 143 ] && echo ' (timeout)'), server ${src:-no answer}: $why"
 	return 1
 }

@@ -87,7 +87,7 @@ group_rdma() {
 	secs=${KITE_RDMA_TIMEOUT:-1500}
 	# shellcheck disable=SC2054 # "a,b" is one argument
 	cmd=(scripts/vm.sh --test rdma --timeout "$secs" --include "$t/lib.sh"
-		--include "$t/rdma-lib.sh" --include "$t/rdma-ucx.sh" --link a,b --env RDMA_KIND=kite
+		--include "$t/rdma-lib.sh" --include "$t/rdma-ucx.sh" --include "$t/rdma-mpi.sh" --link a,b --env RDMA_KIND=kite
 		--hook "bash $top/$t/rdma.hook" "a=$t/rdma-a.sh" "b=$t/rdma-b.sh")
 }
 
@@ -112,7 +112,7 @@ group_rxe() {
 	secs=${KITE_RDMA_TIMEOUT:-1500}
 	# shellcheck disable=SC2054 # "a,b" is one argument
 	cmd=(scripts/vm.sh --test rxe --timeout "$secs" --include "$t/lib.sh"
-		--include "$t/rdma-lib.sh" --include "$t/rdma-ucx.sh" --link a,b --virtio a,b --env RDMA_KIND=rxe
+		--include "$t/rdma-lib.sh" --include "$t/rdma-ucx.sh" --include "$t/rdma-mpi.sh" --link a,b --virtio a,b --env RDMA_KIND=rxe
 		"a=$t/rdma-a.sh" "b=$t/rdma-b.sh")
 }
 
