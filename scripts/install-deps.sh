@@ -63,19 +63,19 @@ archive_uri() {
 	echo "$uri"
 }
 
-add_src_list() {
-	# One deb-src stanza per archive URI the machine already uses, for the
-	# suites whose sources we fetch (bookworm: qemu; trixie: rdma-core,
-	# perftest).
-	local out=/etc/apt/sources.list.d/kite-src.sources
+# add_list FILE TYPE SUITE...: a stanza of TYPE (deb, deb-src) for SUITEs,
+# with the archive URI the machine already uses, as
+# /etc/apt/sources.list.d/FILE; return 1 when FILE is already there.
+add_list() {
+	local out=/etc/apt/sources.list.d/$1 type=$2 uri
+	shift 2
 	[ -f "$out" ] && return 1
-	local uri
 	uri=$(archive_uri)
 	[ -n "$uri" ] || { echo "install-deps: cannot find a Debian archive URI in apt sources" >&2; exit 1; }
 	cat >"$out" <<EOT
-Types: deb-src
+Types: $type
 URIs: $uri
-Suites: bookworm trixie
+Suites: $*
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 EOT
@@ -96,33 +96,19 @@ apt_install() {
 	fi
 }
 
-# add_backports_list: the bookworm-backports suite (binary packages) from the
-# same archive URI. Its Release file is NotAutomatic: nothing is taken from
-# it unless named, as the 6.12 kernel packages are below.
-add_backports_list() {
-	local out=/etc/apt/sources.list.d/kite-backports.sources
-	[ -f "$out" ] && return 1
-	local uri
-	uri=$(archive_uri)
-	[ -n "$uri" ] || { echo "install-deps: cannot find a Debian archive URI in apt sources" >&2; exit 1; }
-	cat >"$out" <<EOT
-Types: deb
-URIs: $uri
-Suites: bookworm-backports
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-EOT
-	return 0
-}
-
 # have_packages SUITE: apt has a Packages index for SUITE.
 have_packages() {
 	compgen -G "/var/lib/apt/lists/*_dists_$1_*Packages*" >/dev/null
 }
 
+# deb-src for the suites whose sources we fetch (bookworm: qemu; trixie:
+# rdma-core, perftest); bookworm-backports for the 6.12 kernel line. A
+# backports Release is NotAutomatic: nothing comes from it unless named, as
+# the 6.12 kernel packages are below (bookworm-security, already in the
+# sources, carries the newest 6.12 builds, backports older ones).
 new_src=0 new_bpo=0
-add_src_list && new_src=1
-add_backports_list && new_bpo=1
+add_list kite-src.sources deb-src bookworm trixie && new_src=1
+add_list kite-backports.sources deb bookworm-backports && new_bpo=1
 if [ "$new_src" = 1 ] || [ "$new_bpo" = 1 ] || [ ${#need[@]} -gt 0 ] ||
    ! have_sources bookworm || ! have_sources trixie || ! have_packages bookworm-backports; then
 	if ! apt-get "${APT_OPTS[@]}" update >"$log" 2>&1; then
