@@ -25,11 +25,13 @@
 #
 # Kbuild reads the top-level Kbuild file (not this Makefile) for the modules.
 
-# The guest kernel is Debian's 6.1 package, never the host's running kernel.
-# scripts/kver.sh picks it; it runs inside the recipes (after `deps` has
-# installed the headers), never at parse time. KDIR=... overrides the tree.
+# The guest kernels are Debian's packages of two lines, 6.1 (the default)
+# and 6.12, never the host's running kernel. scripts/kver.sh picks them; it
+# runs inside the recipes (after `deps` has installed the headers), never at
+# parse time. `make module` (scripts/build-modules.sh) builds both lines:
+# out/<release>/*.ko, and out/*.ko for the default line. KDIR=... builds
+# against that tree alone.
 KDIR ?=
-KOS := drivers/net/ethernet/kite/kite.ko drivers/infiniband/hw/kite/kite_ib.ko
 OUT := out
 SUITES ?=
 # T: a test selection handed to each suite (scripts/check.sh --test).
@@ -42,20 +44,10 @@ all: deps module qemu rdma-core perftest initramfs capture
 deps:
 	@bash scripts/install-deps.sh
 
+# KDIR reaches the script's environment (make exports command-line
+# variables); an empty one means "every line".
 module: | deps
-	@test -f Kbuild || { echo "module: no top-level Kbuild (driver not present)" >&2; exit 1; }
-	@kdir="$(KDIR)"; \
-	if [ -z "$$kdir" ]; then \
-		kver=$$(bash scripts/kver.sh) || { echo "module: no 6.1.0-N-amd64 kernel with image, modules and headers (run 'make deps')" >&2; exit 1; }; \
-		kdir=/lib/modules/$$kver/build; \
-	fi; \
-	echo "$(MAKE) -C $$kdir M=$(CURDIR) modules"; \
-	$(MAKE) -C "$$kdir" M=$(CURDIR) modules || exit 1; \
-	mkdir -p $(OUT); \
-	for ko in $(KOS); do \
-		cmp -s $$ko $(OUT)/$${ko##*/} || cp $$ko $(OUT)/$${ko##*/} || exit 1; \
-	done; \
-	echo "module: $(OUT)/kite.ko $(OUT)/kite_ib.ko (built in $$kdir)"
+	@bash scripts/build-modules.sh
 
 qemu: | deps
 	@bash scripts/build-qemu.sh

@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # Install everything Kite needs from Debian's archive. Idempotent and quiet
-# unless something fails. deb-src entries are derived from the machine's own
-# apt sources so that no archive host is named in this repository.
+# unless something fails. The deb-src entries and the bookworm-backports
+# suite are derived from the machine's own apt sources so that no archive
+# host is named in this repository.
+#
+# Two kernel lines (scripts/kver.sh): Debian 12's linux-image-amd64 (6.1,
+# the default) and bookworm-backports' 6.12: the newest
+# linux-image-6.12.*-amd64 the archive lists, with its headers (kite.ko and
+# kite_ib.ko build against both; the guests boot both).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -59,19 +65,19 @@ archive_uri() {
 	echo "$uri"
 }
 
-add_src_list() {
-	# One deb-src stanza per archive URI the machine already uses, for the
-	# suites whose sources we fetch (bookworm: qemu; trixie: rdma-core,
-	# perftest).
-	local out=/etc/apt/sources.list.d/kite-src.sources
+# add_list FILE TYPE SUITE...: a stanza of TYPE (deb, deb-src) for SUITEs,
+# with the archive URI the machine already uses, as
+# /etc/apt/sources.list.d/FILE; return 1 when FILE is already there.
+add_list() {
+	local out=/etc/apt/sources.list.d/$1 type=$2 uri
+	shift 2
 	[ -f "$out" ] && return 1
-	local uri
 	uri=$(archive_uri)
 	[ -n "$uri" ] || { echo "install-deps: cannot find a Debian archive URI in apt sources" >&2; exit 1; }
 	cat >"$out" <<EOT
-Types: deb-src
+Types: $type
 URIs: $uri
-Suites: bookworm trixie
+Suites: $*
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 EOT
@@ -92,7 +98,21 @@ apt_install() {
 	fi
 }
 
-if add_src_list || [ ${#need[@]} -gt 0 ] || ! have_sources bookworm || ! have_sources trixie; then
+# have_packages SUITE: apt has a Packages index for SUITE.
+have_packages() {
+	compgen -G "/var/lib/apt/lists/*_dists_$1_*Packages*" >/dev/null
+}
+
+# deb-src for the suites whose sources we fetch (bookworm: qemu; trixie:
+# rdma-core, perftest); bookworm-backports for the 6.12 kernel line. A
+# backports Release is NotAutomatic: nothing comes from it unless named, as
+# the 6.12 kernel packages are below (bookworm-security, already in the
+# sources, carries the newest 6.12 builds, backports older ones).
+new_src=0 new_bpo=0
+add_list kite-src.sources deb-src bookworm trixie && new_src=1
+add_list kite-backports.sources deb bookworm-backports && new_bpo=1
+if [ "$new_src" = 1 ] || [ "$new_bpo" = 1 ] || [ ${#need[@]} -gt 0 ] ||
+   ! have_sources bookworm || ! have_sources trixie || ! have_packages bookworm-backports; then
 	if ! apt-get "${APT_OPTS[@]}" update >"$log" 2>&1; then
 		cat "$log" >&2
 		# A partial mirror may fail one list; carry on if the main ones came.
@@ -111,4 +131,21 @@ if [ ! -d "/lib/modules/$k/build" ] || ! installed "linux-headers-$k"; then
 fi
 bash "$here/kver.sh" >/dev/null ||
 	{ echo "install-deps: linux-headers-$k installed but /lib/modules/$k/build is missing" >&2; exit 1; }
+
+# The 6.12 line: the newest 6.12.N release with an amd64 image and headers
+# in the archive's lists (not -cloud-amd64, -rt-amd64, -unsigned or -dbg).
+# Once one is installed (scripts/kver.sh --line 6.12 finds it) the lists
+# are not consulted again: a newer upload does not change the tree under
+# test behind a warm run's back.
+if ! bash "$here/kver.sh" --line 6.12 >/dev/null; then
+	k12=$(apt-cache pkgnames linux-headers-6.12. 2>/dev/null |
+		sed -n 's/^linux-headers-\(6\.12\.[0-9][^-]*-amd64\)$/\1/p' | sort -V |
+		while read -r r; do
+			apt-cache show "linux-image-$r" >/dev/null 2>&1 && echo "$r"
+		done | tail -n 1)
+	[ -n "$k12" ] || { echo "install-deps: no linux-image-6.12.*-amd64 with headers in bookworm-backports" >&2; exit 1; }
+	apt_install "linux-image-$k12" "linux-headers-$k12"
+	bash "$here/kver.sh" --line 6.12 >/dev/null ||
+		{ echo "install-deps: linux-image-$k12 and linux-headers-$k12 installed, but no 6.12 tree with image, modules and build/" >&2; exit 1; }
+fi
 exit 0

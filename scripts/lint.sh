@@ -7,18 +7,21 @@
 #                         --no-tree on every kernel source file (the
 #                         driver's *.[ch] under drivers/, the headers under
 #                         include/)
-#   kbuild/sparse+W=1     the modules of the top-level Kbuild built with
-#                         sparse on every file (C=2) and W=1, in a scratch
-#                         copy of the tree (out/lint/kbuild, removed after
-#                         the build), so the normal `make module` objects
-#                         are neither used nor touched; any warning fails
+#   kbuild/LINE/sparse+W=1  for each kernel line (scripts/kver.sh --lines:
+#                         6.1, 6.12), the modules of the top-level Kbuild
+#                         built against its headers with sparse on every
+#                         file (C=2) and W=1, in a scratch copy of the tree
+#                         (out/lint/kbuild, removed after the build), so
+#                         the normal `make module` objects are neither used
+#                         nor touched; any warning fails (with KDIR set:
+#                         one check, kbuild/sparse+W=1, against KDIR)
 #   qemu-checkpatch/FILE  QEMU's own scripts/checkpatch.pl --strict on the
 #                         device model and engine (qemu/**.[ch]) and on the
 #                         patches to QEMU (patches/qemu/*.patch)
 # Last line "lint: N passed, N failed"; exit 1 on any failure.
 #
 #   scripts/lint.sh [-t GLOB]   only the checks whose name matches GLOB
-#                               (e.g. 'checkpatch/*', 'kbuild/*')
+#                               (e.g. 'checkpatch/*', 'kbuild/*', 'kbuild/6.12/*')
 #
 # The kernel's checkpatch.pl (with spelling.txt and const_structs.checkpatch
 # beside it, which it reads) comes from Debian's linux-source-6.1 tarball:
@@ -29,8 +32,9 @@
 # else from its source tarball in ${KITE_CACHE}/src.
 #
 # Environment: KITE_CACHE, KITE_LINUX_TARBALL (default
-# /usr/src/linux-source-6.1.tar.xz), KDIR (kernel build tree; default
-# /lib/modules/$(scripts/kver.sh)/build), KITE_JOBS (default 2).
+# /usr/src/linux-source-6.1.tar.xz), KDIR (one kernel build tree instead of
+# each line's /lib/modules/$(scripts/kver.sh --line LINE)/build), KITE_JOBS
+# (default 2).
 # Logs: out/logs/lint/.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -50,8 +54,13 @@ SCRATCH=out/lint/kbuild
 # tests, where the kernel's BIT()/BIT_ULL() do not exist (QEMU's BIT() has
 # another type), so it spells its bit masks as shifts: BIT_MACRO (a
 # --strict CHECK) cannot apply to it.
+# include/linux/kite/compat.h is the one file that tests the kernel's
+# version (the drivers build from the same sources against 6.1 and 6.12):
+# LINUX_VERSION_CODE, and KERNEL_VERSION() against it (both constants to
+# checkpatch, so either order is a CONSTANT_COMPARISON), are its purpose.
 declare -A KERNEL_IGNORE=(
 	[include/kite/kite_hw.h]=BIT_MACRO
+	[include/linux/kite/compat.h]=LINUX_VERSION_CODE,CONSTANT_COMPARISON
 )
 
 pattern=
@@ -224,47 +233,58 @@ if [ ${#kfiles[@]} -gt 0 ]; then
 	fi
 fi
 
-# ---- 2. sparse and W=1 on the Kbuild modules -------------------------------
-if results_match "$pattern" kbuild/sparse+W=1; then
-	name=kbuild/sparse+W=1
-	log=$LOGDIR/kbuild.log
-	kdir=${KDIR:-}
-	if [ -z "$kdir" ] && k=$(bash scripts/kver.sh); then
-		kdir=/lib/modules/$k/build
-	fi
+# ---- 2. sparse and W=1 on the Kbuild modules, per kernel line -------------
+# kbuild_check NAME KDIR LOG: one result line for a build in KDIR, its
+# output in LOG.
+kbuild_check() {
+	local name=$1 kdir=$2 log=$3 rc mods
 	if [ -z "$kdir" ] || [ ! -d "$kdir" ]; then
 		result "FAIL $name: no kernel build tree (make deps)"
+		return
 	elif ! command -v sparse >/dev/null; then
 		result "FAIL $name: sparse is not installed (make deps)"
+		return
 	elif [ ! -f Kbuild ]; then
 		result "FAIL $name: no top-level Kbuild"
-	else
-		# A fresh copy each run: kbuild would not recompile (nor warn
-		# about) files unchanged since the last run.
-		rc=0
-		rm -rf "$SCRATCH" && mkdir -p "$SCRATCH" &&
-			files . | cpio -pdm --quiet "$SCRATCH" >"$log" 2>&1 || rc=$?
-		[ "$rc" -eq 0 ] &&
-			nice -n 10 make -C "$kdir" M="$top/$SCRATCH" C=2 W=1 -j"$JOBS" \
-				modules >"$log" 2>&1 || rc=$?
-		# The sparse and compiler diagnostics, and modpost's.
-		grep -E ': (warning|error):|^(WARNING|ERROR):' "$log" |
-			sed "s|$top/$SCRATCH/||" >"$tmp/warn"
-		mods=$(cd "$SCRATCH" && find . -name '*.ko' | sed 's|^\./||' | sort | tr '\n' ' ')
-		if [ "$rc" -ne 0 ] || [ -s "$tmp/warn" ] || [ -z "$mods" ]; then
-			result "FAIL $name: $(wc -l <"$tmp/warn") warning(s)/error(s), exit $rc${mods:+, built $mods}(log: $log)"
-			if [ -s "$tmp/warn" ]; then
-				head -n 40 "$tmp/warn"
-			else
-				tail -n 15 "$log"
-			fi | sed 's/^/    /'
-		else
-			result "ok $name: ${mods% }"
-		fi
-		# The log is all that is kept: a second copy of the tree under
-		# out/ would only confuse greps over the repository.
-		rm -rf "$SCRATCH"
+		return
 	fi
+	# A fresh copy each run: kbuild would not recompile (nor warn
+	# about) files unchanged since the last run.
+	rc=0
+	rm -rf "$SCRATCH" && mkdir -p "$SCRATCH" &&
+		files . | cpio -pdm --quiet "$SCRATCH" >"$log" 2>&1 || rc=$?
+	[ "$rc" -eq 0 ] &&
+		nice -n 10 make -C "$kdir" M="$top/$SCRATCH" C=2 W=1 -j"$JOBS" \
+			modules >"$log" 2>&1 || rc=$?
+	# The sparse and compiler diagnostics, and modpost's.
+	grep -E ': (warning|error):|^(WARNING|ERROR):' "$log" |
+		sed "s|$top/$SCRATCH/||" >"$tmp/warn"
+	mods=$(cd "$SCRATCH" && find . -name '*.ko' | sed 's|^\./||' | sort | tr '\n' ' ')
+	if [ "$rc" -ne 0 ] || [ -s "$tmp/warn" ] || [ -z "$mods" ]; then
+		result "FAIL $name: $(wc -l <"$tmp/warn") warning(s)/error(s), exit $rc${mods:+, built $mods}(log: $log)"
+		if [ -s "$tmp/warn" ]; then
+			head -n 40 "$tmp/warn"
+		else
+			tail -n 15 "$log"
+		fi | sed 's/^/    /'
+	else
+		result "ok $name: ${mods% }"
+	fi
+	# The log is all that is kept: a second copy of the tree under
+	# out/ would only confuse greps over the repository.
+	rm -rf "$SCRATCH"
+}
+
+if [ -n "${KDIR:-}" ]; then
+	results_match "$pattern" kbuild/sparse+W=1 && kbuild_check kbuild/sparse+W=1 "$KDIR" "$LOGDIR/kbuild.log"
+else
+	for line in $(bash scripts/kver.sh --lines); do
+		name=kbuild/$line/sparse+W=1
+		results_match "$pattern" "$name" || continue
+		kdir=
+		k=$(bash scripts/kver.sh --line "$line") && kdir=/lib/modules/$k/build
+		kbuild_check "$name" "$kdir" "$LOGDIR/kbuild-$line.log"
+	done
 fi
 
 # ---- 3. QEMU's checkpatch on the model and the patches to QEMU -------------

@@ -38,6 +38,13 @@
 #                                NFS server and client tools and the NVMe
 #                                over Fabrics and NFS modules (the storage
 #                                VM group, make bench)
+#   out/guest/<release>/vmlinuz, out/guest/<release>/initramfs.cpio.gz
+#                                the base image for each other kernel line
+#                                (scripts/kver.sh --lines: 6.12): its
+#                                kernel, its modules and out/<release>/*.ko
+#                                with the same userland (no storage image)
+# The kernel's own modules are copied uncompressed (busybox's modprobe
+# cannot read the .ko.xz of Debian's 6.12 packages).
 #
 # The per-run test script is not in this image: scripts/vm.sh appends a small
 # second cpio archive holding /test.sh (the kernel unpacks concatenated
@@ -77,12 +84,26 @@ mkdir -p "$out"
 exec 9>"$out/.lock"
 flock -w 600 9 || { echo "mkinitramfs: $out/.lock busy for 10 min" >&2; exit 1; }
 
-# The guest kernel is Debian's 6.1 package, never the host's running kernel.
-# scripts/kver.sh decides which (the same one kite.ko is built against).
+# The guest kernels are Debian's packages, never the host's running kernel.
+# scripts/kver.sh decides which (the same ones kite.ko is built against):
+# kver is the default line's release, other_kvers the other lines'.
 kver=$(bash "$top/scripts/kver.sh") ||
 	{ echo "mkinitramfs: no 6.1.0-N-amd64 kernel with image, modules and headers (run scripts/install-deps.sh)" >&2; exit 1; }
 vmlinuz=/boot/vmlinuz-$kver
 [ -r "$vmlinuz" ] || { echo "mkinitramfs: $vmlinuz missing" >&2; exit 1; }
+other_kvers=()
+for line in $(bash "$top/scripts/kver.sh" --lines | tail -n +2); do
+	k=$(bash "$top/scripts/kver.sh" --line "$line") ||
+		{ echo "mkinitramfs: no $line kernel with image, modules and headers (run scripts/install-deps.sh)" >&2; exit 1; }
+	[ -r "/boot/vmlinuz-$k" ] || { echo "mkinitramfs: /boot/vmlinuz-$k missing" >&2; exit 1; }
+	for ko in "${kite_kos[@]##*/}"; do
+		if [ "$want_kite" = 1 ] && [ ! -f "$top/out/$k/$ko" ]; then
+			echo "mkinitramfs: $top/out/$k/$ko missing (run 'make module' first, or pass --no-kite)" >&2
+			exit 1
+		fi
+	done
+	other_kvers+=("$k")
+done
 for ko in "${kite_kos[@]}"; do
 	if [ "$want_kite" = 1 ] && [ ! -f "$ko" ]; then
 		echo "mkinitramfs: $ko missing (run 'make module' first, or pass --no-kite)" >&2
@@ -161,9 +182,14 @@ storage_pkgs=(nvme-cli libnvme1 fio nfs-kernel-server nfs-common libtirpc3)
 # --- input hash: skip the build when nothing changed ----------------------
 inputs_hash() {
 	{
-		echo "kver=$kver"
+		echo "kver=$kver other=${other_kvers[*]}"
 		sha256sum "$0" "$vmlinuz" /bin/busybox
 		[ ${#kite_kos[@]} -eq 0 ] || sha256sum "${kite_kos[@]}"
+		for k in "${other_kvers[@]}"; do
+			sha256sum "/boot/vmlinuz-$k"
+			[ ${#kite_kos[@]} -eq 0 ] || (cd "$top/out/$k" && sha256sum "${kite_kos[@]##*/}")
+			dpkg-query -W -f='${Package} ${Version}\n' "linux-image-$k" 2>/dev/null
+		done
 		for b in "${bins[@]}"; do readlink -f "$b"; done | xargs sha256sum
 		dpkg-query -W -f='${Package} ${Version}\n' libc6 iproute2 ethtool netcat-openbsd busybox-static \
 			"linux-image-$kver" 2>/dev/null
@@ -187,7 +213,13 @@ inputs_hash() {
 	} | sha256sum | cut -c1-16
 }
 hash=$(inputs_hash)
-if [ "$force" = 0 ] && [ -f "$out/initramfs.cpio.gz" ] && [ -f "$out/vmlinuz" ] &&
+have_others() {
+	local k
+	for k in "${other_kvers[@]}"; do
+		[ -f "$out/$k/initramfs.cpio.gz" ] && [ -f "$out/$k/vmlinuz" ] || return 1
+	done
+}
+if [ "$force" = 0 ] && [ -f "$out/initramfs.cpio.gz" ] && [ -f "$out/vmlinuz" ] && have_others &&
 	{ [ -z "$rc" ] || [ -f "$out/initramfs-storage.cpio.gz" ]; } &&
 	[ "$(cat "$out/.hash" 2>/dev/null)" = "$hash" ]; then
 	exit 0
@@ -333,7 +365,6 @@ if [ -n "$rc" ]; then
 fi
 
 # --- kernel modules ---------------------------------------------------------
-mdir=/lib/modules/$kver
 need=("${mods[@]}")
 for ko in "${kite_kos[@]}"; do
 	IFS=, read -ra deps <<<"$(/sbin/modinfo -F depends "$ko")"
@@ -343,37 +374,51 @@ for ko in "${kite_kos[@]}"; do
 		need+=("$d")
 	done
 done
-# install_mods MODULE...: copy each module with its full dependency closure
-# (modprobe --show-depends resolves it).
+# install_mods KVER MODULE...: copy each module of kernel KVER with its
+# full dependency closure (modprobe --show-depends resolves it),
+# uncompressed.
 install_mods() {
-	local m ko
+	local k=$1 m ko
+	shift
 	for m in "$@"; do
-		/sbin/modprobe -S "$kver" --show-depends "$m" | awk '$1 == "insmod" { print $2 }'
+		/sbin/modprobe -S "$k" --show-depends "$m" | awk '$1 == "insmod" { print $2 }'
 	done | sort -u | while read -r ko; do
-		install -D -m 644 "$ko" "$stage$ko"
+		mkdir -p "$stage${ko%/*}"
+		case $ko in
+		*.ko.xz) xz -dc "$ko" >"$stage${ko%.xz}" ;;
+		*.ko.zst) zstd -qdc "$ko" >"$stage${ko%.zst}" ;;
+		*) install -m 644 "$ko" "$stage$ko" ;;
+		esac
 	done
 }
-install_mods "${need[@]}"
-for f in modules.order modules.builtin modules.builtin.modinfo; do
-	[ -f "$mdir/$f" ] && install -D -m 644 "$mdir/$f" "$stage$mdir/$f"
-done
-for ko in "${kite_kos[@]}"; do
-	install -D -m 644 "$ko" "$stage$mdir/extra/${ko##*/}"
-	strip --strip-debug "$stage$mdir/extra/${ko##*/}"	# as Debian ships modules
-done
-/sbin/depmod -b "$stage" "$kver"
-for ko in "${kite_kos[@]}"; do
-	if ! grep -q "^extra/${ko##*/}:" "$stage$mdir/modules.dep"; then
-		echo "mkinitramfs: depmod did not register extra/${ko##*/}" >&2
+# stage_modules KVER KODIR: the stage's /lib/modules holds kernel KVER's
+# modules (need above) and KODIR's kite.ko and kite_ib.ko, and nothing else.
+stage_modules() {
+	local k=$1 kodir=$2 mdir=/lib/modules/$1 ko f
+	rm -rf "$stage/usr/lib/modules"
+	install_mods "$k" "${need[@]}"
+	for f in modules.order modules.builtin modules.builtin.modinfo; do
+		[ -f "$mdir/$f" ] && install -D -m 644 "$mdir/$f" "$stage$mdir/$f"
+	done
+	for ko in "${kite_kos[@]##*/}"; do
+		install -D -m 644 "$kodir/$ko" "$stage$mdir/extra/$ko"
+		strip --strip-debug "$stage$mdir/extra/$ko"	# as Debian ships modules
+	done
+	/sbin/depmod -b "$stage" "$k"
+	for ko in "${kite_kos[@]##*/}"; do
+		if ! grep -q "^extra/$ko:" "$stage$mdir/modules.dep"; then
+			echo "mkinitramfs: depmod did not register extra/$ko for $k" >&2
+			exit 1
+		fi
+	done
+	# The RDMA driver loads from the core's auxiliary device (kite.rdma.N).
+	if [ ${#kite_kos[@]} -gt 0 ] &&
+	   ! grep -q '^alias auxiliary:kite\.rdma kite_ib$' "$stage$mdir/modules.alias"; then
+		echo "mkinitramfs: depmod did not register the alias auxiliary:kite.rdma of kite_ib for $k" >&2
 		exit 1
 	fi
-done
-# The RDMA driver loads from the core's auxiliary device (kite.rdma.N).
-if [ ${#kite_kos[@]} -gt 0 ] &&
-   ! grep -q '^alias auxiliary:kite\.rdma kite_ib$' "$stage$mdir/modules.alias"; then
-	echo "mkinitramfs: depmod did not register the alias auxiliary:kite.rdma of kite_ib" >&2
-	exit 1
-fi
+}
+stage_modules "$kver" "$top/out"
 
 # mdev -d (started by /init) does udev's job for auxiliary devices: it loads
 # the driver named by a new device's MODALIAS, so that "modprobe kite" brings
@@ -438,6 +483,17 @@ write_image() {
 }
 write_image initramfs.cpio.gz
 
+# --- the other kernel lines -----------------------------------------------------
+# The same userland with another kernel's modules and its build of Kite's.
+for k in "${other_kvers[@]}"; do
+	mkdir -p "$out/$k"
+	stage_modules "$k" "$top/out/$k"
+	write_image "$k/initramfs.cpio.gz"
+	cp "/boot/vmlinuz-$k" "$out/$k/vmlinuz"
+	echo "mkinitramfs: $out/$k/initramfs.cpio.gz ($(du -h "$out/$k/initramfs.cpio.gz" | cut -f1), kernel $k)"
+done
+[ ${#other_kvers[@]} -eq 0 ] || stage_modules "$kver" "$top/out"
+
 # --- storage image ------------------------------------------------------------
 # The base image plus the storage tools and modules (storage_bins,
 # storage_mods above), for the storage VM group and make bench's NVMe rows
@@ -460,7 +516,7 @@ if [ -n "$rc" ]; then
 	ln -sf /proc/self/mounts "$stage/etc/mtab"
 	mkdir -p "$stage/var/lib/nfs/v4recovery" "$stage/var/lib/nfs/rpc_pipefs" "$stage/etc/nvme"
 	: >"$stage/etc/exports"
-	install_mods "${storage_mods[@]}"
+	install_mods "$kver" "${storage_mods[@]}"
 	/sbin/depmod -b "$stage" "$kver"
 	write_image initramfs-storage.cpio.gz
 fi

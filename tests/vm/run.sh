@@ -32,7 +32,11 @@
 #          a link outage during a verify job; NFS 4.2 over RDMA (storage-*.sh)
 #   storage-rxe (not by default) the same over rxe<->rxe
 #
-#   tests/vm/run.sh [GROUP...]      (default: pair fault rdma interop storage)
+#   pair-6.12  the pair group in guests of the 6.12 kernel line (their own
+#          kernel, modules and build of kite.ko and kite_ib.ko)
+#
+#   tests/vm/run.sh [GROUP...]      (default: pair pair-6.12 fault rdma
+#                                   interop storage)
 #   tests/vm/run.sh -t GLOB         the groups whose name matches the shell
 #                                   glob (rxe too); none is one failure
 #
@@ -57,14 +61,30 @@ trap 'bounded_kill; exit 143' TERM
 
 # group_NAME: sets cmd (the launcher command) and secs (its own timeout; the
 # group as a whole gets 60 s more).
-group_pair() {
+# pair_cmd NAME [VM.SH OPTION...]: the pair group's command as test NAME.
+pair_cmd() {
+	local name=$1
+	shift
 	secs=420
 	# shellcheck disable=SC2054 # "a,b" is one argument
 	# 3 GiB guests: guest a registers a 1 GiB MR and 200 256 MiB MRs
 	# (vm.py's --mem applies to both guests; TCG allocates lazily).
-	cmd=(scripts/vm.sh --test pair --timeout "$secs" --mem 3G --include "$t/lib.sh"
-		--link a,b --hook "bash $top/$t/pair.hook"
+	cmd=(scripts/vm.sh --test "$name" --timeout "$secs" --mem 3G --include "$t/lib.sh"
+		--link a,b --hook "bash $top/$t/pair.hook" "$@"
 		"a=$t/pair-a.sh" "b=$t/pair-b.sh")
+}
+
+group_pair() {
+	pair_cmd pair
+}
+
+# The pair group on the 6.12 line's guests (scripts/kver.sh --line 6.12):
+# its kernel, its modules and its build of kite.ko and kite_ib.ko
+# (out/guest/<release>/, made by scripts/mkinitramfs.sh).
+group_pair-6.12() {
+	local k
+	k=$(bash scripts/kver.sh --line 6.12) || k=no-6.12-kernel
+	pair_cmd pair-6.12 --kernel "out/guest/$k/vmlinuz" --initrd "out/guest/$k/initramfs.cpio.gz"
 }
 
 group_fault() {
@@ -165,7 +185,7 @@ if [ -n "$pattern" ]; then
 		exit 1
 	fi
 fi
-[ ${#groups[@]} -gt 0 ] || groups=(pair fault rdma interop storage)
+[ ${#groups[@]} -gt 0 ] || groups=(pair pair-6.12 fault rdma interop storage)
 
 pass=0 fail=0 skip=0 retry=0 g_retry= g_skip=
 # The guest image must match out/kite.ko (a no-op when it does).

@@ -8,6 +8,7 @@
  */
 #include <linux/log2.h>
 #include <rdma/kite-abi.h>
+#include <rdma/uverbs_ioctl.h>
 
 #include "kite_ib.h"
 #include "kite_verbs.h"
@@ -71,7 +72,9 @@ static int kite_cq_req_user(struct kite_ib_dev *kib, struct ib_udata *udata,
  * kite_create_cq() - create a CQ
  * @ibcq: CQ allocated by ib_core
  * @attr: cqe, comp_vector; flags must be 0
- * @udata: user CQ: struct kite_create_cq_req / kite_create_cq_resp
+ * @arg: for a user CQ, its udata (struct kite_create_cq_req /
+ *	 kite_create_cq_resp) or what holds it (<linux/kite/compat.h>); NULL
+ *	 for a kernel CQ
  *
  * The completion vector selects one of the driver's completion EQs
  * (comp_vector modulo their number).
@@ -79,8 +82,9 @@ static int kite_cq_req_user(struct kite_ib_dev *kib, struct ib_udata *udata,
  * Return: 0 or a negative errno.
  */
 int kite_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		   struct ib_udata *udata)
+		   KITE_CREATE_CQ_ARG *arg)
 {
+	struct ib_udata *udata = kite_create_cq_udata(arg);
 	struct kite_ib_dev *kib = to_kib(ibcq->device);
 	struct kite_create_cq_resp resp = {};
 	struct kite_create_cq_req req = {};

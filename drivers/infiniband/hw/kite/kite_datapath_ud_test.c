@@ -13,7 +13,7 @@
 #include <linux/ip.h>
 #include <linux/jiffies.h>
 #include <linux/string.h>
-#include <asm/unaligned.h>
+#include <linux/kite/compat.h>
 #include <net/addrconf.h>
 #include <net/checksum.h>
 #include <net/ipv6.h>

@@ -8,6 +8,7 @@
 #ifndef KITE_VERBS_H
 #define KITE_VERBS_H
 
+#include <linux/kite/compat.h>
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <rdma/ib_umem.h>
@@ -392,7 +393,7 @@ int kite_dealloc_mw(struct ib_mw *ibmw);
 
 /* kite_cq.c */
 int kite_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		   struct ib_udata *udata);
+		   KITE_CREATE_CQ_ARG *arg);
 int kite_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 u32 kite_cq_depth(u32 cqe);
 int kite_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);

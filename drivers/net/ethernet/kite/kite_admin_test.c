@@ -8,7 +8,7 @@
  */
 #include <kunit/test.h>
 #include <linux/etherdevice.h>
-#include <asm/unaligned.h>
+#include <linux/kite/compat.h>
 
 #include "kite.h"
 

@@ -9,7 +9,7 @@
 #include <linux/ethtool.h>
 #include <linux/if_vlan.h>
 #include <linux/u64_stats_sync.h>
-#include <asm/unaligned.h>
+#include <linux/kite/compat.h>
 
 #include "kite.h"
 #include "kite_eth.h"

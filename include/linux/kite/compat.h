@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Kite drivers: the kernel interfaces that differ between the kernel lines
+ * kite.ko and kite_ib.ko build against from the same sources (Debian's 6.1
+ * and 6.12), keyed on LINUX_VERSION_CODE. Each entry names the release
+ * that changed the interface; the drivers use the names defined here and
+ * never test the version themselves.
+ *
+ * Copyright (c) 2026 The Kite authors
+ */
+#ifndef _LINUX_KITE_COMPAT_H
+#define _LINUX_KITE_COMPAT_H
+
+#include <linux/version.h>
+
+/* get_unaligned_be16() and the like: <linux/unaligned.h> since 6.12. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+#include <linux/unaligned.h>
+#else
+#include <asm/unaligned.h>
+#endif
+
+/*
+ * ib_device_ops.create_cq: since 6.11 its last argument is the uverbs
+ * attribute bundle (NULL for a kernel CQ), which holds the driver's udata;
+ * before, it was the udata itself (NULL for a kernel CQ).
+ * KITE_CREATE_CQ_ARG names the argument's type, kite_create_cq_udata()
+ * turns it into the udata or NULL.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
+#define KITE_CREATE_CQ_ARG		struct uverbs_attr_bundle
+#define kite_create_cq_udata(arg) ({					\
+	struct uverbs_attr_bundle *_attrs = (arg);			\
+									\
+	_attrs ? &_attrs->driver_udata : NULL;				\
+})
+#else
+#define KITE_CREATE_CQ_ARG		struct ib_udata
+#define kite_create_cq_udata(arg)	(arg)
+#endif
+
+#endif /* _LINUX_KITE_COMPAT_H */
