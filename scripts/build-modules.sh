@@ -14,7 +14,7 @@
 # kernels. Both builds are incremental.
 #
 # KDIR=<kernel build tree> builds against that tree alone, in the tree
-# (out/*.ko and out/<its release>/).
+# (out/*.ko and out/<its release>/). KITE_JOBS: parallel jobs (default 2).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -50,10 +50,11 @@ farm() {
 	find "$dir" -xtype l -delete
 }
 
-# build KDIR SRC_TOP: the modules of SRC_TOP against KDIR.
+# build KDIR SRC_TOP: the modules of SRC_TOP against KDIR, KITE_JOBS
+# (default 2) compilers at a time.
 build() {
-	echo "make -C $1 M=$2 modules"
-	make -C "$1" M="$2" modules
+	echo "make -C $1 M=$2 -j${KITE_JOBS:-2} modules"
+	make -C "$1" M="$2" -j"${KITE_JOBS:-2}" modules
 }
 
 if [ -n "${KDIR:-}" ]; then

@@ -61,31 +61,30 @@ trap 'bounded_kill; exit 143' TERM
 
 # group_NAME: sets cmd (the launcher command) and secs (its own timeout; the
 # group as a whole gets 60 s more).
-# pair_cmd NAME [VM.SH OPTION...]: the pair group's command as test NAME.
-pair_cmd() {
-	local name=$1
-	shift
+group_pair() {
 	secs=420
 	# shellcheck disable=SC2054 # "a,b" is one argument
 	# 3 GiB guests: guest a registers a 1 GiB MR and 200 256 MiB MRs
 	# (vm.py's --mem applies to both guests; TCG allocates lazily).
-	cmd=(scripts/vm.sh --test "$name" --timeout "$secs" --mem 3G --include "$t/lib.sh"
-		--link a,b --hook "bash $top/$t/pair.hook" "$@"
+	cmd=(scripts/vm.sh --test pair --timeout "$secs" --mem 3G --include "$t/lib.sh"
+		--link a,b --hook "bash $top/$t/pair.hook"
 		"a=$t/pair-a.sh" "b=$t/pair-b.sh")
 }
 
-group_pair() {
-	pair_cmd pair
+# on_line LINE GROUP: GROUP's command in guests of kernel line LINE
+# (scripts/kver.sh --line): its kernel, its modules and its build of
+# kite.ko and kite_ib.ko (out/guest/<release>/, made by
+# scripts/mkinitramfs.sh). The test (vm.py takes the last --test, and
+# allows no '.') is GROUP-LINE with '_' for '.': logs in
+# out/logs/pair-6_12/ for pair-6.12.
+on_line() {
+	local k
+	k=$(bash scripts/kver.sh --line "$1") || k=no-$1-kernel
+	"group_$2"
+	cmd+=(--test "$2-${1//./_}" --kernel "out/guest/$k/vmlinuz" --initrd "out/guest/$k/initramfs.cpio.gz")
 }
 
-# The pair group on the 6.12 line's guests (scripts/kver.sh --line 6.12):
-# its kernel, its modules and its build of kite.ko and kite_ib.ko
-# (out/guest/<release>/, made by scripts/mkinitramfs.sh).
-group_pair-6.12() {
-	local k
-	k=$(bash scripts/kver.sh --line 6.12) || k=no-6.12-kernel
-	pair_cmd pair-6.12 --kernel "out/guest/$k/vmlinuz" --initrd "out/guest/$k/initramfs.cpio.gz"
-}
+group_pair-6.12() { on_line 6.12 pair; }
 
 group_fault() {
 	secs=600
