@@ -46,9 +46,14 @@ static KiteQp *kite_mcast_qp(KiteState *s, const struct kite_aq_cmd *cmd,
     return qp;
 }
 
-uint8_t kite_cmd_attach_mcast(KiteState *s, const struct kite_aq_cmd *cmd,
-                              KiteCmdResult *res)
+/*
+ * ATTACH_MCAST (@attach) or DETACH_MCAST: the checks, then the engine's
+ * table.
+ */
+static uint8_t kite_mcast_cmd(KiteState *s, const struct kite_aq_cmd *cmd,
+                              bool attach)
 {
+    const uint8_t *gid = cmd->mcast.gid;
     KiteQp *qp;
     uint8_t st;
 
@@ -56,24 +61,24 @@ uint8_t kite_cmd_attach_mcast(KiteState *s, const struct kite_aq_cmd *cmd,
     if (!qp) {
         return st;
     }
-    st = kite_roce_mcast_attach(qp->eqp, cmd->mcast.gid);
-    trace_kite_mcast_attach(qp->qpn, cmd->mcast.gid[0], cmd->mcast.gid[15],
-                            st);
+    if (attach) {
+        st = kite_roce_mcast_attach(qp->eqp, gid);
+        trace_kite_mcast_attach(qp->qpn, gid[0], gid[15], st);
+    } else {
+        st = kite_roce_mcast_detach(qp->eqp, gid);
+        trace_kite_mcast_detach(qp->qpn, gid[0], gid[15], st);
+    }
     return st;
+}
+
+uint8_t kite_cmd_attach_mcast(KiteState *s, const struct kite_aq_cmd *cmd,
+                              KiteCmdResult *res)
+{
+    return kite_mcast_cmd(s, cmd, true);
 }
 
 uint8_t kite_cmd_detach_mcast(KiteState *s, const struct kite_aq_cmd *cmd,
                               KiteCmdResult *res)
 {
-    KiteQp *qp;
-    uint8_t st;
-
-    qp = kite_mcast_qp(s, cmd, &st);
-    if (!qp) {
-        return st;
-    }
-    st = kite_roce_mcast_detach(qp->eqp, cmd->mcast.gid);
-    trace_kite_mcast_detach(qp->qpn, cmd->mcast.gid[0], cmd->mcast.gid[15],
-                            st);
-    return st;
+    return kite_mcast_cmd(s, cmd, false);
 }

@@ -45,6 +45,26 @@ static bool kr_rx_req_state_ok(const KiteRoceQp *qp)
 }
 
 /*
+ * A frame for the port: counted, and the ones that did not parse counted
+ * as ICRC errors or drops. Whether the frame parsed (@r is OK).
+ */
+static bool kr_rx_count(KiteRoce *e, enum kite_roce_parse_result r,
+                        size_t len)
+{
+    e->cnt.rx_packets++;
+    e->cnt.rx_bytes += len;
+    if (r == KITE_ROCE_OK) {
+        return true;
+    }
+    if (r == KITE_ROCE_BAD_ICRC) {
+        e->cnt.icrc_errors++;
+    } else {
+        e->cnt.rx_dropped++;
+    }
+    return false;
+}
+
+/*
  * A frame to multicast GID @p->dgid: not the engine's unless a group has
  * that GID. A UD SEND to QP KITE_MCAST_QPN is copied to every QP of the
  * group; each copy is checked and received (or dropped, counted) as a
@@ -60,14 +80,7 @@ static bool kr_mcast_rx(KiteRoce *e, const struct kite_roce_pkt *p,
     if (!g) {
         return false;
     }
-    e->cnt.rx_packets++;
-    e->cnt.rx_bytes += len;
-    if (r != KITE_ROCE_OK) {
-        if (r == KITE_ROCE_BAD_ICRC) {
-            e->cnt.icrc_errors++;
-        } else {
-            e->cnt.rx_dropped++;
-        }
+    if (!kr_rx_count(e, r, len)) {
         return true;
     }
     hdrs = kite_roce_op_hdrs(p->opcode);
@@ -119,14 +132,7 @@ bool kite_roce_rx(KiteRoce *e, const uint8_t *frame, size_t len)
     if (!e->ops->gid_is_local(e->opaque, p.dgid)) {
         return false;
     }
-    e->cnt.rx_packets++;
-    e->cnt.rx_bytes += len;
-    if (r != KITE_ROCE_OK) {
-        if (r == KITE_ROCE_BAD_ICRC) {
-            e->cnt.icrc_errors++;
-        } else {
-            e->cnt.rx_dropped++;
-        }
+    if (!kr_rx_count(e, r, len)) {
         return true;
     }
     hdrs = kite_roce_op_hdrs(p.opcode);

@@ -277,10 +277,13 @@ kite_ud_pair() {
 # pair-mckey-v4-SENDER-send: both exited 0 and the receiver got them all.
 MCKEY_C=10
 MCKEY_ARGS="-C $MCKEY_C -S 512"
-# mckey_join_sh OUT RC: one line of shell: wait (30 s at most) until the
-# mckey writing OUT has joined (status 0) or ended (RC exists; status 1).
+# mckey_join_sh GROUP RC: one line of shell: wait (30 s at most) until
+# rdma_cm has joined GROUP on the netdev (its IGMP join comes with the
+# attach; mckey's own words are buffered until it exits, and it waits 3 s
+# after joining before it sends or polls) (status 0) or the mckey has
+# ended (RC exists; status 1).
 mckey_join_sh() {
-	echo "i=0; while [ \$i -lt 150 ]; do grep -q 'joined dgid' $1 && exit 0; [ -f $2 ] && exit 1; usleep 200000; i=\$((i + 1)); done; exit 1"
+	echo "i=0; while [ \$i -lt 150 ]; do \$IP maddr show dev \"\$NETDEV\" | grep -qE 'inet +$1( |\$)' && exit 0; [ -f $2 ] && exit 1; usleep 200000; i=\$((i + 1)); done; exit 1"
 }
 # mckey_done_sh OUT RC: wait (90 s at most) for the receiver's end; print
 # its status and the end of its output.
@@ -291,7 +294,7 @@ mckey_v4() {
 	local who=$1 grp=$2 name=pair-mckey-v4-$1-send ans rc rrc
 	if [ "$who" = a ]; then
 		ans=$(agent_call $PEER 30 "SH - rm -f /tmp/mck.rc; (timeout 90 mckey -m $grp -b $PEER $MCKEY_ARGS >/tmp/mck.out 2>&1; echo \$? >/tmp/mck.rc) </dev/null >/dev/null 2>&1 &")
-		ans=$(agent_call $PEER 40 "SH - $(mckey_join_sh /tmp/mck.out /tmp/mck.rc)")
+		ans=$(agent_call $PEER 40 "SH - $(mckey_join_sh $grp /tmp/mck.rc)")
 		case $ans in "RC 0"*) ;; *) echo "info: $name: b has not joined: $ans" ;; esac
 		timeout 60 mckey -m $grp -b $ME -s $MCKEY_ARGS >/tmp/mcs.out 2>&1
 		rc=$?
@@ -301,7 +304,7 @@ mckey_v4() {
 	else
 		rm -f /tmp/mck.rc
 		(timeout 90 mckey -m $grp -b $ME $MCKEY_ARGS >/tmp/mck.out 2>&1; echo $? >/tmp/mck.rc) &
-		(eval "$(mckey_join_sh /tmp/mck.out /tmp/mck.rc)") || echo "info: $name: a has not joined"
+		(eval "$(mckey_join_sh $grp /tmp/mck.rc)") || echo "info: $name: a has not joined"
 		ans=$(agent_call $PEER 90 "SH - timeout 60 mckey -m $grp -b $PEER -s $MCKEY_ARGS")
 		rc=$(echo "$ans" | head -n 1 | sed 's/^RC //')
 		wait $!
