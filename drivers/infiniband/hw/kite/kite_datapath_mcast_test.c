@@ -37,13 +37,17 @@ void kite_test_dp_mcast_attach(struct kunit *test)
 		[10] = 0xff, 0xff, 239, 0xcb, 0x54, 0x02
 	};
 	struct kite_dt *dt = test->priv;
-	const struct kite_caps *caps = &dt->kib->kdev->caps;
-	const struct ib_device_attr *a = &dt->kib->ibdev.attrs;
-	struct net_device *nd = dt->kib->kdev->netdev;
+	const struct kite_caps *caps;
+	const struct ib_device_attr *a;
+	struct net_device *nd;
 	union ib_gid g6, g4;
 	u8 mac6[ETH_ALEN], mac4[ETH_ALEN];
 
+	/* dt->kib is set by the common setup. */
 	kite_dt_setup_common(test);
+	caps = &dt->kib->kdev->caps;
+	a = &dt->kib->ibdev.attrs;
+	nd = dt->kib->kdev->netdev;
 	KUNIT_ASSERT_TRUE(test, caps->cap_flags & KITE_DEV_CAP_MCAST);
 	KUNIT_EXPECT_EQ(test, a->max_mcast_grp, caps->max_mcast_grp);
 	KUNIT_EXPECT_EQ(test, a->max_mcast_qp_attach, caps->max_mcast_qp);
