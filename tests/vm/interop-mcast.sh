@@ -5,8 +5,8 @@
 # and Soft-RoCE (guest b) over an IPv4 group, each side the sender once.
 # The receiver joins (rdma_join_multicast: the QP attached through the
 # provider's ibv_attach_mcast, the netdev joined to the group), posts
-# MCKEY_C receives and waits for them all; once it has joined (cm_xchg of
-# interop-cm.sh says so) the sender joins and sends MCKEY_C datagrams to
+# MCKEY_C receives and waits for them all; once it has joined (peer_xchg of
+# interop.sh says so) the sender joins and sends MCKEY_C datagrams to
 # the group. Then an IPv6 group: Linux 6.1's rdma_cm refuses every RoCE
 # v2 IPv6 multicast join (cma_iboe_join_multicast(): -ENOTSUPP, errno
 # 524), so that is a skip when mckey fails that way, a failure otherwise.
@@ -28,7 +28,7 @@ mck_recv() {
 	rm -f /tmp/mck.rc
 	(timeout 90 mckey -m $1 -b $ME $MCKEY_ARGS >/tmp/mck.out 2>&1; echo $? >/tmp/mck.rc) &
 	wait_until 30 mck_joined $1 || mine=not-joined
-	word=$(cm_xchg "mckey-$1 $mine")
+	word=$(peer_xchg "mckey-$1 $mine")
 	[ "$word" = "mckey-$1 go" ] || kill $! 2>/dev/null
 	wait $!
 	rc=$(cat /tmp/mck.rc 2>/dev/null)
@@ -42,7 +42,7 @@ mck_recv() {
 # mck_send GROUP: this guest sends once the receiver has joined.
 mck_send() {
 	local name=mcast-v4-$KIND-send rc word
-	word=$(cm_xchg "mckey-$1 go")
+	word=$(peer_xchg "mckey-$1 go")
 	if [ "$word" != "mckey-$1 ready" ]; then
 		fail $name "the receiver's word '$word', not 'mckey-$1 ready'"
 		return
