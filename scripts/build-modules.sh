@@ -41,7 +41,11 @@ farm() {
 	local dir=$1 f
 	mkdir -p "$dir"
 	ln -sfn "$top/Kbuild" "$dir/Kbuild"
-	find "${FARM_DIRS[@]}" -type f \( -name '*.[ch]' -o -name Makefile -o -name Kconfig \) |
+	# kbuild's own *.mod.c are outputs: a link to the default line's would
+	# let this line's modpost overwrite it in the source tree.
+	find "$dir" -name '*.mod.c' -type l -delete
+	find "${FARM_DIRS[@]}" -type f \( -name '*.[ch]' -o -name Makefile -o -name Kconfig \) \
+		! -name '*.mod.c' |
 		while IFS= read -r f; do
 			[ -L "$dir/$f" ] && continue
 			mkdir -p "$dir/${f%/*}"
