@@ -234,8 +234,12 @@ one() {
 	ucp_* | mpi,*)
 		case $kind in
 		kite | rxe) ;;
-		*) echo "BENCH $kind ${tool/#mpi/mpi_lat} $size $mtu 1 SKIPPED"
-			[ "$tool" = mpi ] && echo "BENCH $kind mpi_bw 1048576 $mtu 1 SKIPPED"
+		*) if [ "$tool" = mpi ]; then
+				echo "BENCH $kind mpi_lat $size $mtu 1 SKIPPED"
+				echo "BENCH $kind mpi_bw 1048576 $mtu 1 SKIPPED"
+			else
+				echo "BENCH $kind $tool $size $mtu 1 SKIPPED"
+			fi
 			return 0 ;;
 		esac ;;
 	esac
