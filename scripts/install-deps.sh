@@ -132,20 +132,35 @@ fi
 bash "$here/kver.sh" >/dev/null ||
 	{ echo "install-deps: linux-headers-$k installed but /lib/modules/$k/build is missing" >&2; exit 1; }
 
+# candidate PKG: PKG is a real package the archive serves (a name that
+# only something else Provides has no candidate, yet apt-cache show
+# answers for it).
+candidate() {
+	apt-cache policy "$1" 2>/dev/null | grep -q '^  Candidate: [^(]'
+}
+
 # The 6.12 line: the newest 6.12.N release with an amd64 image and headers
-# in the archive's lists (not -cloud-amd64, -rt-amd64, -unsigned or -dbg).
+# in the archive's lists (not -cloud-amd64, -rt-amd64 or -dbg). The image
+# is linux-image-R, or linux-image-R-unsigned where the signed build of R
+# is not (yet) served: both install the same /boot/vmlinuz-R and modules.
 # Once one is installed (scripts/kver.sh --line 6.12 finds it) the lists
 # are not consulted again: a newer upload does not change the tree under
 # test behind a warm run's back.
 if ! bash "$here/kver.sh" --line 6.12 >/dev/null; then
-	k12=$(apt-cache pkgnames linux-headers-6.12. 2>/dev/null |
-		sed -n 's/^linux-headers-\(6\.12\.[0-9][^-]*-amd64\)$/\1/p' | sort -V |
-		while read -r r; do
-			apt-cache show "linux-image-$r" >/dev/null 2>&1 && echo "$r"
-		done | tail -n 1)
+	k12='' img12=''
+	for r in $(apt-cache pkgnames linux-headers-6.12. 2>/dev/null |
+		sed -n 's/^linux-headers-\(6\.12\.[0-9][^-]*-amd64\)$/\1/p' | sort -rV); do
+		candidate "linux-headers-$r" || continue
+		for img in "linux-image-$r" "linux-image-$r-unsigned"; do
+			if candidate "$img"; then
+				k12=$r img12=$img
+				break 2
+			fi
+		done
+	done
 	[ -n "$k12" ] || { echo "install-deps: no linux-image-6.12.*-amd64 with headers in bookworm-backports" >&2; exit 1; }
-	apt_install "linux-image-$k12" "linux-headers-$k12"
+	apt_install "$img12" "linux-headers-$k12"
 	bash "$here/kver.sh" --line 6.12 >/dev/null ||
-		{ echo "install-deps: linux-image-$k12 and linux-headers-$k12 installed, but no 6.12 tree with image, modules and build/" >&2; exit 1; }
+		{ echo "install-deps: $img12 and linux-headers-$k12 installed, but no 6.12 tree with image, modules and build/" >&2; exit 1; }
 fi
 exit 0
