@@ -136,7 +136,9 @@ bash "$here/kver.sh" >/dev/null ||
 # only something else Provides has no candidate, yet apt-cache show
 # answers for it).
 candidate() {
-	apt-cache policy "$1" 2>/dev/null | grep -q '^  Candidate: [^(]'
+	local c
+	c=$(apt-cache policy "$1" 2>/dev/null | sed -n 's/^  Candidate: //p')
+	[ -n "$c" ] && [ "$c" != "(none)" ]
 }
 
 # The 6.12 line: the newest 6.12.N release with an amd64 image and headers
