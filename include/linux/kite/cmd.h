@@ -39,6 +39,28 @@ struct kite_admin_ctx {
 };
 
 /**
+ * struct kite_admin_stats - admin command counters
+ * @posted: commands written to the ring
+ * @ok: commands that completed with KITE_STS_OK
+ * @failed: commands that completed with another status
+ * @timeouts: commands that got no completion (timeout or dead device)
+ * @lat_sum_ns: sum of the latencies of the completed commands
+ * @lat_max_ns: the largest of them
+ * @last_fail_opcode: opcode of the last failed command
+ * @last_fail_status: its status
+ */
+struct kite_admin_stats {
+	u64 posted;
+	u64 ok;
+	u64 failed;
+	u64 timeouts;
+	u64 lat_sum_ns;
+	u64 lat_max_ns;
+	u8 last_fail_opcode;
+	u8 last_fail_status;
+};
+
+/**
  * struct kite_admin - admin queue state
  * @dev: device used for DMA and logging
  * @regs: BAR0 mapping
@@ -60,6 +82,7 @@ struct kite_admin_ctx {
  * @aq_log: log2 of the submission ring depth
  * @acq_log: log2 of the completion ring depth
  * @dead: set once the device stopped answering; commands fail fast
+ * @stats: what the commands did (under @lock), shown in debugfs
  */
 struct kite_admin {
 	struct device *dev;
@@ -79,6 +102,7 @@ struct kite_admin {
 	u8 aq_log;
 	u8 acq_log;
 	bool dead;
+	struct kite_admin_stats stats;
 };
 
 /* Decoded QUERY_DEVICE result (CPU byte order). */

@@ -39,4 +39,15 @@
 #define kite_create_cq_udata(arg)	(arg)
 #endif
 
+/*
+ * TRACE_EVENT's __assign_str(): since 6.10 it takes only the field and
+ * copies the source __string() named; before, it took the source again.
+ * kite_trace_assign_str() takes both and passes what the kernel wants.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
+#define kite_trace_assign_str(dst, src)	__assign_str(dst)
+#else
+#define kite_trace_assign_str(dst, src)	__assign_str(dst, src)
+#endif
+
 #endif /* _LINUX_KITE_COMPAT_H */

@@ -121,6 +121,9 @@ struct kite_event_client {
  * @recoveries: number of recoveries from a fatal error that succeeded
  * @recovered_at: jiffies of the last of them
  * @recover_work: recovery from a fatal error, queued by the admin interrupt
+ * @debugfs: the function's debugfs directory (kite/<PCI name>/), where the
+ *	     auxiliary drivers add theirs; NULL or an error pointer without
+ *	     debugfs, which debugfs_create_*() accept
  */
 struct kite_dev {
 	struct pci_dev *pdev;
@@ -146,6 +149,7 @@ struct kite_dev {
 	unsigned int recoveries;
 	unsigned long recovered_at;
 	struct work_struct recover_work;
+	struct dentry *debugfs;
 };
 
 /**

@@ -11,6 +11,7 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "kite_ib.h"
+#include "kite_ib_trace.h"
 #include "kite_verbs.h"
 
 static_assert(sizeof(struct kite_create_cq_req) == 32);
@@ -332,6 +333,7 @@ void kite_cq_async_event(struct kite_ib_dev *kib, u32 cqn)
 		.event = IB_EVENT_CQ_ERR,
 	};
 
+	trace_kite_ib_cq_event(kib, cqn, ev.event, cq);
 	if (!cq) {
 		dev_warn_ratelimited(kite_ib_dmadev(kib),
 				     "CQ error event for unknown CQ %u\n", cqn);

@@ -35,6 +35,7 @@
  * @cqs: CQs by number, for completion and CQ error events
  * @qps: QPs by number, for poll_cq and QP events
  * @srqs: SRQs by number, for SRQ events
+ * @debugfs: rdma/ in the function's debugfs directory
  *
  * Event callbacks look objects up in @cqs and @qps without a lock (xa_load
  * is RCU-safe) from hard interrupt context; destroy erases the entry and
@@ -53,6 +54,7 @@ struct kite_ib_dev {
 	struct xarray cqs;
 	struct xarray qps;
 	struct xarray srqs;
+	struct dentry *debugfs;
 };
 
 static inline struct kite_ib_dev *to_kib(struct ib_device *ibdev)
@@ -70,6 +72,11 @@ static inline struct device *kite_ib_dmadev(struct kite_ib_dev *kib)
 int kite_ib_register(struct kite_ib_dev *kib);
 void kite_ib_unregister(struct kite_ib_dev *kib);
 void kite_ib_port_event(struct kite_ib_dev *kib, enum ib_event_type type);
+
+/* kite_ib_debugfs.c */
+const char *kite_qp_state_name(unsigned int state);
+void kite_ib_debugfs_add(struct kite_ib_dev *kib);
+void kite_ib_debugfs_del(struct kite_ib_dev *kib);
 
 #if IS_ENABLED(CONFIG_INFINIBAND_KITE_KUNIT_TEST)
 /* kite_ib_main.c */

@@ -92,6 +92,7 @@ static int kite_ib_probe(struct auxiliary_device *adev,
 	err = kite_ib_register(kib);
 	if (err)
 		goto err_unregister_events;
+	kite_ib_debugfs_add(kib);
 	ibdev_info(&kib->ibdev, "RDMA device of %s on %s\n", dev_name(&adev->dev),
 		   netdev_name(kdev->netdev));
 	return 0;
@@ -111,6 +112,7 @@ static void kite_ib_remove(struct auxiliary_device *adev)
 {
 	struct kite_ib_dev *kib = auxiliary_get_drvdata(adev);
 
+	kite_ib_debugfs_del(kib);
 	kite_ib_unregister(kib);
 	kite_unregister_event_client(kib->kdev, &kib->events);
 	auxiliary_set_drvdata(adev, NULL);

@@ -302,6 +302,7 @@ static const struct ib_device_ops kite_dev_ops = {
 	.fill_res_cq_entry = kite_fill_res_cq_entry,
 	.fill_res_mr_entry = kite_fill_res_mr_entry,
 	.fill_res_qp_entry = kite_fill_res_qp_entry,
+	.fill_res_qp_entry_raw = kite_fill_res_qp_entry_raw,
 	.get_dev_fw_str = kite_get_dev_fw_str,
 	.get_dma_mr = kite_get_dma_mr,
 	.get_hw_stats = kite_get_hw_stats,

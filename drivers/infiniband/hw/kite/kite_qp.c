@@ -13,6 +13,7 @@
 #include <rdma/kite-abi.h>
 
 #include "kite_ib.h"
+#include "kite_ib_trace.h"
 #include "kite_verbs.h"
 
 static_assert(sizeof(struct kite_create_qp_req) == 48);
@@ -354,6 +355,10 @@ int kite_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	err = kite_qp_cmd_create(kib, qp, type, to_kpd(ibqp->pd)->pdn,
 				 to_kcq(attr->send_cq)->cqn,
 				 to_kcq(attr->recv_cq)->cqn);
+	trace_kite_ib_qp_create(kib, err ? 0 : qp->qpn, attr->qp_type,
+				qp->uctx, 1u << qp->sq_log_depth,
+				kite_qp_on_srq(qp) ? 0 : 1u << qp->rq_log_depth,
+				err);
 	if (err)
 		goto err_rings;
 	/* ib_core addresses the GSI QP as QP1. */
@@ -528,6 +533,7 @@ int kite_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 			kite_qp_reset_indexes(qp);
 		WRITE_ONCE(qp->state, next);
 	}
+	trace_kite_ib_qp_modify(kib, qp->qpn, cur, next, mask, err);
 out:
 	mutex_unlock(&qp->lock);
 	return err;
@@ -615,6 +621,7 @@ int kite_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	int err;
 
 	err = kite_cmd_destroy_qp(&kib->kdev->admin, qp->uctx, qp->qpn);
+	trace_kite_ib_qp_destroy(kib, qp->qpn, err);
 	if (err && !kite_admin_is_dead(&kib->kdev->admin))
 		return err;
 	kite_qp_forget(kib, qp);
@@ -661,6 +668,7 @@ void kite_qp_async_event(struct kite_ib_dev *kib, u32 qpn, u8 type)
 	default:
 		return;
 	}
+	trace_kite_ib_qp_event(kib, qpn, ev.event, qp);
 	if (!qp) {
 		dev_dbg_ratelimited(kite_ib_dmadev(kib),
 				    "event %u for unknown QP %u\n", type, qpn);

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Kite restrack: the device's own numbers and ring sizes of CQs, QPs and
- * MRs, and each QP's RoCEv2 counters (QUERY_QP_STATS), shown by
- * "rdma resource show ... -d" beside ib_core's fields.
+ * MRs, a CQ's EQ and producer index (QUERY_CQ) and each QP's RoCEv2
+ * counters (QUERY_QP_STATS), shown by "rdma resource show ... -dd" beside
+ * ib_core's fields; and a QP's context as the device holds it (QUERY_QP's
+ * struct kite_qp_attr), shown raw by "rdma resource show qp -r".
  *
  * Copyright (c) 2026 The Kite authors
  */
@@ -24,6 +26,21 @@ static int kite_res_nest_end(struct sk_buff *msg, struct nlattr *nest,
 	return 0;
 }
 
+/* The device's EQ and producer index of the CQ; skipped if it cannot say. */
+static int kite_res_cq_query(struct sk_buff *msg, struct kite_cq *cq)
+{
+	struct kite_ib_dev *kib = to_kib(cq->ibcq.device);
+	struct kite_cq_info info;
+
+	if (kite_cmd_query_cq(&kib->kdev->admin, cq->uctx, cq->cqn, &info))
+		return 0;
+	if (rdma_nl_put_driver_u32(msg, "eqn", info.eqn) ||
+	    rdma_nl_put_driver_u32(msg, "pi", info.pi) ||
+	    rdma_nl_put_driver_u32_hex(msg, "flags", info.flags))
+		return -EMSGSIZE;
+	return 0;
+}
+
 int kite_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
 {
 	struct kite_cq *cq = to_kcq(ibcq);
@@ -35,8 +52,29 @@ int kite_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
 		return -EMSGSIZE;
 	err = rdma_nl_put_driver_u32(msg, "dev_cqn", cq->cqn) ||
 	      rdma_nl_put_driver_u32(msg, "depth", 1u << cq->log_depth) ||
-	      rdma_nl_put_driver_u32(msg, "uctx", cq->uctx);
+	      rdma_nl_put_driver_u32(msg, "uctx", cq->uctx) ||
+	      kite_res_cq_query(msg, cq);
 	return kite_res_nest_end(msg, nest, err);
+}
+
+/**
+ * kite_fill_res_qp_entry_raw() - the QP's context as the device reports it
+ * @msg: netlink message
+ * @ibqp: QP
+ *
+ * Return: 0, -EMSGSIZE, or the error of QUERY_QP.
+ */
+int kite_fill_res_qp_entry_raw(struct sk_buff *msg, struct ib_qp *ibqp)
+{
+	struct kite_ib_dev *kib = to_kib(ibqp->device);
+	struct kite_qp *qp = to_kqp(ibqp);
+	struct kite_qp_attr ka;
+	int err;
+
+	err = kite_cmd_query_qp(&kib->kdev->admin, qp->uctx, qp->qpn, &ka);
+	if (err)
+		return err;
+	return nla_put(msg, RDMA_NLDEV_ATTR_RES_RAW, sizeof(ka), &ka);
 }
 
 /* Per-QP counters shown as driver attributes, in kite_qp_stats order. */

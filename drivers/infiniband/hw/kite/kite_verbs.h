@@ -468,6 +468,7 @@ int kite_destroy_ah(struct ib_ah *ibah, u32 flags);
 /* kite_restrack.c */
 int kite_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq);
 int kite_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
+int kite_fill_res_qp_entry_raw(struct sk_buff *msg, struct ib_qp *ibqp);
 int kite_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
 
 #endif /* KITE_VERBS_H */

@@ -30,6 +30,9 @@ enum kite_acq_result {
 	KITE_ACQ_UNKNOWN,
 };
 
+/* Status of a command that got no completion (above every u8 status). */
+#define KITE_ADMIN_NO_STATUS		0x100
+
 /* kite_admin.c: the queue */
 int kite_admin_init(struct kite_admin *adm, struct device *dev,
 		    void __iomem *regs, u8 aq_log, u8 acq_log);
@@ -42,6 +45,8 @@ int kite_admin_exec(struct kite_admin *adm, struct kite_aq_cmd *cmd,
 void kite_admin_mark_dead(struct kite_admin *adm);
 unsigned int kite_admin_timeout_ms(void);
 int kite_status_to_errno(u8 status);
+void kite_admin_account(struct kite_admin_stats *st, u8 opcode,
+			u16 status, u64 latency_ns);
 const char *kite_opcode_name(u8 opcode);
 const char *kite_status_name(u8 status);
 struct kite_aq_out_buf *kite_cmd_out_buf(struct kite_aq_cmd *cmd);
@@ -111,6 +116,12 @@ void kite_health_init(struct kite_dev *kdev);
 void kite_health_fatal(struct kite_dev *kdev);
 void kite_health_stop(struct kite_dev *kdev);
 void kite_health_sync(struct kite_dev *kdev);
+
+/* kite_debugfs.c */
+void kite_debugfs_register(void);
+void kite_debugfs_unregister(void);
+void kite_debugfs_add(struct kite_dev *kdev);
+void kite_debugfs_del(struct kite_dev *kdev);
 
 /* kite_aux.c */
 int kite_aux_add(struct kite_dev *kdev);

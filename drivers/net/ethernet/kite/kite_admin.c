@@ -8,11 +8,13 @@
 #include <linux/dma-mapping.h>
 #include <linux/io.h>
 #include <linux/jiffies.h>
+#include <linux/ktime.h>
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/stringify.h>
 
 #include "kite.h"
+#include "kite_trace.h"
 
 static unsigned int admin_timeout_ms = KITE_ADMIN_DEF_TIMEOUT_MS;
 module_param(admin_timeout_ms, uint, 0644);
@@ -393,12 +395,43 @@ out:
 	return ctx;
 }
 
+/**
+ * kite_admin_account() - count one posted command in the admin counters
+ * @st: counters; the caller serializes their updates
+ * @opcode: the command's opcode
+ * @status: its completion status, or KITE_ADMIN_NO_STATUS when none came
+ * @latency_ns: time from posting to the end of the wait
+ *
+ * Only answered commands add to the latency figures: a timeout's latency is
+ * the timeout.
+ */
+void kite_admin_account(struct kite_admin_stats *st, u8 opcode, u16 status,
+			u64 latency_ns)
+{
+	st->posted++;
+	if (status == KITE_ADMIN_NO_STATUS) {
+		st->timeouts++;
+		return;
+	}
+	if (status == KITE_STS_OK) {
+		st->ok++;
+	} else {
+		st->failed++;
+		st->last_fail_opcode = opcode;
+		st->last_fail_status = status;
+	}
+	st->lat_sum_ns += latency_ns;
+	st->lat_max_ns = max(st->lat_max_ns, latency_ns);
+}
+
 static void kite_admin_release(struct kite_admin *adm,
-			       struct kite_admin_ctx *ctx)
+			       struct kite_admin_ctx *ctx, u8 opcode,
+			       u16 status, u64 latency_ns)
 {
 	unsigned long flags;
 
 	spin_lock_irqsave(&adm->lock, flags);
+	kite_admin_account(&adm->stats, opcode, status, latency_ns);
 	ctx->in_use = false;
 	spin_unlock_irqrestore(&adm->lock, flags);
 	up(&adm->avail);
@@ -490,6 +523,7 @@ int kite_admin_exec(struct kite_admin *adm, struct kite_aq_cmd *cmd,
 	unsigned int tmo = kite_admin_timeout_ms();
 	u8 opcode = cmd->hdr.opcode;
 	struct kite_admin_ctx *ctx;
+	u64 start, latency;
 	int err;
 
 	if (out_len > KITE_ADMIN_OUTBUF_SIZE ||
@@ -500,6 +534,7 @@ int kite_admin_exec(struct kite_admin *adm, struct kite_aq_cmd *cmd,
 	if (down_timeout(&adm->avail, msecs_to_jiffies(tmo)))
 		return kite_admin_is_dead(adm) ? -EIO : -ETIMEDOUT;
 
+	start = ktime_get_ns();
 	ctx = kite_admin_post(adm, cmd, out ? out_len : 0);
 	if (!ctx) {
 		up(&adm->avail);
@@ -512,12 +547,19 @@ int kite_admin_exec(struct kite_admin *adm, struct kite_aq_cmd *cmd,
 		kite_admin_timed_out(adm, ctx, opcode, tmo);
 	}
 
+	latency = ktime_get_ns() - start;
+
 	if (!READ_ONCE(ctx->completed)) {
-		kite_admin_release(adm, ctx);
+		trace_kite_admin_cmd(adm->dev, opcode, ctx->cmd_id,
+				     KITE_ADMIN_NO_STATUS, -EIO, latency);
+		kite_admin_release(adm, ctx, opcode, KITE_ADMIN_NO_STATUS,
+				   latency);
 		return -EIO;
 	}
 
 	err = kite_status_to_errno(ctx->cqe.status);
+	trace_kite_admin_cmd(adm->dev, opcode, ctx->cmd_id, ctx->cqe.status,
+			     err, latency);
 	if (err) {
 		kite_admin_log_failure(adm, opcode, &ctx->cqe, err);
 	} else {
@@ -528,6 +570,6 @@ int kite_admin_exec(struct kite_admin *adm, struct kite_aq_cmd *cmd,
 			       (ctx - adm->ctx) * KITE_ADMIN_OUTBUF_SIZE,
 			       out_len);
 	}
-	kite_admin_release(adm, ctx);
+	kite_admin_release(adm, ctx, opcode, ctx->cqe.status, latency);
 	return err;
 }

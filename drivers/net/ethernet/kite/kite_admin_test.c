@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit suite kite_admin: the encoding of every admin command and the
- * decoding of the results, completion matching on a fake ring, and the
- * completion status to errno mapping.
+ * decoding of the results, completion matching on a fake ring, the
+ * completion status to errno mapping, and the admin counters debugfs shows.
  *
  * Copyright (c) 2026 The Kite authors
  */
@@ -785,6 +785,38 @@ static void kite_test_status_errno(struct kunit *test)
 	}
 }
 
+/* Outcomes land in their own counter; only answered commands add latency. */
+static void kite_test_admin_account(struct kunit *test)
+{
+	struct kite_admin_stats st = {};
+
+	kite_admin_account(&st, KITE_CMD_CREATE_QP, KITE_STS_OK, 3000);
+	kite_admin_account(&st, KITE_CMD_MODIFY_QP, KITE_STS_OK, 1000);
+	KUNIT_EXPECT_EQ(test, st.posted, 2ULL);
+	KUNIT_EXPECT_EQ(test, st.ok, 2ULL);
+	KUNIT_EXPECT_EQ(test, st.failed, 0ULL);
+	KUNIT_EXPECT_EQ(test, st.lat_sum_ns, 4000ULL);
+	KUNIT_EXPECT_EQ(test, st.lat_max_ns, 3000ULL);
+
+	kite_admin_account(&st, KITE_CMD_DESTROY_QP, KITE_STS_BUSY, 500);
+	KUNIT_EXPECT_EQ(test, st.failed, 1ULL);
+	KUNIT_EXPECT_EQ(test, st.last_fail_opcode, KITE_CMD_DESTROY_QP);
+	KUNIT_EXPECT_EQ(test, st.last_fail_status, KITE_STS_BUSY);
+	KUNIT_EXPECT_EQ(test, st.lat_sum_ns, 4500ULL);
+	KUNIT_EXPECT_EQ(test, st.lat_max_ns, 3000ULL);
+
+	/* A timeout: counted, but neither a failure nor a latency. */
+	kite_admin_account(&st, KITE_CMD_QUERY_QP, KITE_ADMIN_NO_STATUS,
+			   2000000000ULL);
+	KUNIT_EXPECT_EQ(test, st.posted, 4ULL);
+	KUNIT_EXPECT_EQ(test, st.timeouts, 1ULL);
+	KUNIT_EXPECT_EQ(test, st.failed, 1ULL);
+	KUNIT_EXPECT_EQ(test, st.last_fail_opcode, KITE_CMD_DESTROY_QP);
+	KUNIT_EXPECT_EQ(test, st.lat_sum_ns, 4500ULL);
+	KUNIT_EXPECT_EQ(test, st.lat_max_ns, 3000ULL);
+	KUNIT_EXPECT_EQ(test, st.posted, st.ok + st.failed + st.timeouts);
+}
+
 static void kite_test_opcode_name(struct kunit *test)
 {
 	KUNIT_EXPECT_STREQ(test, kite_opcode_name(KITE_CMD_QUERY_DEVICE),
@@ -826,6 +858,7 @@ static struct kunit_case kite_admin_cases[] = {
 	KUNIT_CASE(kite_test_dec_cq_info),
 	KUNIT_CASE(kite_test_acq_take),
 	KUNIT_CASE(kite_test_status_errno),
+	KUNIT_CASE(kite_test_admin_account),
 	KUNIT_CASE(kite_test_opcode_name),
 	{}
 };

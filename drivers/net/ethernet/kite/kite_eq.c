@@ -10,6 +10,7 @@
 #include <linux/log2.h>
 
 #include "kite.h"
+#include "kite_trace.h"
 
 static size_t kite_eq_bytes(u8 log_depth)
 {
@@ -112,8 +113,10 @@ void kite_aeq_process(struct kite_dev *kdev)
 
 	if (!READ_ONCE(kdev->aeq_ready))
 		return;
-	while ((eqe = kite_eq_next(&kdev->aeq)))
+	while ((eqe = kite_eq_next(&kdev->aeq))) {
+		trace_kite_eqe(kdev, kdev->aeq.eqn, kdev->aeq.ci - 1, eqe);
 		kite_async_event(kdev, eqe);
+	}
 	kite_eq_arm(kdev, &kdev->aeq);
 }
 
@@ -143,6 +146,7 @@ static irqreturn_t kite_comp_eq_irq(int irq, void *data)
 	u32 n = 0;
 
 	while ((eqe = kite_eq_next(eq))) {
+		trace_kite_eqe(kdev, eq->eqn, eq->ci - 1, eqe);
 		if (eqe->type == KITE_EVT_COMPLETION)
 			kite_comp_event(kdev, le32_to_cpu(eqe->data));
 		else

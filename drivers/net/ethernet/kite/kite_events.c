@@ -11,6 +11,7 @@
 #include <linux/interrupt.h>
 
 #include "kite.h"
+#include "kite_trace.h"
 
 static struct kite_event_client *kite_client_locked(struct kite_dev *kdev)
 {
@@ -46,6 +47,7 @@ static void kite_dev_fatal(struct kite_dev *kdev, u32 code)
 {
 	struct kite_event_client *client;
 
+	trace_kite_dev_fatal(kdev, code);
 	dev_err(&kdev->pdev->dev,
 		"device reported a fatal error (code %u); device marked dead\n",
 		code);

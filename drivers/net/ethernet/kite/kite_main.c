@@ -339,6 +339,7 @@ static int kite_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	err = kite_setup_msix(kdev);
 	if (err)
 		goto err_unmap;
+	kite_debugfs_add(kdev);
 	err = kite_dev_start(kdev);
 	if (err)
 		goto err_free_vectors;
@@ -355,6 +356,7 @@ static int kite_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	return 0;
 
 err_free_vectors:
+	kite_debugfs_del(kdev);
 	pci_free_irq_vectors(pdev);
 err_unmap:
 	kite_unmap_bars(kdev);
@@ -386,6 +388,7 @@ static void kite_remove(struct pci_dev *pdev)
 		}
 		kite_dev_stop(kdev);
 	}
+	kite_debugfs_del(kdev);
 	kite_health_sync(kdev);
 	pci_free_irq_vectors(pdev);
 	kite_unmap_bars(kdev);
@@ -457,4 +460,21 @@ void kite_dev_put(struct kite_dev *kdev)
 }
 #endif /* CONFIG_KITE_KUNIT_TEST */
 
-module_pci_driver(kite_pci_driver);
+static int __init kite_init(void)
+{
+	int err;
+
+	kite_debugfs_register();
+	err = pci_register_driver(&kite_pci_driver);
+	if (err)
+		kite_debugfs_unregister();
+	return err;
+}
+module_init(kite_init);
+
+static void __exit kite_exit(void)
+{
+	pci_unregister_driver(&kite_pci_driver);
+	kite_debugfs_unregister();
+}
+module_exit(kite_exit);
