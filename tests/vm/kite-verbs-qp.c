@@ -6,6 +6,7 @@
  *
  * Copyright (c) 2026 The Kite authors
  */
+#include <arpa/inet.h>
 #include <errno.h>
 
 #include "kite-verbs.h"
@@ -317,3 +318,78 @@ void check_qp_illegal(struct ibv_pd *pd, struct ibv_cq *cq,
 	ibv_destroy_qp(qp);
 }
 
+
+static const char *state_name(enum ibv_qp_state s)
+{
+	static const char *const names[] = {
+		[IBV_QPS_RESET] = "RESET", [IBV_QPS_INIT] = "INIT",
+		[IBV_QPS_RTR] = "RTR", [IBV_QPS_RTS] = "RTS",
+		[IBV_QPS_SQD] = "SQD", [IBV_QPS_SQE] = "SQE",
+		[IBV_QPS_ERR] = "ERR",
+	};
+
+	return (unsigned int)s < sizeof(names) / sizeof(names[0]) && names[s] ?
+	       names[s] : "UNKNOWN";
+}
+
+/*
+ * qp-hold: an RC QP walked to RTS on a path to itself, then what
+ * ibv_query_qp reports of it as one line in the form of the driver's
+ * debugfs QP dump ("qpn=N state=S sq_psn=N rq_psn=N dest_qpn=N"), and
+ * the QP kept until stdin ends, so that a script compares the two.
+ */
+int qp_hold(struct ibv_context *ctx, const char *gid_text)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_pd *pd = NULL;
+	struct ibv_cq *cq = NULL;
+	struct ibv_qp *qp = NULL;
+	struct ibv_qp_attr a;
+	union ibv_gid gid;
+	int gidx, err = -1;
+	char buf[64];
+
+	if (inet_pton(AF_INET6, gid_text, gid.raw) != 1 ||
+	    (gidx = find_gid(ctx, &gid)) < 0) {
+		fprintf(stderr, "qp-hold: GID %s not on port 1\n", gid_text);
+		return 1;
+	}
+	pd = ibv_alloc_pd(ctx);
+	cq = pd ? ibv_create_cq(ctx, CQ_SIZE, NULL, NULL, 0) : NULL;
+	qp = cq ? make_qp(pd, cq, IBV_QPT_RC, NULL) : NULL;
+	if (!qp) {
+		fprintf(stderr, "qp-hold: PD, CQ or QP: %s\n", strerror(errno));
+		goto out;
+	}
+	init_attr(&a, IBV_QPT_RC);
+	err = to_state(qp, &a, INIT_MASK(IBV_QPT_RC), IBV_QPS_INIT);
+	if (!err) {
+		rtr_attr(&a, qp, &gid, gidx);
+		err = to_state(qp, &a, RTR_MASK_RC, IBV_QPS_RTR);
+	}
+	if (!err) {
+		rts_attr(&a);
+		err = to_state(qp, &a, RTS_MASK_RC, IBV_QPS_RTS);
+	}
+	if (!err)
+		err = ibv_query_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+				   IBV_QP_RQ_PSN | IBV_QP_DEST_QPN, &init);
+	if (err) {
+		fprintf(stderr, "qp-hold: modify or query: %s\n", strerror(err));
+		goto out;
+	}
+	printf("qpn=%u state=%s sq_psn=%u rq_psn=%u dest_qpn=%u\n",
+	       qp->qp_num, state_name(a.qp_state), a.sq_psn, a.rq_psn,
+	       a.dest_qp_num);
+	fflush(stdout);
+	while (fgets(buf, sizeof(buf), stdin))
+		;
+out:
+	if (qp && ibv_destroy_qp(qp))
+		err = -1;
+	if (cq && ibv_destroy_cq(cq))
+		err = -1;
+	if (pd && ibv_dealloc_pd(pd))
+		err = -1;
+	return err ? 1 : 0;
+}

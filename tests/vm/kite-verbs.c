@@ -15,6 +15,9 @@
  *                              2 MiB, 256 MiB, 1 GiB), error paths and
  *                              their errno, leak loops (with kmalloc slab
  *                              counts); context open/close cycles
+ *   kite-verbs qp-hold DEV GID an RC QP in RTS on a path to itself (GID);
+ *                              prints what ibv_query_qp says of it and
+ *                              keeps it until stdin ends
  *
  * Each check prints one line in the tests/vm format: "ok NAME" or
  * "FAIL NAME: detail". Exit status 1 when a check failed, 2 on bad usage.
@@ -281,6 +284,38 @@ int write_long(const char *path, long v)
 	err = fprintf(f, "%ld\n", v) < 0;
 	return fclose(f) || err ? -1 : 0;
 }
+/* open_dev NAME: the verbs device NAME opened, or NULL (and a message). */
+static struct ibv_context *open_dev(const char *name)
+{
+	struct ibv_device **list;
+	struct ibv_context *ctx = NULL;
+	int i, n;
+
+	list = ibv_get_device_list(&n);
+	if (!list)
+		return NULL;
+	for (i = 0; i < n; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			ctx = ibv_open_device(list[i]);
+	ibv_free_device_list(list);
+	if (!ctx)
+		fprintf(stderr, "cannot open %s: %s\n", name, strerror(errno));
+	return ctx;
+}
+
+static int hold(const char *name, const char *gid_text)
+{
+	struct ibv_context *ctx = open_dev(name);
+	int rc;
+
+	if (!ctx)
+		return 1;
+	rc = qp_hold(ctx, gid_text);
+	if (ibv_close_device(ctx))
+		rc = 1;
+	return rc;
+}
+
 static int basic(const char *name, const char *gid_text)
 {
 	struct ibv_device **list, *dev = NULL;
@@ -374,6 +409,9 @@ int main(int argc, char **argv)
 	}
 	if (argc == 4 && !strcmp(argv[1], "basic"))
 		return basic(argv[2], argv[3]);
-	fprintf(stderr, "usage: %s limits | basic DEV GID\n", argv[0]);
+	if (argc == 4 && !strcmp(argv[1], "qp-hold"))
+		return hold(argv[2], argv[3]);
+	fprintf(stderr, "usage: %s limits | basic DEV GID | qp-hold DEV GID\n",
+		argv[0]);
 	return 2;
 }

@@ -63,6 +63,7 @@ void check_qp_walk(struct ibv_pd *pd, struct ibv_cq *cq,
 		   int gid_index, const char *name);
 void check_qp_illegal(struct ibv_pd *pd, struct ibv_cq *cq,
 		      const union ibv_gid *gid, int gid_index);
+int qp_hold(struct ibv_context *ctx, const char *gid_text);
 
 /* ---- kite-verbs-scale.c: objects of a real NIC, a 4 GiB MR -------------------- */
 

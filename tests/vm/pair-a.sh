@@ -12,7 +12,7 @@
 # rmmod kite_ib with the netdev up; rmmod kite refused while kite_ib is
 # loaded; PCI unbind and bind with both loaded.
 . /kite/lib.sh
-plan 123
+plan 133
 
 ME=198.18.0.1
 PEER=198.18.0.2
@@ -203,6 +203,110 @@ failures=$((failures + n))
 if [ $rc -ne 0 ] && [ "$n" -eq 0 ]; then fail uverbs-fuzz-exit "kite-uverbs-fuzz exited $rc without a FAIL line"; fi
 bad=$(dmesg | tail -n +$((dmesg_lines + 1)) | grep -E "$BAD_DMESG")
 [ -z "$bad" ] && ok uverbs-fuzz-dmesg-clean || fail uverbs-fuzz-dmesg-clean "$(echo "$bad" | head -n 3)"
+
+# ---- diagnosis: tracepoints, debugfs, restrack driver details ---------------
+# The kite and kite_ib tracepoints enabled through tracefs during a loopback
+# ibv_rc_pingpong (-e: completion events) must show its admin commands with
+# status and latency, both QPs' RESET->INIT->RTR->RTS, and completion EQ
+# entries. The debugfs QP dump (QUERY_QP) must give what ibv_query_qp gives
+# for a QP that kite-verbs qp-hold keeps in RTS, and rdma res -dd the
+# driver's fields of that QP and of the CQs.
+pp_listening() { grep -qi ":$(printf %04X "$1") 00000000:0000 0A" /proc/net/tcp; }
+DBG=/sys/kernel/debug/kite/$(kite_pci)
+gidx=$(gid_index $GID_ME)
+: >$TRACEFS/trace
+if echo 1 >$TRACEFS/events/kite/enable && echo 1 >$TRACEFS/events/kite_ib/enable; then
+	ok trace-enable
+else
+	fail trace-enable "events in tracefs: $(ls $TRACEFS/events | grep kite)"
+fi
+timeout 120 ibv_rc_pingpong -d $IBDEV -g "$gidx" -p 18600 -e -n 20 >/tmp/pp-s 2>&1 &
+pps=$!
+if wait_until 30 pp_listening 18600; then
+	timeout 120 ibv_rc_pingpong -d $IBDEV -g "$gidx" -p 18600 -e -n 20 127.0.0.1 >/tmp/pp-c 2>&1
+	ppc=$?
+else
+	ppc="not started (server not listening)"
+fi
+wait $pps
+pps=$?
+echo 0 >$TRACEFS/events/kite/enable
+echo 0 >$TRACEFS/events/kite_ib/enable
+grep -E 'kite_(admin_cmd|ib_qp_|eqe)' $TRACEFS/trace >/tmp/kite-trace
+if [ "$ppc" = 0 ] && [ "$pps" = 0 ]; then ok trace-pingpong; else
+	fail trace-pingpong "client $ppc, server $pps: $(tail -n 2 /tmp/pp-c) / $(tail -n 2 /tmp/pp-s)"
+fi
+bad=
+for op in ALLOC_UCTX ALLOC_PD CREATE_CQ REG_MR CREATE_QP MODIFY_QP DESTROY_QP DEREG_MR DESTROY_CQ; do
+	grep -Eq "kite_admin_cmd: [^ ]+ $op \(0x[0-9a-f]{2}\) cmd_id=0x[0-9a-f]{4} status=OK \(0x00\) err=0 latency_ns=[1-9][0-9]*\$" \
+		/tmp/kite-trace || bad="$bad $op"
+done
+[ -z "$bad" ] && ok trace-admin-cmds || fail trace-admin-cmds "no successful$bad in $(wc -l </tmp/kite-trace) trace lines: $(grep -m 3 kite_admin_cmd /tmp/kite-trace)"
+# Both pingpong QPs: created, RESET->INIT->RTR->RTS in that order, destroyed.
+walked=0
+for qpn in $(sed -n 's/.*kite_ib_qp_create: [^ ]* qpn=\([1-9][0-9]*\) type=RC .* err=0$/\1/p' /tmp/kite-trace); do
+	seq=$(awk -v q="qpn=$qpn" '/kite_ib_qp_(modify|destroy): / && / err=0$/ {
+		for (i = 1; i <= NF; i++) if ($i == q) break
+		if (i > NF) next
+		if ($0 ~ /kite_ib_qp_destroy/) printf "destroy "
+		else printf "%s ", $(i + 1) }' /tmp/kite-trace)
+	[ "$seq" = "RESET->INIT INIT->RTR RTR->RTS destroy " ] && walked=$((walked + 1))
+done
+[ $walked -ge 2 ] && ok trace-qp-transitions ||
+	fail trace-qp-transitions "$walked QPs created, walked RESET->INIT->RTR->RTS and destroyed: $(grep -m 6 kite_ib_qp_ /tmp/kite-trace)"
+if grep -Eq 'kite_eqe: [^ ]+ eqn=[1-9][0-9]* ci=[0-9]+ type=COMPLETION data=0x' /tmp/kite-trace; then
+	ok trace-eq-events
+else
+	fail trace-eq-events "no completion EQ entry traced: $(grep -m 3 kite_eqe /tmp/kite-trace)"
+fi
+: >$TRACEFS/trace
+bad=
+grep -Eq '^0x000 VERSION +0x[0-9a-f]{8}$' $DBG/regs || bad="$bad regs: $(head -n 1 $DBG/regs 2>&1)"
+grep -q "^max_qp $KITE_DEF_MAX_QP\$" $DBG/caps || bad="$bad caps: $(grep max_qp $DBG/caps 2>&1)"
+posted=$(sed -n 's/^posted //p' $DBG/admin 2>/dev/null)
+okc=$(sed -n 's/^ok //p' $DBG/admin 2>/dev/null)
+[ "${posted:-0}" -gt 0 ] && [ "${okc:-0}" -gt 0 ] && [ "$okc" -le "$posted" ] ||
+	bad="$bad admin: posted '$posted' ok '$okc'"
+grep -Eq '^eqn 0 vector 0 depth [1-9][0-9]* ci [0-9]+ ' $DBG/eqs &&
+	grep -Eq '^eqn [1-9][0-9]* vector [1-9][0-9]* depth [1-9][0-9]* ci [0-9]+ irq 1 created 1$' $DBG/eqs ||
+	bad="$bad eqs: $(head -n 2 $DBG/eqs 2>&1)"
+[ -z "$bad" ] && ok debugfs-dev || fail debugfs-dev "$bad"
+# kite-verbs qp-hold keeps its QP until its stdin (a fifo) ends.
+rm -f /tmp/hold.in && mkfifo /tmp/hold.in
+kite-verbs qp-hold $IBDEV ::ffff:$ME </tmp/hold.in >/tmp/hold.out 2>&1 &
+holdpid=$!
+exec 9>/tmp/hold.in
+wait_until 20 grep -q '^qpn=' /tmp/hold.out
+q=$(grep '^qpn=' /tmp/hold.out)
+qpn=$(echo "$q" | sed -n 's/^qpn=\([0-9]*\) .*/\1/p')
+d=$(grep "^qpn=$qpn " $DBG/rdma/qps 2>&1)
+bad=
+[ -n "$qpn" ] || bad="kite-verbs qp-hold: $(cat /tmp/hold.out)"
+[ -n "$bad" ] || for kv in ${q#qpn=* }; do
+	case " $d " in *" $kv "*) ;; *) bad="$bad $kv" ;; esac
+done
+[ -z "$bad" ] && ok debugfs-qp-vs-query || fail debugfs-qp-vs-query "ibv_query_qp '$q', debugfs lacks$bad: '$d'"
+# has_all TEXT WORD...: the words TEXT lacks (none: all there).
+has_all() {
+	local t=" $(echo "$1" | tr -s ' \n\t' '   ') " w
+	shift
+	for w in "$@"; do
+		case $t in *" $w "*) ;; *) printf ' %s' "$w" ;; esac
+	done
+}
+out=$($RDMA -dd res show qp link $IBDEV/1 lqpn "${qpn:-0}" 2>&1)
+bad=$(has_all "$out" "lqpn" "${qpn:-none}" state RTS comm kite-verbs drv_sq_depth drv_rq_depth drv_uctx drv_tx_packets)
+[ -z "$bad" ] && ok rdma-res-qp-dd || fail rdma-res-qp-dd "rdma -dd res show qp lqpn $qpn lacks$bad: $out"
+out=$($RDMA -dd res show cq dev $IBDEV 2>&1 | grep 'comm kite-verbs')
+bad=$(has_all "$out" drv_dev_cqn drv_depth drv_uctx drv_eqn drv_pi drv_flags)
+[ -n "$out" ] && [ -z "$bad" ] && ok rdma-res-cq-dd ||
+	fail rdma-res-cq-dd "rdma -dd res show cq: kite-verbs' CQ lacks$bad: $out"
+echo "info: rdma -r res show qp lqpn $qpn: $($RDMA -r res show qp link $IBDEV/1 lqpn "${qpn:-0}" 2>&1 | tr -s ' \n' '  ' | cut -c1-300)"
+exec 9>&-
+wait $holdpid
+rc=$?
+[ $rc -eq 0 ] && ok qp-hold-exit || fail qp-hold-exit "kite-verbs qp-hold exited $rc: $(cat /tmp/hold.out)"
+rm -f /tmp/hold.in /tmp/hold.out /tmp/kite-trace /tmp/pp-s /tmp/pp-c
 
 # ---- network to guest b ------------------------------------------------------
 ping_check ping $PEER
