@@ -41,7 +41,8 @@ from results import Results, selected  # noqa: E402
 TEST_MODULES = ("test_device", "test_admin", "test_errors", "test_eth",
                 "test_rdma_objects", "test_datapath", "test_wire",
                 "test_dbrec", "test_mem_mgt", "test_mem_wqe",
-                "test_hostile", "test_srq", "test_mcast")
+                "test_hostile", "test_hostile_guest", "test_srq",
+                "test_mcast")
 
 
 def run_env(res, envs, env_name, tests, args, tmpdir, logdir):
