@@ -24,7 +24,7 @@ UNMAPPED = 1 << 44          # no RAM and no device there
 # longest page list takes well under 0.1 s here; before the admin run had
 # a budget, one doorbell of such lists held QEMU for seconds.
 CMD_BOUND = 2.0             # seconds from one completion to the next
-ANSWER_BOUND = 1.0          # seconds for QEMU to answer a register read
+ANSWER_BOUND = 1.5          # seconds for QEMU to answer a register read
 
 
 def targets(d):
