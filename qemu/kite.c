@@ -9,8 +9,10 @@
 #include "qemu/log.h"
 #include "qemu/main-loop.h"
 #include "qemu/module.h"
+#include "qemu/rcu.h"
 #include "qapi/error.h"
 #include "qapi/visitor.h"
+#include "exec/memory.h"
 #include "hw/pci/pci.h"
 #include "hw/pci/msix.h"
 #include "hw/qdev-properties.h"
@@ -55,6 +57,26 @@ bool kite_io_enter(KiteState *s)
 void kite_io_leave(KiteState *s, bool was)
 {
     DEVICE(s)->mem_reentrancy_guard.engaged_in_io = was;
+}
+
+/*
+ * Whether [addr, addr + len) of the device's DMA address space is guest RAM
+ * the CPU can access directly (for writes when @is_write). Anything else
+ * pci_dma_map() would serve from a bounce buffer whose read or write-back
+ * result it drops (MMIO, unassigned space, the device's own BARs): a DMA
+ * there must go through pci_dma_read()/pci_dma_write(), whose result
+ * tells the device that the access failed.
+ */
+bool kite_dma_is_ram(PCIDevice *pci, dma_addr_t addr, dma_addr_t len,
+                     bool is_write)
+{
+    hwaddr xlat, l = len;
+    MemoryRegion *mr;
+
+    RCU_READ_LOCK_GUARD();
+    mr = address_space_translate(pci_get_address_space(pci), addr, &xlat, &l,
+                                 is_write, MEMTXATTRS_UNSPECIFIED);
+    return memory_access_is_direct(mr, is_write) && l >= len;
 }
 
 /*

@@ -383,6 +383,8 @@ void kite_fatal(KiteState *s, uint32_t code);
 void kite_irq(KiteState *s, unsigned vector);
 bool kite_io_enter(KiteState *s);
 void kite_io_leave(KiteState *s, bool was);
+bool kite_dma_is_ram(PCIDevice *pci, dma_addr_t addr, dma_addr_t len,
+                     bool is_write);
 bool kite_running(KiteState *s);
 uint32_t kite_cap(hwaddr reg);
 

@@ -247,16 +247,21 @@ static void kite_cq_error(KiteState *s, KiteCq *cq, uint32_t cqn,
 /*
  * Stores CQE @e at @dma with one mapping of guest memory: bytes 0..30,
  * a write barrier, then the flags byte, so a consumer that sees the new
- * phase (and issues its read barrier) sees the whole CQE. Memory that
- * cannot be mapped whole is written with two DMA writes in the same order.
+ * phase (and issues its read barrier) sees the whole CQE. Anything but
+ * RAM mapped whole is written with two DMA writes in the same order: a
+ * mapping of MMIO or unassigned space is a bounce buffer whose failed
+ * write-back nobody would see, and the CQE would be lost silently.
  */
 static bool kite_cqe_store(KiteState *s, uint64_t dma,
                            const struct kite_cqe *e)
 {
     PCIDevice *pci = PCI_DEVICE(s);
     dma_addr_t len = KITE_CQE_SIZE;
-    uint8_t *p = pci_dma_map(pci, dma, &len, DMA_DIRECTION_FROM_DEVICE);
+    uint8_t *p = NULL;
 
+    if (kite_dma_is_ram(pci, dma, len, true)) {
+        p = pci_dma_map(pci, dma, &len, DMA_DIRECTION_FROM_DEVICE);
+    }
     if (p && len == KITE_CQE_SIZE) {
         memcpy(p, e, KITE_CQE_FLAGS_OFF);
         /* The body before the phase: the consumer's read barrier pairs. */

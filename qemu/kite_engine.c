@@ -78,24 +78,6 @@ bool kite_engine_rx(KiteState *s, const uint8_t *buf, size_t size)
 /* ---- engine callbacks (struct kite_roce_ops) --------------------------- */
 
 /*
- * Whether [addr, addr + len) of the device's DMA address space is guest RAM
- * the CPU can read directly. Anything else pci_dma_map() would serve from
- * a bounce buffer whose read result it drops (MMIO, unassigned space, the
- * device's own BARs): a failed read must fail the access instead.
- */
-static bool kite_engine_dma_is_ram(PCIDevice *pci, dma_addr_t addr,
-                                   dma_addr_t len)
-{
-    hwaddr xlat, l = len;
-    MemoryRegion *mr;
-
-    RCU_READ_LOCK_GUARD();
-    mr = address_space_translate(pci_get_address_space(pci), addr, &xlat, &l,
-                                 false, MEMTXATTRS_UNSPECIFIED);
-    return memory_access_is_direct(mr, false) && l >= len;
-}
-
-/*
  * A read of DMA range @r into @p that advances the raw CRC state @crc:
  * over guest RAM mapped whole the CRC is folded into the copy, else (the
  * range is not RAM, or the mapping came short) a DMA read, then the CRC.
@@ -107,7 +89,7 @@ static MemTxResult kite_engine_read_crc(PCIDevice *pci, const KiteDmaRange *r,
     MemTxResult res;
     void *host;
 
-    if (kite_engine_dma_is_ram(pci, r->addr, r->len)) {
+    if (kite_dma_is_ram(pci, r->addr, r->len, false)) {
         host = pci_dma_map(pci, r->addr, &mlen, DMA_DIRECTION_TO_DEVICE);
         if (host && mlen == r->len) {
             *crc = kite_roce_crc32_copy(*crc, p, host, mlen);

@@ -38,10 +38,11 @@ sys.path.insert(0, os.path.join(abi_gen.REPO, "scripts", "lib"))
 from results import Results, selected  # noqa: E402
 
 # In the order they run (within each QEMU environment).
-TEST_MODULES = ("test_device", "test_admin", "test_errors", "test_eth",
-                "test_rdma_objects", "test_datapath", "test_wire",
-                "test_dbrec", "test_mem_mgt", "test_mem_wqe",
-                "test_hostile", "test_srq", "test_mcast")
+TEST_MODULES = ("test_device", "test_admin", "test_limits", "test_errors",
+                "test_eth", "test_rdma_objects", "test_datapath",
+                "test_wire", "test_dbrec", "test_mem_mgt", "test_mem_wqe",
+                "test_hostile", "test_hostile_guest", "test_srq",
+                "test_mcast")
 
 
 def run_env(res, envs, env_name, tests, args, tmpdir, logdir):

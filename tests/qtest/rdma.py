@@ -267,11 +267,14 @@ class Qp:
     WQEs built like a driver does."""
 
     def __init__(self, r, index, pd, scq, rcq, qp_type=C.KITE_QPT_RC,
-                 sq_log=SQ_LOG, dbrec=0, uctx=0, srqn=0):
-        """srqn: receives come from that SRQ (no RQ of its own)."""
+                 sq_log=SQ_LOG, dbrec=0, uctx=0, srqn=0, sq_addr=None,
+                 rq_addr=None):
+        """srqn: receives come from that SRQ (no RQ of its own).
+        sq_addr, rq_addr: the rings there instead of in the test's RAM
+        (a hostile guest's choice: nothing may be posted to them then)."""
         self.d, self.r = r.d, r
-        self.sq = r.sq_ring + index * 0x2000
-        self.rq = r.rq_ring + index * 0x1000
+        self.sq = r.sq_ring + index * 0x2000 if sq_addr is None else sq_addr
+        self.rq = r.rq_ring + index * 0x1000 if rq_addr is None else rq_addr
         self.sq_log, self.rq_log = sq_log, RQ_LOG
         self.uctx = uctx
         rq, rq_log, rq_stride, flags = (pbl(self.rq, 1), RQ_LOG, RQ_STRIDE,

@@ -377,10 +377,9 @@ def test_injected_frame_valid_icrc(env):
 def test_timer_cqe_on_own_bar(env):
     """A send CQ whose ring is the MSI-X table (BAR4), and a peer that
     never answers: the retry-exceeded CQE comes from the QP's timer, not
-    from a guest access, and must not land in the table. (The CQE store
-    maps the ring; for MMIO that is a bounce buffer whose write-back the
-    memory API refuses without telling the device, so the CQE is lost
-    rather than the CQ put in error.)"""
+    from a guest access, and must not land in the table: the write is
+    refused, so the CQ goes into error (CQ_ERR), as for a ring that is
+    not writable, rather than the CQE being lost without a word."""
     d = env.dev[0]
     n = Node(d, MAC_A)
     scq = types.SimpleNamespace(cqn=d.exec_ok(
@@ -399,6 +398,9 @@ def test_timer_cqe_on_own_bar(env):
         return n.r.query_qp(qp.qpn)["state"] == C.KITE_QPS_ERR
 
     wait_for(exhausted, "retries exhausted")
+    wait_for(lambda: (C.KITE_EVT_CQ_ERR, scq.cqn) in
+             [(e[2], e[0]) for e in map(d.eqe, range(1 << d.aeq_log))],
+             "CQ_ERR for the CQ on the MSI-X table")
     check(d.status() & C.KITE_STATUS_READY, "READY")
     check_not_reset(d, "the timer's CQE")
     check_msix_table(d, "a CQE aimed at the MSI-X table")
