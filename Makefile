@@ -21,6 +21,11 @@
 #                     FUZZ_SECS seconds (default 600): executions, exec/s,
 #                     coverage and crashes (not part of make check, which
 #                     replays their corpora in its fuzz suite)
+#   make packages     the Debian packages under out/deb/ (kite-dkms_<version>_all.deb)
+#   make install      on a host with the NIC: the modules built for the running
+#                     kernel (KREL=...), the provider and kite.driver, depmod
+#                     (scripts/install.sh; DESTDIR=... installs elsewhere);
+#                     make uninstall removes them
 #   make clean        remove build outputs (out/, module objects)
 #
 # Kbuild reads the top-level Kbuild file (not this Makefile) for the modules.
@@ -37,7 +42,7 @@ SUITES ?=
 # T: a test selection handed to each suite (scripts/check.sh --test).
 T ?=
 
-.PHONY: all deps module qemu rdma-core perftest initramfs capture check demo bench bench-engine fuzz clean
+.PHONY: all deps module qemu rdma-core perftest initramfs capture packages install uninstall check demo bench bench-engine fuzz clean
 
 all: deps module qemu rdma-core perftest initramfs capture
 
@@ -65,6 +70,18 @@ initramfs: module rdma-core perftest
 # The link capture checker (tests/capture: out/capture/kite-pcap).
 capture: | deps
 	@$(MAKE) --no-print-directory -C tests/capture
+
+# The Debian packages, under out/deb/: kite-dkms_<version>_all.deb (the
+# modules' sources for DKMS; <version>: scripts/version.sh).
+packages: | deps
+	@bash scripts/build-dkms-deb.sh
+
+# For a host with the NIC: out/<KREL>/*.ko (KREL: the running kernel unless
+# given) into /lib/modules/KREL/updates/kite, the provider and kite.driver
+# from out/rdma-core, depmod (DESTDIR=DIR: into a scratch root); nothing is
+# built here. `make uninstall` removes them.
+install uninstall:
+	@bash scripts/install.sh $@
 
 # T reaches the recipe's environment (make exports command-line variables),
 # which keeps its quoting intact.

@@ -29,7 +29,7 @@
 # Documentation/kite/testing.rst); a suite that selects nothing fails.
 #
 #   scripts/check.sh [--no-build] [--test PATTERN] [SUITE...]
-#       (default suites: lint host fuzz provider qtest kunit vm)
+#       (default suites: lint host fuzz provider qtest kunit packages vm)
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
@@ -49,7 +49,7 @@ MARGIN=40
 MIN_STEP=30
 
 usage() {
-	echo "usage: $0 [--no-build] [--test PATTERN] [lint|host|fuzz|provider|qtest|kunit|vm]..." >&2
+	echo "usage: $0 [--no-build] [--test PATTERN] [lint|host|fuzz|provider|qtest|kunit|packages|vm]..." >&2
 	exit 2
 }
 build=1
@@ -60,12 +60,12 @@ while [ $# -gt 0 ]; do
 	--no-build) build=0 ;;
 	--test=*) pattern=${1#--test=} ;;
 	--test | -t) [ $# -ge 2 ] || usage; pattern=$2; shift ;;
-	lint | host | fuzz | provider | qtest | kunit | vm) suites+=("$1") ;;
+	lint | host | fuzz | provider | qtest | kunit | packages | vm) suites+=("$1") ;;
 	*) usage ;;
 	esac
 	shift
 done
-[ ${#suites[@]} -gt 0 ] || suites=(lint host fuzz provider qtest kunit vm)
+[ ${#suites[@]} -gt 0 ] || suites=(lint host fuzz provider qtest kunit packages vm)
 
 # suite name -> the file that must exist.
 declare -A runner=(
@@ -75,6 +75,7 @@ declare -A runner=(
 	[provider]=scripts/provider-selftest.sh
 	[qtest]=tests/qtest/run.sh
 	[kunit]=scripts/kunit.sh
+	[packages]=tests/packages/run.sh
 	[vm]=tests/vm/run.sh
 )
 
@@ -91,6 +92,7 @@ suite_cmd() {
 	qtest) cmd=(bash tests/qtest/run.sh "${sel[@]}") ;;
 	# kunit.py's own filter_glob, SUITE[.CASE]
 	kunit) cmd=(bash scripts/kunit.sh ${pattern:+"$pattern"}) ;;
+	packages) cmd=(bash tests/packages/run.sh "${sel[@]}") ;;
 	vm) cmd=(bash tests/vm/run.sh "${sel[@]}") ;;
 	esac
 }

@@ -21,6 +21,7 @@ PKGS=(
 	seabios qemu-system-data ipxe-qemu
 	busybox-static iproute2 ethtool iputils-ping netcat-openbsd
 	libcmocka-dev dpkg-dev
+	dkms dh-dkms debhelper
 	cmake libnl-3-dev libnl-route-3-dev libudev-dev
 	libpci-dev
 	tshark
