@@ -12,7 +12,12 @@
 # rmmod kite_ib with the netdev up; rmmod kite refused while kite_ib is
 # loaded; PCI unbind and bind with both loaded.
 . /kite/lib.sh
-plan 133
+PAIR_RDMA_A_N=0
+if [ "${PAIR_RDMA:-0}" = 1 ]; then
+	. /kite/rdma-lib.sh
+	. /kite/pair-rdma.sh
+fi
+plan $((133 + PAIR_RDMA_A_N))
 
 ME=198.18.0.1
 PEER=198.18.0.2
@@ -455,6 +460,8 @@ for p in "$IBSYS" /sys/bus/pci/drivers/kite /sys/module/kite /sys/module/kite_ib
 done
 kite_netdev >/dev/null && stale="$stale netdev:$(kite_netdev)"
 [ -z "$stale" ] && ok unload-no-sysfs || fail unload-no-sysfs "still present:$stale"
+# Kite<->Kite and Kite<->rxe RDMA runs (pair-6.12, pair-rdma.sh).
+[ "${PAIR_RDMA:-0}" = 1 ] && pair_rdma_a
 bad=$(dmesg_bad)
 [ -z "$bad" ] && ok dmesg-clean || fail dmesg-clean "$(echo "$bad" | head -n 3)"
 finish

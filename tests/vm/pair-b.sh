@@ -2,13 +2,24 @@
 # Guest "b" (198.18.0.2) of the two-guest run: the peer of pair-a.sh. Answers
 # ping, pings back, receives 8 MiB over TCP and returns its sha256 to a.
 . /kite/lib.sh
-plan 6
+PAIR_RDMA_B_N=0
+if [ "${PAIR_RDMA:-0}" = 1 ]; then
+	. /kite/rdma-lib.sh
+	. /kite/pair-rdma.sh
+fi
+plan $((6 + PAIR_RDMA_B_N))
 
 ME=198.18.0.2
 PEER=198.18.0.1
 
 check modprobe modprobe kite
-NETDEV=$(kite_netdev)
+# A second Kite NIC (pair-6.12's --xlink): this link's NIC by its MAC.
+if [ -n "${KITE_MAC_kite1:-}" ]; then
+	wait_until 10 netdev_by_mac "$KITE_MAC_kite0"
+	NETDEV=$(netdev_by_mac "$KITE_MAC_kite0")
+else
+	NETDEV=$(kite_netdev)
+fi
 if [ -z "$NETDEV" ]; then
 	fail netdev "no net_device bound to the kite driver: $(ls /sys/class/net)"
 	finish
@@ -35,6 +46,8 @@ if timeout 240 $NC -l 5001 </dev/null >/tmp/data; then
 else
 	fail tcp-recv-8MiB "nc -l 5001 failed or timed out"
 fi
+# a's RDMA runs (pair-6.12, pair-rdma.sh) come after its unload checks.
+[ "${PAIR_RDMA:-0}" = 1 ] && pair_rdma_b
 bad=$(dmesg_bad)
 [ -z "$bad" ] && ok dmesg-clean || fail dmesg-clean "$(echo "$bad" | head -n 3)"
 finish

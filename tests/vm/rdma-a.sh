@@ -10,7 +10,7 @@
 # accessed from a), kite-rc ex (the same RC traffic through ibv_wr_* and
 # ibv_start_poll) and ibv_rc_pingpong -c -N (its ibv_wr_* sends), rdma_cm: rping -V, ucmatose, udaddy,
 # ib_send_bw -R, ib_write_bw -R and ib_read_lat -R over IPv4 and IPv6
-# addresses, with a as client and as server (cm_pair below),
+# addresses, with a as client and as server (cm_pair, rdma-lib.sh),
 # ibv_ud_pingpong over IPv4 and IPv6 GIDs each way, and
 # tests/vm/kite-ud.c with each guest as the UD sender, UCX's ud_verbs
 # (ucx_info, ucx_perftest: rdma-ucx.sh), Open MPI (mpirun with the UCX
@@ -126,80 +126,7 @@ lossy_bulk() {
 }
 
 # ---- rdma_cm and UD between the two guests ---------------------------------
-# rdma_cm tools listen on no TCP port, so the agent's START (which waits
-# for one) does not fit: the peer's server is started in the background
-# with "SH -" (output and status in the files WAIT reads), and a client on
-# the peer runs through "SH -". The client starts once the server listens
-# (cm_wait_listen_sh), so a reject (a REQ that found no listener) or an
-# UNREACHABLE (a REQ or REP that timed out) is a failure. The client is run
-# again only when it could not resolve the address or route (CM_RETRY: no
-# REQ went out), for 90 s at most, each new try a reported retry. A failed
-# pair is not tried again: the perftest faults that made one fail now and
-# then (its -R server listening only after its sync, its client's retry on
-# freed IDs) are fixed by patches/perftest/0001.
-CM_RETRY='RDMA_CM_EVENT_ADDR_ERROR|RDMA_CM_EVENT_ROUTE_ERROR'
-
-# cm_client_loop CMD OUT: a client run, retried (90 s at most) while it
-# cannot resolve (CM_RETRY); as one line of shell for SH. Each new try
-# prints "cm-retry: EVENT LINE" first (cm_report_retries).
-cm_client_loop() {
-	echo "end=\$((\$(date +%s) + 90)); while :; do timeout 60 $1 >$2 2>&1; rc=\$?; [ \$rc -eq 0 ] && break; w=\$(grep -m 1 -E '$CM_RETRY' $2) || break; [ \$(date +%s) -lt \$end ] || break; echo \"cm-retry: exit \$rc: \$w\"; sleep 1; done; grep -qi mismatch $2 && rc=99; tail -n 15 $2; exit \$rc"
-}
-
-# cm_report_retries NAME TEXT: one retry line for each try of NAME's
-# client that cm_client_loop ran again (its "cm-retry:" lines in TEXT).
-cm_report_retries() {
-	echo "$2" | sed -n 's/^cm-retry: //p' | while read -r w; do
-		retry "$1" "client could not resolve ($w); trying again"
-	done
-}
-
-# cm_wait_listen_sh TOOL PORT RCFILE: one line of shell (for eval in a
-# subshell, or for SH) that waits until TOOL's server listens on rdma_cm
-# PORT (30 s at most; status 0) or has ended (RCFILE exists; status 1).
-# A client started before that would be rejected, and a retry is unsafe
-# for tools that open several connections (ucmatose -c 2, udaddy -c 2):
-# the listen can come between two REQs of one run.
-cm_wait_listen_sh() {
-	echo "i=0; while [ \$i -lt 150 ]; do $(cm_listen_sh $1 $2) && exit 0; [ -f $3 ] && exit 1; usleep 200000; i=\$((i + 1)); done; exit 1"
-}
-
-# cm_pair NAME ROLE TOOL FAM PORT: one rdma_cm run between a and b, a in
-# ROLE (client: b's agent runs the server; server: b's agent the client).
-cm_pair() {
-	local name=$1 role=$2 tool=$3 fam=$4 port=$5 me=$ME peer=$PEER ans rc t0 out
-	[ "$fam" = v6 ] && { me=$ME6 peer=$PEER6; }
-	t0=$(date +%s)
-	if [ "$role" = client ]; then
-		ans=$(agent_call $PEER 30 "SH - rm -f /tmp/srv.$port /tmp/srv.$port.rc; (timeout 150 $(cm_cmd $tool $fam server $port $peer) >/tmp/srv.$port 2>&1; echo \$? >/tmp/srv.$port.rc) </dev/null >/dev/null 2>&1 &")
-		case $ans in "RC 0"*) ;; *) fail "$name" "server not started on b: ${ans:-no answer}"; return ;; esac
-		ans=$(agent_call $PEER 40 "SH - $(cm_wait_listen_sh $tool $port /tmp/srv.$port.rc)")
-		case $ans in "RC 0"*) ;; *) echo "info: $name: b's server is not listening: $ans" ;; esac
-		out=$(eval "$(cm_client_loop "$(cm_cmd $tool $fam client $port $peer)" /tmp/cmc.$port)")
-		rc=$?
-		cm_report_retries "$name" "$out"
-		ans=$(agent_call $PEER 180 "WAIT $port")
-		echo "info: $name: exit $rc, server on b: $(echo "$ans" | head -n 1), $(($(date +%s) - t0)) s"
-		if [ $rc -eq 0 ] && [ "$(echo "$ans" | head -n 1)" = "RC 0" ]; then ok "$name"; return; fi
-		echo "$out" | sed 's/^/# client: /'
-		echo "$ans" | tail -n 15 | sed 's/^/# server on b: /'
-		fail "$name" "client exit $rc: $(echo "$out" | tail -n 2 | tr '\n' ' '); server on b: $(echo "$ans" | tail -n 3 | tr '\n' ' ')"
-		return
-	fi
-	rm -f /tmp/cms.$port.rc
-	(eval "timeout 150 $(cm_cmd $tool $fam server $port $me)" >/tmp/cms.$port 2>&1; echo $? >/tmp/cms.$port.rc) &
-	(eval "$(cm_wait_listen_sh $tool $port /tmp/cms.$port.rc)") || echo "info: $name: the server is not listening"
-	ans=$(agent_call $PEER 180 "SH - $(cm_client_loop "$(cm_cmd $tool $fam client $port $me)" /tmp/cli.$port)")
-	cm_report_retries "$name" "$ans"
-	wait $!
-	rc=$(cat /tmp/cms.$port.rc 2>/dev/null)
-	grep -qi mismatch /tmp/cms.$port && rc=99
-	echo "info: $name: server exit $rc, client on b: $(echo "$ans" | head -n 1), $(($(date +%s) - t0)) s"
-	if [ "$rc" = 0 ] && [ "$(echo "$ans" | head -n 1)" = "RC 0" ]; then ok "$name"; return; fi
-	tail -n 15 /tmp/cms.$port | sed 's/^/# server: /'
-	echo "$ans" | sed 's/^/# client on b: /'
-	fail "$name" "server exit $rc: $(tail -n 2 /tmp/cms.$port | tr '\n' ' '); client on b: $(echo "$ans" | tail -n 3 | tr '\n' ' ')"
-}
+# (the rdma_cm runs themselves: cm_pair, rdma-lib.sh)
 
 # ud_pingpong_pair: ibv_ud_pingpong -c (both sides check every message's
 # data) between a and b over IPv4 and IPv6 GIDs (its TCP exchange uses

@@ -33,7 +33,9 @@
 #   storage-rxe (not by default) the same over rxe<->rxe
 #
 #   pair-6.12  the pair group in guests of the 6.12 kernel line (their own
-#          kernel, modules and build of kite.ko and kite_ib.ko)
+#          kernel, modules and build of kite.ko and kite_ib.ko), then
+#          Kite<->Kite and Kite<->rxe (6.12's rdma_rxe): ibv_rc_pingpong -c,
+#          ib_send_bw, ib_write_bw, ib_read_bw, rping -V (pair-rdma.sh)
 #
 #   tests/vm/run.sh [GROUP...]      (default: pair pair-6.12 fault rdma
 #                                   interop storage)
@@ -84,7 +86,16 @@ on_line() {
 	cmd+=(--test "$2-${1//./_}" --kernel "out/guest/$k/vmlinuz" --initrd "out/guest/$k/initramfs.cpio.gz")
 }
 
-group_pair-6.12() { on_line 6.12 pair; }
+# pair-6.12 also runs the RDMA checks there (pair-rdma.sh, PAIR_RDMA=1):
+# Kite<->Kite on the pair's link, and Kite<->rxe on a second link between
+# a virtio-net NIC of a (rxe0) and a second Kite NIC of b.
+group_pair-6.12() {
+	on_line 6.12 pair
+	secs=$((secs + 360))
+	# shellcheck disable=SC2054 # "a=...,b=..." is one argument
+	cmd+=(--timeout "$secs" --include "$t/rdma-lib.sh" --include "$t/pair-rdma.sh"
+		--xlink a=virtio-net-pci,b=kite --env PAIR_RDMA=1)
+}
 
 group_fault() {
 	secs=600
