@@ -263,7 +263,7 @@ rdma_up_mac() {
 agent_start() {
 	cat >$AGENT <<EOF
 #!/bin/sh
-DEV=$DEV GIDX=$GIDX NETDEV=$NETDEV RUN_TIMEOUT=$RUN_TIMEOUT
+DEV=$DEV GIDX=$GIDX NETDEV=$NETDEV RUN_TIMEOUT=$RUN_TIMEOUT IP=$IP
 DEV_kite=${DEV_kite:-} GIDX_kite=${GIDX_kite:-} NETDEV_kite=${NETDEV_kite:-}
 DEV_rxe=${DEV_rxe:-} GIDX_rxe=${GIDX_rxe:-} NETDEV_rxe=${NETDEV_rxe:-}
 EOF
