@@ -5,11 +5,12 @@
  * device (built on the host by scripts/mkinitramfs.sh, run in a guest as
  * /usr/bin/kite-uverbs-fuzz DEV [SEED]).
  *
- * For GET_CONTEXT, ALLOC_PD, CREATE_CQ, CREATE_QP, REG_MR and MODIFY_QP
- * (legacy and extended): driver request too short, too long with non-zero
- * trailing bytes, comp_mask and reserved fields set, bad ring addresses and
- * lengths, response buffers too short or unwritable; then a seeded loop of
- * random garbage. Each call must fail with a clean errno (never EIO, never
+ * For GET_CONTEXT, ALLOC_PD, CREATE_CQ, RESIZE_CQ, CREATE_QP, CREATE_SRQ,
+ * MODIFY_SRQ, CREATE_AH, REG_MR and MODIFY_QP (legacy and extended): driver
+ * request too short, too long with non-zero trailing bytes, comp_mask and
+ * reserved fields set, bad ring and doorbell-record addresses and lengths,
+ * response buffers too short or unwritable; then a seeded loop of random
+ * garbage. Each call must fail with a clean errno (never EIO, never
  * success, never a hang). Afterwards a valid CQ and QP can still be
  * created, and once the file is closed the device's object counts
  * (hw_counters num_cq/num_qp/num_mr) are back where they started. The
@@ -60,6 +61,8 @@
 #define ANY		1
 /* Some clean errno. */
 #define SOME_ERR	2
+/* Success only: the valid request next to the bad ones. */
+#define MUST_OK		3
 
 static int failures;
 static const char *ibdev;
@@ -144,11 +147,14 @@ static int expect(const char *what, int rc, int want)
 		snprintf(cls_seen + l, sizeof(cls_seen) - l, " %s", errname(-rc));
 	cls_cases++;
 	if (!rc) {
-		if (want != ANY)
+		if (want != ANY && want != MUST_OK)
 			class_note(" %s: succeeded", what);
 		return 1;
 	}
-	if (!clean_errno(-rc))
+	if (want == MUST_OK)
+		class_note(" %s: errno %d (%s), want success", what, -rc,
+			   strerror(-rc));
+	else if (!clean_errno(-rc))
 		class_note(" %s: errno %d (%s) is not a clean errno", what, -rc,
 			   strerror(-rc));
 	else if (want != ANY && want != SOME_ERR && -rc != want)
@@ -778,6 +784,325 @@ static void fuzz_mr_modify(uint32_t qph)
 	class_end();
 }
 
+/* ---- RESIZE_CQ, CREATE_SRQ, MODIFY_SRQ, CREATE_AH, doorbell records ---- */
+
+#define RESIZE_OUT	sizeof(struct ib_uverbs_resize_cq_resp)
+#define SRQ_WR		3	/* depth 4: one slot always stays free */
+#define SRQ_RING	(4 * 32)	/* 4 slots of 16 + 1 SGE * 16 bytes */
+#define SRQ_OUT	(sizeof(struct ib_uverbs_create_srq_resp) + \
+		 sizeof(struct kite_create_srq_resp))
+#define AH_OUT	(sizeof(struct ib_uverbs_create_ah_resp) + \
+		 sizeof(struct kite_create_ah_resp))
+#define IB_SRQ_LIMIT	(1u << 1)
+
+static void *rz_ring, *srq_ring, *dbrec_page;
+
+static int resize_cq(int fd, uint32_t cqh, const void *drv, size_t drv_len,
+		     size_t out_len, uint64_t resp)
+{
+	struct ib_uverbs_resize_cq c = {
+		.response = resp, .cq_handle = cqh, .cqe = CQE,
+	};
+
+	return legacy(fd, IB_USER_VERBS_CMD_RESIZE_CQ, &c, sizeof(c), drv,
+		      drv_len, out_len);
+}
+
+static struct kite_resize_cq_req rz_req(void)
+{
+	struct kite_resize_cq_req r = {
+		.buf_va = ptr(rz_ring), .buf_len = PAGE,
+	};
+
+	return r;
+}
+
+static int create_srq(int fd, const void *drv, size_t drv_len, size_t out_len,
+		      uint64_t resp, uint32_t *srqh)
+{
+	struct ib_uverbs_create_srq c = {
+		.response = resp, .pd_handle = g_pd, .max_wr = SRQ_WR,
+		.max_sge = 1,
+	};
+	int rc;
+
+	memset(resp_buf, 0, sizeof(resp_buf));
+	rc = legacy(fd, IB_USER_VERBS_CMD_CREATE_SRQ, &c, sizeof(c), drv,
+		    drv_len, out_len);
+	if (!rc && srqh)
+		memcpy(srqh, resp_buf, sizeof(*srqh));	/* the handle comes first */
+	return rc;
+}
+
+static int destroy_srq(int fd, uint32_t h)
+{
+	struct ib_uverbs_destroy_srq c = { .response = ptr(resp_buf), .srq_handle = h };
+
+	return legacy(fd, IB_USER_VERBS_CMD_DESTROY_SRQ, &c, sizeof(c), NULL, 0,
+		      sizeof(struct ib_uverbs_destroy_srq_resp));
+}
+
+static int modify_srq(int fd, uint32_t h, const void *drv, size_t drv_len)
+{
+	struct ib_uverbs_modify_srq c = {
+		.srq_handle = h, .attr_mask = IB_SRQ_LIMIT, .srq_limit = 1,
+	};
+
+	return legacy(fd, IB_USER_VERBS_CMD_MODIFY_SRQ, &c, sizeof(c), drv,
+		      drv_len, 0);
+}
+
+static struct kite_create_srq_req srq_req(void)
+{
+	struct kite_create_srq_req r = {
+		.buf_va = ptr(srq_ring), .buf_len = PAGE,
+	};
+
+	return r;
+}
+
+static int srq_try(const void *r, size_t drv_len, size_t out_len,
+		   uint64_t resp)
+{
+	uint32_t h;
+	int rc;
+
+	rc = create_srq(g_fd, r, drv_len, out_len, resp, &h);
+	if (!rc && resp == ptr(resp_buf))
+		destroy_srq(g_fd, h);
+	return rc;
+}
+
+/*
+ * CREATE_AH of a UD address to an IPv6 multicast group from GID 0: ib_core
+ * derives the MAC from the group, so no neighbour has to answer.
+ */
+static int create_ah(int fd, const void *drv, size_t drv_len, size_t out_len,
+		     uint64_t resp, uint32_t *ahh)
+{
+	struct ib_uverbs_create_ah c = {
+		.response = resp, .pd_handle = g_pd,
+		.attr = { .grh = { .dgid = { 0xff, 0x0e, [15] = 1 },
+				   .hop_limit = 1 },
+			  .is_global = 1, .port_num = 1 },
+	};
+	int rc;
+
+	memset(resp_buf, 0, sizeof(resp_buf));
+	rc = legacy(fd, IB_USER_VERBS_CMD_CREATE_AH, &c, sizeof(c), drv,
+		    drv_len, out_len);
+	if (!rc && ahh)
+		memcpy(ahh, resp_buf, sizeof(*ahh));	/* the handle comes first */
+	return rc;
+}
+
+static int destroy_ah(int fd, uint32_t h)
+{
+	struct ib_uverbs_destroy_ah c = { .ah_handle = h };
+
+	return legacy(fd, IB_USER_VERBS_CMD_DESTROY_AH, &c, sizeof(c), NULL, 0, 0);
+}
+
+static int ah_try(const void *drv, size_t drv_len, size_t out_len,
+		  uint64_t resp)
+{
+	uint32_t h;
+	int rc;
+
+	rc = create_ah(g_fd, drv, drv_len, out_len, resp, &h);
+	if (!rc && resp == ptr(resp_buf))
+		destroy_ah(g_fd, h);
+	return rc;
+}
+
+/* RESIZE_CQ of a CQ of its own: the request names the new ring. */
+static void fuzz_resize_cq(void)
+{
+	struct kite_create_cq_req cr = cq_req();
+	struct kite_resize_cq_req r = rz_req();
+	uint8_t big[MAX_DRV] = {};
+	size_t n = sizeof(r);
+	uint32_t h;
+	int rc;
+
+	rc = create_cq(g_fd, &cr, sizeof(cr), CQ_OUT, ptr(resp_buf), &h);
+	if (rc) {
+		printf("FAIL uverbs-fuzz-resize-cq-req: CREATE_CQ: %s\n",
+		       strerror(-rc));
+		printf("FAIL uverbs-fuzz-resize-cq-buf: CREATE_CQ: %s\n",
+		       strerror(-rc));
+		failures += 2;
+		return;
+	}
+
+	class_begin("uverbs-fuzz-resize-cq-req");
+	expect("0 bytes", resize_cq(g_fd, h, NULL, 0, RESIZE_OUT, ptr(resp_buf)), EINVAL);
+	expect("4 bytes", resize_cq(g_fd, h, &r, 4, RESIZE_OUT, ptr(resp_buf)), EINVAL);
+	expect("8 bytes", resize_cq(g_fd, h, &r, 8, RESIZE_OUT, ptr(resp_buf)), EINVAL);
+	expect("sizeof - 4", resize_cq(g_fd, h, &r, n - 4, RESIZE_OUT, ptr(resp_buf)), EINVAL);
+	memcpy(big, &r, n);
+	big[n] = 1;
+	expect("sizeof + 4, tail 1", resize_cq(g_fd, h, big, n + 4, RESIZE_OUT, ptr(resp_buf)), EINVAL);
+	r.comp_mask = 1;
+	expect("comp_mask 1", resize_cq(g_fd, h, &r, n, RESIZE_OUT, ptr(resp_buf)), EINVAL);
+	r = rz_req();
+	r.reserved_20 = 1;
+	expect("reserved_20", resize_cq(g_fd, h, &r, n, RESIZE_OUT, ptr(resp_buf)), EINVAL);
+	class_end();
+
+	class_begin("uverbs-fuzz-resize-cq-buf");
+	r = rz_req();
+	r.buf_va = 0;
+	expect("buf_va 0", resize_cq(g_fd, h, &r, n, RESIZE_OUT, ptr(resp_buf)), EINVAL);
+	r.buf_va = ptr(rz_ring) + 8;
+	expect("unaligned", resize_cq(g_fd, h, &r, n, RESIZE_OUT, ptr(resp_buf)), EINVAL);
+	r.buf_va = KERNEL_VA;
+	expect("kernel address", resize_cq(g_fd, h, &r, n, RESIZE_OUT, ptr(resp_buf)), SOME_ERR);
+	r.buf_va = ptr(unmapped);
+	expect("unmapped", resize_cq(g_fd, h, &r, n, RESIZE_OUT, ptr(resp_buf)), SOME_ERR);
+	r.buf_va = TOP_VA;
+	r.buf_len = ~0ull;
+	expect("top of the address space", resize_cq(g_fd, h, &r, n, RESIZE_OUT, ptr(resp_buf)), SOME_ERR);
+	r = rz_req();
+	r.buf_len = 0;
+	expect("buf_len 0", resize_cq(g_fd, h, &r, n, RESIZE_OUT, ptr(resp_buf)), EINVAL);
+	r.buf_len = CQE * 32 - 1;
+	expect("buf_len ring - 1", resize_cq(g_fd, h, &r, n, RESIZE_OUT, ptr(resp_buf)), EINVAL);
+	r = rz_req();
+	expect("valid", resize_cq(g_fd, h, &r, n, RESIZE_OUT, ptr(resp_buf)), MUST_OK);
+	expect("destroy after", destroy_cq(g_fd, h), MUST_OK);
+	class_end();
+}
+
+static void fuzz_srq(void)
+{
+	struct kite_create_srq_req r = srq_req();
+	uint8_t big[MAX_DRV] = {}, junk[MAX_DRV] = {};
+	size_t n = sizeof(r), core = sizeof(struct ib_uverbs_create_srq_resp);
+	uint32_t h;
+
+	class_begin("uverbs-fuzz-srq-req");
+	expect("valid", srq_try(&r, n, SRQ_OUT, ptr(resp_buf)), MUST_OK);
+	expect("0 bytes", srq_try(NULL, 0, SRQ_OUT, ptr(resp_buf)), EINVAL);
+	expect("4 bytes", srq_try(&r, 4, SRQ_OUT, ptr(resp_buf)), EINVAL);
+	expect("8 bytes", srq_try(&r, 8, SRQ_OUT, ptr(resp_buf)), EINVAL);
+	expect("sizeof - 4", srq_try(&r, n - 4, SRQ_OUT, ptr(resp_buf)), EINVAL);
+	memcpy(big, &r, n);
+	expect("long, zero tail", srq_try(big, MAX_DRV, SRQ_OUT, ptr(resp_buf)), MUST_OK);
+	big[n] = 1;
+	expect("sizeof + 4, tail 1", srq_try(big, n + 4, SRQ_OUT, ptr(resp_buf)), EINVAL);
+	r.comp_mask = 1;
+	expect("comp_mask 1", srq_try(&r, n, SRQ_OUT, ptr(resp_buf)), EINVAL);
+	r = srq_req();
+	r.reserved_20 = 1;
+	expect("reserved_20", srq_try(&r, n, SRQ_OUT, ptr(resp_buf)), EINVAL);
+	class_end();
+
+	class_begin("uverbs-fuzz-srq-buf");
+	r = srq_req();
+	r.buf_va = 0;
+	expect("buf_va 0", srq_try(&r, n, SRQ_OUT, ptr(resp_buf)), EINVAL);
+	r.buf_va = ptr(srq_ring) + 8;
+	expect("unaligned", srq_try(&r, n, SRQ_OUT, ptr(resp_buf)), EINVAL);
+	r.buf_va = KERNEL_VA;
+	expect("kernel address", srq_try(&r, n, SRQ_OUT, ptr(resp_buf)), SOME_ERR);
+	r.buf_va = ptr(unmapped);
+	expect("unmapped", srq_try(&r, n, SRQ_OUT, ptr(resp_buf)), SOME_ERR);
+	r = srq_req();
+	r.buf_len = 0;
+	expect("buf_len 0", srq_try(&r, n, SRQ_OUT, ptr(resp_buf)), EINVAL);
+	r.buf_len = SRQ_RING - 1;
+	expect("buf_len ring - 1", srq_try(&r, n, SRQ_OUT, ptr(resp_buf)), EINVAL);
+	class_end();
+
+	class_begin("uverbs-fuzz-srq-resp-short");
+	r = srq_req();
+	expect("driver response 0", srq_try(&r, n, core, ptr(resp_buf)), EINVAL);
+	expect("driver response - 4", srq_try(&r, n, SRQ_OUT - 4, ptr(resp_buf)), EINVAL);
+	expect("response NULL", srq_try(&r, n, SRQ_OUT, 0), SOME_ERR);
+	expect("response read-only", srq_try(&r, n, SRQ_OUT, ptr(ro_page)), SOME_ERR);
+	class_end();
+
+	/* MODIFY_SRQ carries no driver data: any request byte must be zero. */
+	class_begin("uverbs-fuzz-modify-srq-udata");
+	r = srq_req();
+	if (expect("CREATE_SRQ", create_srq(g_fd, &r, n, SRQ_OUT, ptr(resp_buf), &h),
+		   MUST_OK)) {
+		expect("zero tail", modify_srq(g_fd, h, zeros, 64), MUST_OK);
+		junk[0] = 1;
+		expect("4 bytes, first 1", modify_srq(g_fd, h, junk, 4), EINVAL);
+		junk[0] = 0;
+		junk[MAX_DRV - 1] = 1;
+		expect("128 bytes, last 1", modify_srq(g_fd, h, junk, MAX_DRV), EINVAL);
+		expect("DESTROY_SRQ", destroy_srq(g_fd, h), MUST_OK);
+	}
+	class_end();
+}
+
+/* CREATE_AH: no request data; the response is struct kite_create_ah_resp. */
+static void fuzz_ah(void)
+{
+	uint8_t junk[MAX_DRV] = {};
+	size_t core = sizeof(struct ib_uverbs_create_ah_resp);
+
+	class_begin("uverbs-fuzz-ah-udata");
+	expect("valid", ah_try(NULL, 0, AH_OUT, ptr(resp_buf)), MUST_OK);
+	expect("zero request", ah_try(zeros, 64, AH_OUT, ptr(resp_buf)), MUST_OK);
+	junk[0] = 1;
+	expect("4 bytes, first 1", ah_try(junk, 4, AH_OUT, ptr(resp_buf)), EINVAL);
+	junk[0] = 0;
+	junk[MAX_DRV - 1] = 1;
+	expect("128 bytes, last 1", ah_try(junk, MAX_DRV, AH_OUT, ptr(resp_buf)), EINVAL);
+	expect("driver response 0", ah_try(NULL, 0, core, ptr(resp_buf)), EINVAL);
+	expect("driver response - 4", ah_try(NULL, 0, AH_OUT - 4, ptr(resp_buf)), EINVAL);
+	expect("response NULL", ah_try(NULL, 0, AH_OUT, 0), SOME_ERR);
+	expect("response read-only", ah_try(NULL, 0, AH_OUT, ptr(ro_page)), SOME_ERR);
+	class_end();
+}
+
+/*
+ * Doorbell records of CQs and QPs: the DBREC bit with a record the driver
+ * cannot pin writable (the device writes into it) is refused, whether or
+ * not the context was offered records.
+ */
+static void fuzz_dbrec(void)
+{
+	static const struct { const char *what; uint64_t va; } bad[] = {
+		{ "dbrec_va 0", 0 },
+		{ "unaligned", 4 },
+		{ "kernel address", KERNEL_VA },
+		{ "unmapped", 0 },
+		{ "read-only", 0 },
+	};
+	struct kite_create_cq_req cr;
+	struct kite_create_qp_req qr;
+	char what[64];
+	uint64_t va;
+	size_t i;
+
+	class_begin("uverbs-fuzz-dbrec-va");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		va = bad[i].va;
+		if (i == 1)
+			va = ptr(dbrec_page) + 4;
+		else if (i == 3)
+			va = ptr(unmapped);
+		else if (i == 4)
+			va = ptr(ro_page);
+		cr = cq_req();
+		cr.comp_mask = KITE_CREATE_CQ_REQ_DBREC;
+		cr.dbrec_va = va;
+		snprintf(what, sizeof(what), "CQ %s", bad[i].what);
+		expect(what, cq_try(&cr, sizeof(cr), CQ_OUT, ptr(resp_buf)), SOME_ERR);
+		qr = qp_req();
+		qr.comp_mask = KITE_CREATE_QP_REQ_DBREC;
+		qr.dbrec_va = va;
+		snprintf(what, sizeof(what), "QP %s", bad[i].what);
+		expect(what, qp_try(&qr, sizeof(qr), QP_OUT, ptr(resp_buf)), SOME_ERR);
+	}
+	class_end();
+}
+
 /*
  * Seeded random garbage: a command, a driver request of 4 .. MAX_DRV bytes
  * of random data whose first byte is non-zero (a comp_mask or a byte that
@@ -862,6 +1187,9 @@ int main(int argc, char **argv)
 	munmap(unmapped, PAGE);
 	ro_page = zpage(PAGE);
 	mprotect(ro_page, PAGE, PROT_READ);
+	rz_ring = zpage(PAGE);
+	srq_ring = zpage(PAGE);
+	dbrec_page = zpage(PAGE);
 	counts(before);
 
 	/* Baseline: every valid command works as built here. */
@@ -897,6 +1225,10 @@ int main(int argc, char **argv)
 	fuzz_cq();
 	fuzz_qp();
 	fuzz_mr_modify(qph);
+	fuzz_resize_cq();
+	fuzz_srq();
+	fuzz_ah();
+	fuzz_dbrec();
 	fuzz_random(seed, qph);
 
 	/* The context still works: a new PD, CQ and QP, then all destroyed. */

@@ -17,7 +17,7 @@ if [ "${PAIR_RDMA:-0}" = 1 ]; then
 	. /kite/rdma-lib.sh
 	. /kite/pair-rdma.sh
 fi
-plan $((133 + PAIR_RDMA_A_N))
+plan $((141 + PAIR_RDMA_A_N))
 
 ME=198.18.0.1
 PEER=198.18.0.2
@@ -193,7 +193,7 @@ failures=$((failures + n))
 if [ $rc -ne 0 ] && [ "$n" -eq 0 ]; then fail verbs-exit "kite-verbs exited $rc without a FAIL line"; fi
 rm -f /tmp/devinfo
 
-# Raw uverbs commands with bad udata (tests/vm/kite-uverbs-fuzz.c): 22
+# Raw uverbs commands with bad udata (tests/vm/kite-uverbs-fuzz.c): 30
 # results of its own (clean errno per class, 2000 seeded random commands,
 # state intact, device object counts back), then the kernel log since.
 FUZZ_SEED=1
