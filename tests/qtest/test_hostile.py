@@ -406,15 +406,12 @@ def test_timer_cqe_on_own_bar(env):
     check_msix_table(d, "a CQE aimed at the MSI-X table")
 
 
-@test("main")
-def test_comp_eq_on_own_bar(env):
-    """A completion EQ on BAR0 and an armed CQ on it: the completion event
-    of a SEND (posted from the guest's doorbell access) is refused like
-    the host's link event is, FATAL EQ_DMA, and no register is written."""
-    d = env.dev[0]
+def comp_event_into(d, eq_addr, what):
+    """A completion EQ at eq_addr and an armed CQ on it; a SEND's
+    completion event cannot be written there: FATAL EQ_DMA."""
     n = Node(d, MAC_A)
     eqn = d.exec_ok(C.KITE_CMD_CREATE_EQ, eq_payload(
-        d.regs, 1, 12, 4, C.KITE_MSIX_COMP_BASE + 1))[0]
+        eq_addr, 1, 12, 4, C.KITE_MSIX_COMP_BASE + 1))[0]
     a_cq, b_cq = n.cq(), n.cq(eqn=eqn)
     a, b = n.qp(a_cq, a_cq), n.qp(b_cq, b_cq)
     a.connect(b.qpn, V4_GID, n.mac, sq_psn=0x100, rq_psn=0x200)
@@ -422,9 +419,17 @@ def test_comp_eq_on_own_bar(env):
     b.post_recv(n.va(0x1000), 64, n.key)
     b_cq.doorbell(C.KITE_DB_CQ_ARM_NEXT)
     a.post_send(C.KITE_WQE_SEND, [(n.va(0), 16, n.key)])
-    wait_for(lambda: d.status() & C.KITE_STATUS_FATAL,
-             "FATAL for the event ring on BAR0")
+    wait_for(lambda: d.status() & C.KITE_STATUS_FATAL, "FATAL for " + what)
     check_eq(d.rd(C.KITE_REG_FATAL_CODE), C.KITE_FATAL_EQ_DMA, "fatal code")
+
+
+@test("main")
+def test_comp_eq_on_own_bar(env):
+    """A completion EQ on BAR0 and an armed CQ on it: the completion event
+    of a SEND (posted from the guest's doorbell access) is refused like
+    the host's link event is, FATAL EQ_DMA, and no register is written."""
+    d = env.dev[0]
+    comp_event_into(d, d.regs, "the event ring on BAR0")
     check_not_reset(d, "a completion event aimed at BAR0")
     check_msix_table(d, "a completion event aimed at BAR0")
     d.bring_up()
