@@ -211,6 +211,7 @@ struct kite_roce_counters {
     uint64_t rx_packets, rx_bytes;
     uint64_t retransmits;       /* packets sent again */
     uint64_t timeouts;          /* retransmit timer expiries */
+    uint64_t early_retransmits; /* go-back-N before the timeout (RTO) */
     uint64_t naks_sent, naks_rcvd;          /* NAKs other than RNR */
     uint64_t rnr_naks_sent, rnr_naks_rcvd;
     uint64_t dup_requests;      /* duplicate request packets received */

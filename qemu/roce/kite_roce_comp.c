@@ -31,15 +31,65 @@ static void kr_timer_set(KiteRoceQp *qp, uint64_t deadline)
     e->ops->timer_mod(e->opaque, qp->cfg.host, deadline);
 }
 
+/*
+ * The early retransmission's RTO (KR_EARLY_*), doubled per early
+ * retransmission since the last progress; 0: none (not below @full).
+ */
+static uint64_t kr_early_rto(const KiteRoceQp *qp, uint64_t full)
+{
+    uint64_t rto;
+
+    if (!qp->srtt_ns) {
+        return 0;
+    }
+    rto = qp->srtt_ns + KR_EARLY_RTTVAR_K * qp->rttvar_ns;
+    if (rto < KR_EARLY_MIN_NS) {
+        rto = KR_EARLY_MIN_NS;
+    }
+    if (rto >= full || qp->early_shift >= 32 ||
+        rto << qp->early_shift >= full) {
+        return 0;
+    }
+    return rto << qp->early_shift;
+}
+
 void kr_comp_arm_timer(KiteRoceQp *qp)
 {
     KiteRoce *e = qp->e;
+    uint64_t full, rto;
 
     if (!qp->timeout) {
         return;
     }
+    full = KR_TIMEOUT_BASE_NS << qp->timeout;
+    rto = kr_early_rto(qp, full);
+    qp->early_armed = rto != 0;
     kr_timer_set(qp, e->ops->now_ns(e->opaque) +
-                 (KR_TIMEOUT_BASE_NS << qp->timeout));
+                 (qp->early_armed ? rto : full));
+}
+
+/* The timed PSN was acknowledged: one round-trip sample (RFC 6298). */
+static void kr_comp_rtt_sample(KiteRoceQp *qp)
+{
+    KiteRoce *e = qp->e;
+    uint64_t r, d;
+
+    if (!qp->rtt_pending || kite_psn_cmp(qp->una_psn, qp->rtt_psn) <= 0) {
+        return;
+    }
+    qp->rtt_pending = false;
+    r = e->ops->now_ns(e->opaque) - qp->rtt_sent_ns;
+    if (!qp->srtt_ns) {
+        qp->srtt_ns = r ? r : 1;
+        qp->rttvar_ns = r / 2;
+        return;
+    }
+    d = r > qp->srtt_ns ? r - qp->srtt_ns : qp->srtt_ns - r;
+    qp->rttvar_ns = (3 * qp->rttvar_ns + d) / 4;
+    qp->srtt_ns = (7 * qp->srtt_ns + r) / 8;
+    if (!qp->srtt_ns) {
+        qp->srtt_ns = 1;
+    }
 }
 
 void kr_comp_cancel_timer(KiteRoceQp *qp)
@@ -200,6 +250,8 @@ void kr_comp_rewind(KiteRoceQp *qp)
 {
     qp->req_idx = qp->sq_ci;
     qp->sq_psn = qp->una_psn;
+    /* An ACK may now be for either copy (Karn): no sample. */
+    qp->rtt_pending = false;
 }
 
 /*
@@ -224,6 +276,7 @@ static void kr_comp_progress(KiteRoceQp *qp)
     qp->rnr_left = qp->rnr_retry;
     qp->gap_retried = false;
     qp->rnr_nak_seen = false;
+    qp->early_shift = 0;
     if (qp->rnr_wait) {
         return;
     }
@@ -319,6 +372,7 @@ static void kr_comp_aeth(KiteRoceQp *qp, const struct kite_roce_pkt *p,
         qp->rnr_nak_seen = true;
         qp->rnr_nak_psn = psn;
         kr_comp_rewind(qp);
+        qp->early_armed = false;
         kr_timer_set(qp, e->ops->now_ns(e->opaque) +
                      (uint64_t)kr_rnr_us[syn & 0x1f] * 1000);
         return;
@@ -568,6 +622,7 @@ void kr_comp_rx(KiteRoceQp *qp, const struct kite_roce_pkt *p)
     if (progress) {
         if (kite_psn_cmp(qp->una_psn, una) > 0) {
             kr_cwnd_grow(qp, (qp->una_psn - una) & KITE_PSN_MASK);
+            kr_comp_rtt_sample(qp);
         }
         kr_comp_progress(qp);
     }
@@ -603,6 +658,23 @@ void kr_comp_timer(KiteRoceQp *qp)
         return;
     }
     if (kite_psn_cmp(qp->una_psn, qp->hi_psn) >= 0) {
+        return;
+    }
+    if (qp->early_armed) {
+        /*
+         * Early retransmission (KR_EARLY_*): go back N as a NAK would
+         * (unless the port holds the PSNs back), then the local ACK
+         * timeout.
+         */
+        qp->early_armed = false;
+        qp->early_shift++;
+        if (!e->ops->tx_ready || e->ops->tx_ready(e->opaque)) {
+            qp->cnt.early_retransmits++;
+            e->cnt.early_retransmits++;
+            kr_cwnd_nak(qp);
+            kr_comp_rewind(qp);
+        }
+        kr_comp_arm_timer(qp);
         return;
     }
     if (kr_comp_tx_stalled(qp)) {

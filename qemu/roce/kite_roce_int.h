@@ -64,6 +64,19 @@
 #define KR_ATOMIC_SIZE          sizeof(__le64)
 #define KR_TIMEOUT_BASE_NS      4096ull /* local ACK timeout unit */
 /*
+ * Early retransmission, as the adaptive retransmission of RoCE NICs: a
+ * tail loss (the last packet before the requester waits, or its ACK)
+ * leaves nothing behind it for the responder to NAK, and would cost a
+ * whole local ACK timeout (67 ms at timeout 14). So a QP whose ACKs stop
+ * goes back N after an RTO from the ACK round trips it measured (RFC
+ * 6298's estimator: SRTT + KR_EARLY_RTTVAR_K * RTTVAR, at least
+ * KR_EARLY_MIN_NS), and again after twice that while no ACK comes, as
+ * long as the RTO is shorter than its local ACK timeout. The local ACK
+ * timeout then runs as before and alone counts against retry_cnt.
+ */
+#define KR_EARLY_MIN_NS         1000000ull
+#define KR_EARLY_RTTVAR_K       4
+/*
  * How long a full port (ops->tx_ready false) may hold back the ACK
  * timeouts of a QP without progress: 8 s, the longest PFC pause a mlx5
  * port honours before its stall prevention (pfc-prevention-tout).
@@ -226,6 +239,14 @@ struct KiteRoceQp {
     uint32_t ssthresh;          /* slow start below this */
     uint32_t cwnd_acc;          /* PSNs acknowledged toward cwnd + 1 */
     uint64_t timer_deadline;    /* KITE_ROCE_TIMER_OFF when not armed */
+    /* ACK round trip, for early retransmission (KR_EARLY_*). */
+    uint64_t srtt_ns;           /* smoothed; 0: no sample yet */
+    uint64_t rttvar_ns;
+    uint64_t rtt_sent_ns;       /* when rtt_psn left */
+    uint32_t rtt_psn;           /* PSN being timed, with rtt_pending */
+    bool rtt_pending;
+    bool early_armed;           /* the armed timer is the early one */
+    uint8_t early_shift;        /* RTO doublings since the last progress */
 
     /* Receive queue and responder. */
     uint32_t rq_depth;

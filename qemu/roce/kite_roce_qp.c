@@ -455,6 +455,7 @@ void kite_roce_qp_modify(KiteRoceQp *qp, const struct kite_roce_qp_attr *a,
         qp->sq_psn = a->sq_psn & KITE_PSN_MASK;
         qp->una_psn = qp->sq_psn;
         qp->hi_psn = qp->sq_psn;
+        qp->rtt_pending = false;
         kr_cwnd_reset(qp);
     }
     if (mask & KITE_QP_ATTR_RQ_PSN) {

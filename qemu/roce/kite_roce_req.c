@@ -355,6 +355,10 @@ void kr_req_reset(KiteRoceQp *qp)
     qp->rnr_wait = false;
     qp->rnr_nak_seen = false;
     qp->gap_retried = false;
+    qp->srtt_ns = qp->rttvar_ns = 0;
+    qp->rtt_pending = false;
+    qp->early_armed = false;
+    qp->early_shift = 0;
     qp->retry_left = qp->retry_cnt;
     qp->rnr_left = qp->rnr_retry;
     qp->tx_stall_ns = 0;
@@ -433,6 +437,12 @@ static void kr_req_sent(KiteRoceQp *qp, uint32_t next_psn)
     qp->sq_psn = next_psn & KITE_PSN_MASK;
     if (kite_psn_cmp(qp->sq_psn, qp->hi_psn) > 0) {
         qp->hi_psn = qp->sq_psn;
+        /* Time one new PSN per round trip (never a resent one). */
+        if (qp->cfg.type == KITE_QPT_RC && !qp->rtt_pending) {
+            qp->rtt_pending = true;
+            qp->rtt_psn = (qp->sq_psn - 1) & KITE_PSN_MASK;
+            qp->rtt_sent_ns = qp->e->ops->now_ns(qp->e->opaque);
+        }
     }
     if (qp->cfg.type != KITE_QPT_RC) {
         qp->una_psn = qp->sq_psn;

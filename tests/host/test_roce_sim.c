@@ -456,11 +456,12 @@ static void sim_run_messages(unsigned nmsg, uint8_t mtu, uint32_t ppm,
             (unsigned long long)r->s.duplicated,
             (unsigned long long)r->s.reordered);
     fprintf(stderr, "%s: A tx %llu pkts, retransmits %llu, timeouts %llu, "
-            "NAKs rcvd %llu, RNR rcvd %llu; B tx %llu, NAKs sent %llu, "
-            "dup requests %llu\n", name,
+            "early retransmissions %llu, NAKs rcvd %llu, RNR rcvd %llu; "
+            "B tx %llu, NAKs sent %llu, dup requests %llu\n", name,
             (unsigned long long)ca->tx_packets,
             (unsigned long long)ca->retransmits,
             (unsigned long long)ca->timeouts,
+            (unsigned long long)ca->early_retransmits,
             (unsigned long long)ca->naks_rcvd,
             (unsigned long long)ca->rnr_naks_rcvd,
             (unsigned long long)cb->tx_packets,
