@@ -18,7 +18,10 @@
 # hit: the rdma_cm (-R) server listened only after the client/server sync,
 # so a client could be rejected (INVALID_SERVICE_ID), and the client's
 # retry after such a reject used freed IDs and a destroyed event channel
-# (a segfault in librdmacm). See Documentation/kite/testing.rst.
+# (a segfault in librdmacm); and the CPU clock, calibrated by 220 ms of
+# busy-waiting on every call of get_cpu_mhz() (per message size and per
+# report), is calibrated once per process. See
+# Documentation/kite/testing.rst.
 #
 # perftest needs libibverbs, librdmacm and libibumad (all from out/rdma-core)
 # and libpci (libpci-dev, scripts/install-deps.sh). Its configure also finds
