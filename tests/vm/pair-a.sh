@@ -17,7 +17,7 @@ if [ "${PAIR_RDMA:-0}" = 1 ]; then
 	. /kite/rdma-lib.sh
 	. /kite/pair-rdma.sh
 fi
-plan $((141 + PAIR_RDMA_A_N))
+plan $((152 + PAIR_RDMA_A_N))
 
 ME=198.18.0.1
 PEER=198.18.0.2
@@ -312,6 +312,130 @@ wait $holdpid
 rc=$?
 [ $rc -eq 0 ] && ok qp-hold-exit || fail qp-hold-exit "kite-verbs qp-hold exited $rc: $(cat /tmp/hold.out)"
 rm -f /tmp/hold.in /tmp/hold.out /tmp/kite-trace /tmp/pp-s /tmp/pp-c
+
+# ---- diagnosis: rdma statistic, counters QPs are bound to -------------------
+# Auto mode by QP type: kite-verbs qp-hold's RC QP gets a counter, and a
+# loopback ibv_rc_pingpong's two RC QPs join it. When the pingpong has
+# ended, the counter (which qp-hold's QP keeps) still holds what its QPs
+# sent and received: at least the messages both sides sent, in packets and
+# bytes. rdma statistic show link reads the port counters, which count the
+# bound QPs once: between two ethtool -S readings of the device's. With
+# auto off, by hand: unbinding qp-hold's QP removes its counter and the
+# port's values do not go back; binding it again gives a new counter at 0;
+# a second bind of the QP is refused; after the last unbind no counter is
+# left.
+PP_N=50
+PP_SIZE=4096
+# stat_qp: the port's counters, one line each ("link ... cntn N ... LQPN: <..>").
+stat_qp() {
+	$RDMA statistic qp show link $IBDEV/1 2>&1 |
+		awk '/^link / { if (l != "") print l; l = $0; next } { l = l " " $0 } END { if (l != "") print l }'
+}
+# stat_val TEXT NAME: the number after the word NAME in TEXT.
+stat_val() { echo " $1 " | tr -s ' \t\n' '   ' | sed -n "s/.* $2 \([0-9][0-9]*\) .*/\1/p"; }
+# stat_lqpns LINE: the QP numbers a counter line lists.
+stat_lqpns() { echo "$1" | sed -n 's/.*LQPN: *<\([^>]*\)>.*/\1/p' | tr ',' ' '; }
+# stat_cnt_of QPN: the counter line that lists QPN.
+stat_cnt_of() {
+	local l q
+	stat_qp | while read -r l; do
+		for q in $(stat_lqpns "$l"); do
+			[ "$q" = "$1" ] && { echo "$l"; break; }
+		done
+	done
+}
+dev_stat() { $ETHTOOL -S "$NETDEV" 2>/dev/null | sed -n "s/^ *dev_$1: *//p"; }
+link_stat() { stat_val "$($RDMA statistic show link $IBDEV/1 2>&1)" "$1"; }
+check stat-auto-on $RDMA statistic qp set link $IBDEV/1 auto type on
+echo "info: rdma statistic qp mode: $($RDMA statistic qp mode link $IBDEV/1 2>&1)"
+rm -f /tmp/hold.in && mkfifo /tmp/hold.in
+kite-verbs qp-hold $IBDEV ::ffff:$ME </tmp/hold.in >/tmp/hold.out 2>&1 &
+holdpid=$!
+exec 9>/tmp/hold.in
+wait_until 20 grep -q '^qpn=' /tmp/hold.out
+hqpn=$(sed -n 's/^qpn=\([0-9]*\) .*/\1/p' /tmp/hold.out)
+cl=$(stat_cnt_of "${hqpn:-none}")
+cntn=$(stat_val "$cl" cntn)
+if [ -n "$hqpn" ] && [ -n "$cntn" ] && [ -n "$(stat_val "$cl" tx_roce_packets)" ] &&
+	case " $cl " in *" qp-type RC "*) true ;; *) false ;; esac; then
+	ok stat-auto-bind
+else
+	fail stat-auto-bind "qp-hold QP '$hqpn' ($(cat /tmp/hold.out)) in no RC counter: $(stat_qp)"
+fi
+timeout 120 ibv_rc_pingpong -d $IBDEV -g "$gidx" -p 18601 -s $PP_SIZE -n $PP_N >/tmp/pp-s 2>&1 &
+pps=$!
+if wait_until 30 pp_listening 18601; then
+	timeout 120 ibv_rc_pingpong -d $IBDEV -g "$gidx" -p 18601 -s $PP_SIZE -n $PP_N 127.0.0.1 >/tmp/pp-c 2>&1
+	ppc=$?
+else
+	ppc="not started (server not listening)"
+fi
+wait $pps
+pps=$?
+if [ "$ppc" = 0 ] && [ "$pps" = 0 ]; then ok stat-pingpong; else
+	fail stat-pingpong "client $ppc, server $pps: $(tail -n 2 /tmp/pp-c) / $(tail -n 2 /tmp/pp-s)"
+fi
+# The pingpong's QPs are gone; what they did stays in the counter.
+cl=$(stat_cnt_of "${hqpn:-none}")
+tx=$(stat_val "$cl" tx_roce_packets)
+rx=$(stat_val "$cl" rx_roce_packets)
+txb=$(stat_val "$cl" tx_roce_bytes)
+if [ "$(stat_val "$cl" cntn)" = "$cntn" ] && [ "$(stat_lqpns "$cl" | tr -d ' ')" = "$hqpn" ] &&
+	[ "${tx:-0}" -ge $((2 * PP_N)) ] && [ "${rx:-0}" -ge $((2 * PP_N)) ] &&
+	[ "${txb:-0}" -ge $((2 * PP_N * PP_SIZE)) ] &&
+	case " $cl " in *" num_qp "* | *" icrc_errors "*) false ;; *) true ;; esac; then
+	ok stat-counter-kept
+else
+	fail stat-counter-kept "counter $cntn after $PP_N pingpong messages each way (want >= $((2 * PP_N)) packets, >= $((2 * PP_N * PP_SIZE)) bytes sent, only qp-hold's QP $hqpn, no port-only counters): $cl"
+fi
+e1=$(dev_stat roce_tx_packets)
+out=$($RDMA statistic show link $IBDEV/1 2>&1)
+e2=$(dev_stat roce_tx_packets)
+r1=$(stat_val "$out" tx_roce_packets)
+if [ -n "$r1" ] && [ -n "$(stat_val "$out" rx_roce_bytes)" ] && [ -n "$(stat_val "$out" num_qp)" ] &&
+	[ -n "$e1" ] && [ "$e1" -le "$r1" ] && [ "$r1" -le "${e2:-0}" ]; then
+	ok stat-link
+else
+	fail stat-link "rdma statistic show link tx_roce_packets '$r1' not between the device's $e1 and $e2: $out"
+fi
+check stat-auto-off $RDMA statistic qp set link $IBDEV/1 auto off
+echo "info: rdma statistic qp mode after auto off: $($RDMA statistic qp mode link $IBDEV/1 2>&1)"
+out=$($RDMA statistic qp unbind link $IBDEV/1 cntn "${cntn:-0}" lqpn "${hqpn:-0}" 2>&1)
+rc=$?
+r2=$(link_stat tx_roce_packets)
+e3=$(dev_stat roce_tx_packets)
+if [ $rc -eq 0 ] && [ -z "$(stat_cnt_of "${hqpn:-none}")" ] &&
+	[ "${r2:-0}" -ge "${r1:-1}" ] && [ "${r2:-0}" -le "${e3:-0}" ]; then
+	ok stat-unbind
+else
+	fail stat-unbind "unbind cntn $cntn lqpn $hqpn: rc $rc '$out'; link tx_roce_packets $r1 -> '$r2' (device $e3); counters: $(stat_qp)"
+fi
+out=$($RDMA statistic qp bind link $IBDEV/1 lqpn "${hqpn:-0}" 2>&1)
+rc=$?
+cl=$(stat_cnt_of "${hqpn:-none}")
+cntn2=$(stat_val "$cl" cntn)
+if [ $rc -eq 0 ] && [ -n "$cntn2" ] && [ "$(stat_val "$cl" tx_roce_packets)" = 0 ] &&
+	[ "$(stat_val "$cl" rx_roce_packets)" = 0 ]; then
+	ok stat-bind-new
+else
+	fail stat-bind-new "bind lqpn $hqpn: rc $rc '$out'; want a new counter at 0: $(stat_qp)"
+fi
+if out=$($RDMA statistic qp bind link $IBDEV/1 lqpn "${hqpn:-0}" cntn "${cntn2:-0}" 2>&1); then
+	fail stat-bind-twice "a second bind of QP $hqpn to counter $cntn2 succeeded: $(stat_qp)"
+else
+	ok stat-bind-twice
+fi
+out=$($RDMA statistic qp unbind link $IBDEV/1 cntn "${cntn2:-0}" lqpn "${hqpn:-0}" 2>&1)
+rc=$?
+left=$(stat_qp | grep -c '^link ')
+if [ $rc -eq 0 ] && [ "$left" = 0 ]; then ok stat-unbind-last; else
+	fail stat-unbind-last "unbind cntn $cntn2 lqpn $hqpn: rc $rc '$out'; counters left: $(stat_qp)"
+fi
+exec 9>&-
+wait $holdpid
+rc=$?
+[ $rc -eq 0 ] && ok stat-hold-exit || fail stat-hold-exit "kite-verbs qp-hold exited $rc: $(cat /tmp/hold.out)"
+rm -f /tmp/hold.in /tmp/hold.out /tmp/pp-s /tmp/pp-c
 
 # ---- network to guest b ------------------------------------------------------
 ping_check ping $PEER

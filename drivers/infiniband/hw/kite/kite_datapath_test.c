@@ -487,6 +487,7 @@ static struct kunit_case kite_datapath_cases[] = {
 	KUNIT_CASE(kite_test_dp_mcast_attach),
 	KUNIT_CASE(kite_test_dp_srq_recv_limit),
 	KUNIT_CASE(kite_test_dp_srq_last_wqe),
+	KUNIT_CASE(kite_test_dp_counters),
 	{}
 };
 

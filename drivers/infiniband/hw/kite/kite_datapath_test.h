@@ -6,7 +6,8 @@
  * kite_datapath_fake_test.c (WQE and CQE handling against fake QPs and
  * CQs), kite_datapath_ud_test.c (UD, address handles, the GSI QP),
  * kite_datapath_mem_test.c (fast registration and invalidation),
- * kite_datapath_srq_test.c (shared receive queues).
+ * kite_datapath_srq_test.c (shared receive queues),
+ * kite_datapath_cnt_test.c (counters QPs are bound to).
  *
  * Copyright (c) 2026 The Kite authors
  */
@@ -163,5 +164,8 @@ void kite_test_dp_frwr_errors(struct kunit *test);
 /* kite_datapath_srq_test.c */
 void kite_test_dp_srq_recv_limit(struct kunit *test);
 void kite_test_dp_srq_last_wqe(struct kunit *test);
+
+/* kite_datapath_cnt_test.c */
+void kite_test_dp_counters(struct kunit *test);
 
 #endif /* KITE_DATAPATH_TEST_H */

@@ -11,6 +11,7 @@
 
 #include <linux/atomic.h>
 #include <linux/kite/driver.h>
+#include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
@@ -20,6 +21,12 @@
  * address vector); this bounds how many a device lets consumers hold.
  */
 #define KITE_MAX_AH			BIT(20)
+
+/*
+ * The port counters the device also counts per QP (QUERY_QP_STATS): the
+ * first entries of the port's, which "rdma statistic qp" counters show.
+ */
+#define KITE_IB_QP_NSTATS		11
 
 /**
  * struct kite_ib_dev - the ib_device of one Kite function
@@ -36,6 +43,14 @@
  * @qps: QPs by number, for poll_cq and QP events
  * @srqs: SRQs by number, for SRQ events
  * @debugfs: rdma/ in the function's debugfs directory
+ * @cnt_lock: serializes the counters QPs are bound to ("rdma statistic
+ *	      qp"): @counters, @cnt_next, @cnt_retired and the bound QPs'
+ *	      struct kite_qp_counter
+ * @counters: struct kite_counter by counter id
+ * @cnt_next: the next counter id to try (ids are not reused at once)
+ * @cnt_retired: what QPs added to counters while bound before they were
+ *		 unbound or destroyed, whether or not the counter still
+ *		 exists (ib_core keeps the values of counters gone)
  *
  * Event callbacks look objects up in @cqs and @qps without a lock (xa_load
  * is RCU-safe) from hard interrupt context; destroy erases the entry and
@@ -55,6 +70,10 @@ struct kite_ib_dev {
 	struct xarray qps;
 	struct xarray srqs;
 	struct dentry *debugfs;
+	struct mutex cnt_lock; /* see above */
+	struct xarray counters;
+	u32 cnt_next;
+	u64 cnt_retired[KITE_IB_QP_NSTATS];
 };
 
 static inline struct kite_ib_dev *to_kib(struct ib_device *ibdev)

@@ -84,6 +84,8 @@ static int kite_ib_probe(struct auxiliary_device *adev,
 	xa_init(&kib->cqs);
 	xa_init(&kib->qps);
 	xa_init(&kib->srqs);
+	mutex_init(&kib->cnt_lock);
+	xa_init_flags(&kib->counters, XA_FLAGS_ALLOC1);
 	auxiliary_set_drvdata(adev, kib);
 
 	err = kite_register_event_client(kdev, &kib->events);
@@ -101,6 +103,8 @@ err_unregister_events:
 	kite_unregister_event_client(kdev, &kib->events);
 err_dealloc:
 	auxiliary_set_drvdata(adev, NULL);
+	xa_destroy(&kib->counters);
+	mutex_destroy(&kib->cnt_lock);
 	xa_destroy(&kib->srqs);
 	xa_destroy(&kib->qps);
 	xa_destroy(&kib->cqs);
@@ -116,6 +120,8 @@ static void kite_ib_remove(struct auxiliary_device *adev)
 	kite_ib_unregister(kib);
 	kite_unregister_event_client(kib->kdev, &kib->events);
 	auxiliary_set_drvdata(adev, NULL);
+	xa_destroy(&kib->counters);
+	mutex_destroy(&kib->cnt_lock);
 	xa_destroy(&kib->srqs);
 	xa_destroy(&kib->qps);
 	xa_destroy(&kib->cqs);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Kite ib_device: its ops, device and port attributes, the GID table (held
- * by the device), port counters, registration and port events.
+ * by the device), registration and port events.
  *
  * Copyright (c) 2026 The Kite authors
  */
@@ -214,67 +214,6 @@ static void kite_get_dev_fw_str(struct ib_device *ibdev, char *str)
 	kite_fw_version_str(to_kib(ibdev)->kdev, str, IB_FW_VERSION_NAME_MAX);
 }
 
-/*
- * Port counters, read from the device with QUERY_STATS and shown by
- * "rdma statistic show link kite_N/1". @priv is the offset of the value in
- * struct kite_hw_stats.
- */
-#define KITE_IB_STAT(str, f) \
-	{ .name = str, .priv = (void *)offsetof(struct kite_hw_stats, f) }
-
-static const struct rdma_stat_desc kite_port_stats[] = {
-	KITE_IB_STAT("tx_roce_packets", roce_tx_packets),
-	KITE_IB_STAT("rx_roce_packets", roce_rx_packets),
-	KITE_IB_STAT("tx_roce_bytes", roce_tx_bytes),
-	KITE_IB_STAT("rx_roce_bytes", roce_rx_bytes),
-	KITE_IB_STAT("retransmits", roce_retransmits),
-	KITE_IB_STAT("timeouts", roce_timeouts),
-	KITE_IB_STAT("naks_sent", roce_naks_sent),
-	KITE_IB_STAT("naks_rcvd", roce_naks_rcvd),
-	KITE_IB_STAT("rnr_naks_sent", roce_rnr_naks_sent),
-	KITE_IB_STAT("rnr_naks_rcvd", roce_rnr_naks_rcvd),
-	KITE_IB_STAT("duplicate_requests", roce_dup_requests),
-	KITE_IB_STAT("icrc_errors", roce_icrc_errors),
-	KITE_IB_STAT("rx_roce_dropped", roce_rx_dropped),
-	KITE_IB_STAT("wire_dropped", wire_dropped),
-	KITE_IB_STAT("eth_tx_packets", eth_tx_packets),
-	KITE_IB_STAT("eth_rx_packets", eth_rx_packets),
-	KITE_IB_STAT("eth_rx_dropped", eth_rx_dropped),
-	KITE_IB_STAT("eth_tx_errors", eth_tx_errors),
-	KITE_IB_STAT("eq_events_dropped", eq_events_dropped),
-	KITE_IB_STAT("db_rejected", db_rejected),
-	KITE_IB_STAT("doorbell_writes", db_mmio),
-	KITE_IB_STAT("doorbell_rec_reads", db_rec_reads),
-	KITE_IB_STAT("mcast_rx", roce_mcast_rx),
-	KITE_IB_STAT("mcast_dropped", roce_mcast_dropped),
-	KITE_IB_STAT("num_cq", num_cq),
-	KITE_IB_STAT("num_qp", num_qp),
-	KITE_IB_STAT("num_mr", num_mr),
-};
-
-static struct rdma_hw_stats *kite_alloc_hw_port_stats(struct ib_device *ibdev,
-						      u32 port)
-{
-	return rdma_alloc_hw_stats_struct(kite_port_stats,
-					  ARRAY_SIZE(kite_port_stats),
-					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
-}
-
-static int kite_get_hw_stats(struct ib_device *ibdev,
-			     struct rdma_hw_stats *stats, u32 port, int index)
-{
-	struct kite_hw_stats hw;
-	int err, i;
-
-	err = kite_cmd_query_stats(&to_kib(ibdev)->kdev->admin, &hw);
-	if (err)
-		return err;
-	for (i = 0; i < ARRAY_SIZE(kite_port_stats); i++)
-		stats->value[i] = *(u64 *)((u8 *)&hw +
-					   (uintptr_t)kite_port_stats[i].priv);
-	return ARRAY_SIZE(kite_port_stats);
-}
-
 static const struct ib_device_ops kite_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_UNKNOWN,
@@ -413,6 +352,8 @@ int kite_ib_register(struct kite_ib_dev *kib)
 		ib_set_device_ops(ibdev, &kite_srq_ops);
 	if (kite_has_mcast(kib))
 		ib_set_device_ops(ibdev, &kite_mcast_ops);
+	if (kite_has_qp_stats(kib))
+		ib_set_device_ops(ibdev, &kite_counter_ops);
 
 	err = ib_device_set_netdev(ibdev, kdev->netdev, KITE_PORT_NUM);
 	if (err) {

@@ -624,6 +624,7 @@ int kite_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	trace_kite_ib_qp_destroy(kib, qp->qpn, err);
 	if (err && !kite_admin_is_dead(&kib->kdev->admin))
 		return err;
+	kite_counter_qp_destroyed(kib, qp);
 	kite_qp_forget(kib, qp);
 	kite_dbrec_put(&qp->dbrec);
 	kite_ring_free(kib, &qp->rq);

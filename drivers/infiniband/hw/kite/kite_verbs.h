@@ -16,8 +16,11 @@
 
 #include <kite/kite_hw.h>
 
+#include "kite_ib.h"
+
 struct kite_ib_dev;
 struct kite_eq;
+struct kite_counter;
 
 struct kite_ucontext {
 	struct ib_ucontext ibuc;
@@ -171,6 +174,24 @@ struct kite_cq {
 #define KITE_CQ_ARMED	0
 
 /**
+ * struct kite_qp_counter - a QP's share of the counter it is bound to
+ * @kc: the counter (NULL: not bound); the QP's ib_qp.counter is the same
+ *	counter as ib_core sees it
+ * @node: entry in the counter's list of QPs
+ * @base: the QP's device counters when it was bound
+ * @last: the QP's device counters when last read (they only grow)
+ *
+ * All under the device's cnt_lock; the values in the order of the port
+ * counters (the first KITE_IB_QP_NSTATS).
+ */
+struct kite_qp_counter {
+	struct kite_counter *kc;
+	struct list_head node;
+	u64 base[KITE_IB_QP_NSTATS];
+	u64 last[KITE_IB_QP_NSTATS];
+};
+
+/**
  * struct kite_qp - a queue pair
  * @ibqp: ib_core object (allocated by ib_core)
  * @sq: send ring
@@ -200,6 +221,7 @@ struct kite_cq {
  * @sig_all: every send WQE generates a completion
  * @scq_node: kernel QP: entry in the send CQ's @sq_list
  * @rcq_node: kernel QP: entry in the receive CQ's @rq_list
+ * @cnt: the QP's share of the counter it is bound to
  */
 struct kite_qp {
 	struct ib_qp ibqp;
@@ -228,6 +250,7 @@ struct kite_qp {
 	bool sig_all;
 	struct list_head scq_node;
 	struct list_head rcq_node;
+	struct kite_qp_counter cnt;
 };
 
 /**
@@ -464,6 +487,15 @@ int kite_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 		   struct ib_udata *udata);
 int kite_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr);
 int kite_destroy_ah(struct ib_ah *ibah, u32 flags);
+
+/* kite_counters.c */
+extern const struct ib_device_ops kite_counter_ops;
+bool kite_has_qp_stats(const struct kite_ib_dev *kib);
+struct rdma_hw_stats *kite_alloc_hw_port_stats(struct ib_device *ibdev,
+					       u32 port);
+int kite_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		      u32 port, int index);
+void kite_counter_qp_destroyed(struct kite_ib_dev *kib, struct kite_qp *qp);
 
 /* kite_restrack.c */
 int kite_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq);
