@@ -3,7 +3,7 @@
 #
 # Build the guest image used by every VM test:
 #   out/guest/vmlinuz            Debian's kernel (/boot/vmlinuz-K, K from scripts/kver.sh)
-#   out/guest/initramfs.cpio.gz  busybox userland, iproute2 (ip, rdma, bridge),
+#   out/guest/initramfs.cpio.gz  busybox userland, iproute2 (ip, rdma, bridge, devlink),
 #                                ethtool, netcat, the RDMA core modules,
 #                                out/kite.ko and out/kite_ib.ko (loaded on
 #                                the auxiliary device's uevent by mdev, as
@@ -162,7 +162,7 @@ mpi_pkgs=(openmpi-bin libopenmpi3 libopenmpi-dev openmpi-common libpmix2 libhwlo
 # Host binaries copied into the guest with their libraries. iproute2's ip is
 # installed as /usr/bin/ip; scripts must call it by that path because busybox
 # sh prefers its own (different) ip applet.
-bins=(/usr/bin/ip /usr/bin/rdma /usr/sbin/bridge /usr/sbin/tc /usr/sbin/ethtool /bin/nc.openbsd)
+bins=(/usr/bin/ip /usr/bin/rdma /usr/sbin/bridge /usr/sbin/tc /usr/sbin/devlink /usr/sbin/ethtool /bin/nc.openbsd)
 # Kernel modules wanted besides kite's own dependencies (later issues use
 # rdma_rxe for Soft-RoCE comparisons; it needs crc32_generic; virtio_net lets
 # the launcher be tried without the kite device: vm.sh --nic virtio-net-pci,

@@ -11,10 +11,12 @@
 #   unplug  QMP device_del of the NIC, then device_add
 # Each time kite-fatal must see IBV_EVENT_DEVICE_FATAL first and close
 # everything, the pingpong must end, and afterwards kite_0 must be ACTIVE
-# and a new pingpong pass. The kernel log must stay clean.
+# and a new pingpong pass; after the fatal error the devlink instance is
+# still there and its fw_fatal reporter counted one error and one
+# recovery. The kernel log must stay clean.
 . /kite/lib.sh
 . /kite/rdma-lib.sh
-plan 38
+plan 40
 
 ADDR=10.0.0.1
 PP_N=0
@@ -154,6 +156,25 @@ else
 fi
 back fatal
 echo "info: $(dmesg | grep -c 'fatal error') fatal lines in dmesg"
+# devlink: the instance of the PCI function stayed across the reset and
+# reports the new firmware-version of ethtool -i; its reporter fw_fatal
+# counted the error and the recovery (it ran as its recover callback), and
+# diagnose gives the event's code and the device running again.
+pci=$(kite_pci)
+fw=$($DEVLINK dev info "pci/$pci" 2>&1 | awk '$1 ~ /:$/ { s = $1; next } s == "running:" && $1 == "fw" { print $2 }')
+efw=$($ETHTOOL -i "$(kite_netdev)" 2>&1 | sed -n 's/^firmware-version: //p')
+$DEVLINK dev 2>&1 | grep -qx "pci/$pci" && [ -n "$fw" ] && [ "$fw" = "$efw" ] && ok fatal-devlink-dev ||
+	fail fatal-devlink-dev "devlink dev '$($DEVLINK dev 2>&1)', running fw '$fw', ethtool -i '$efw'"
+out=$(words "$($DEVLINK health show "pci/$pci" reporter fw_fatal 2>&1)")
+diag=$(words "$($DEVLINK health diagnose "pci/$pci" reporter fw_fatal 2>&1)")
+case $out in
+*" state healthy error 1 recover 1 "*)
+	case $diag in
+	*" state running "*" last_fatal_code 5 recoveries 1 "*) ok fatal-devlink-health ;;
+	*) fail fatal-devlink-health "devlink health diagnose:$diag" ;;
+	esac ;;
+*) fail fatal-devlink-health "devlink health show:$out" ;;
+esac
 
 # ---- rmmod kite_ib with live users -----------------------------------------
 gone_start rmmod

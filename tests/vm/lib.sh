@@ -17,6 +17,7 @@ IP=/usr/bin/ip
 RDMA=/usr/bin/rdma
 NC=/usr/bin/nc.openbsd
 ETHTOOL=/usr/sbin/ethtool
+DEVLINK=/usr/sbin/devlink
 IBDEV=kite_0
 IBSYS=/sys/class/infiniband/$IBDEV
 KITE_VENDOR=0x1234
@@ -171,6 +172,10 @@ dmesg_bad() {
 	dmesg | grep -E "$BAD_DMESG" | grep -vE "$USER_TRAP"
 	dmesg | grep -E "$USER_TRAP" | grep ' in libkite'
 }
+
+# words TEXT: TEXT on one line with single spaces, framed by spaces (to
+# match a sequence of words in output that devlink may break into lines).
+words() { echo " $(echo "$1" | tr -s ' \n\t' '   ') "; }
 
 # kite_irqs: /proc/interrupts lines that belong to kite.
 kite_irqs() { grep -i kite /proc/interrupts; }

@@ -10,14 +10,16 @@
 # raw uverbs bad-udata test kite-uverbs-fuzz.c. Module load order: kite
 # (core and Ethernet) alone with kite_ib's autoload off, then kite_ib;
 # rmmod kite_ib with the netdev up; rmmod kite refused while kite_ib is
-# loaded; PCI unbind and bind with both loaded.
+# loaded; PCI unbind and bind with both loaded. devlink (dev, dev info,
+# health show and diagnose) and ethtool -i and -S against each other and
+# the PCI function.
 . /kite/lib.sh
 PAIR_RDMA_A_N=0
 if [ "${PAIR_RDMA:-0}" = 1 ]; then
 	. /kite/rdma-lib.sh
 	. /kite/pair-rdma.sh
 fi
-plan $((152 + PAIR_RDMA_A_N))
+plan $((160 + PAIR_RDMA_A_N))
 
 ME=198.18.0.1
 PEER=198.18.0.2
@@ -525,6 +527,67 @@ if [ "$tx" -ge 8388608 ] && [ "$rx" -gt 0 ]; then ok netdev-stats; else
 	fail netdev-stats "tx_bytes=$tx (want >= 8 MiB sent), rx_packets=$rx"
 fi
 
+# ---- devlink and ethtool: what a user diagnoses the NIC with ------------------
+# kite registers a devlink instance for the PCI function: devlink dev lists
+# it, dev info gives the driver, the PCI device id and revision as fixed
+# versions (the model has no Device Serial Number capability: no serial
+# number) and as running fw the firmware-version of ethtool -i, whose
+# bus-info is the PCI function. The health reporter fw_fatal is healthy
+# with no error, diagnose says the device runs. ethtool -S has the
+# counters of the netdev's queues (one TX and one RX queue), each equal to
+# the total of the same read.
+pci=$(kite_pci)
+out=$($DEVLINK dev 2>&1)
+echo "$out" | grep -qx "pci/$pci" && ok devlink-dev || fail devlink-dev "devlink dev: '$out', want pci/$pci"
+info=$($DEVLINK dev info "pci/$pci" 2>&1)
+drvinfo=$($ETHTOOL -i "$NETDEV" 2>&1)
+efw=$(echo "$drvinfo" | sed -n 's/^firmware-version: //p')
+bus=$(echo "$drvinfo" | sed -n 's/^bus-info: //p')
+# version SECTION NAME: NAME's value in dev info's fixed or running list.
+version() {
+	echo "$info" | awk -v s="$1:" -v n="$2" '$1 ~ /:$/ { sec = $1; next }
+		sec == s && $1 == n { print $2 }'
+}
+drv=$(echo "$info" | awk '$1 == "driver" { print $2 }')
+[ "$drv" = kite ] && ok devlink-info-driver || fail devlink-info-driver "driver '$drv': $info"
+fw=$(version running fw)
+[ -n "$efw" ] && [ "$fw" = "$efw" ] && ok devlink-info-fw ||
+	fail devlink-info-fw "running fw '$fw', ethtool -i firmware-version '$efw': $info"
+did=$(sed 's/^0x//' "/sys/bus/pci/devices/$pci/device")
+rev=$(($(cat "/sys/bus/pci/devices/$pci/revision")))
+bad=
+[ "$(version fixed asic.id)" = "$did" ] || bad="$bad asic.id '$(version fixed asic.id)' want $did"
+[ "$(version fixed asic.rev)" = "$rev" ] || bad="$bad asic.rev '$(version fixed asic.rev)' want $rev"
+[ -n "$(version running abi)" ] || bad="$bad no running abi"
+echo "$info" | grep -q serial_number && bad="$bad serial_number without a DSN capability"
+[ -z "$bad" ] && ok devlink-info-versions || fail devlink-info-versions "$bad: $info"
+[ "$bus" = "$pci" ] && ok ethtool-bus-info || fail ethtool-bus-info "bus-info '$bus', PCI function $pci"
+out=$(words "$($DEVLINK health show "pci/$pci" reporter fw_fatal 2>&1)")
+case $out in
+*" reporter fw_fatal "*" state healthy error 0 recover 0 grace_period 10000 auto_recover true "*) ok devlink-health-show ;;
+*) fail devlink-health-show "devlink health show:$out" ;;
+esac
+out=$(words "$($DEVLINK health diagnose "pci/$pci" reporter fw_fatal 2>&1)")
+case $out in
+*" state running "*" fatal_code 0 "*" recoveries 0 "*) ok devlink-health-diagnose ;;
+*) fail devlink-health-diagnose "devlink health diagnose:$out" ;;
+esac
+st=$($ETHTOOL -S "$NETDEV" 2>&1)
+# estat NAME: NAME's value in that read.
+estat() { echo "$st" | awk -v n="$1:" '$1 == n { print $2 }'; }
+bad=
+ntx=$(ls -d /sys/class/net/$NETDEV/queues/tx-* | wc -l)
+nrx=$(ls -d /sys/class/net/$NETDEV/queues/rx-* | wc -l)
+[ "$(echo "$st" | grep -c 'tx_queue_[0-9]*_packets:')" = "$ntx" ] || bad="$bad not $ntx tx queues"
+[ "$(echo "$st" | grep -c 'rx_queue_[0-9]*_packets:')" = "$nrx" ] || bad="$bad not $nrx rx queues"
+for c in tx_packets tx_bytes tx_errors rx_packets rx_bytes rx_errors rx_alloc_errors; do
+	q=$(estat "${c%%_*}_queue_0_${c#*_}")
+	[ -n "$q" ] && [ "$q" = "$(estat $c)" ] || bad="$bad ${c%%_*}_queue_0_${c#*_} '$q' vs $c '$(estat $c)'"
+done
+[ "$(estat tx_queue_0_bytes)" -ge 8388608 ] 2>/dev/null && [ "$(estat rx_queue_0_packets)" -gt 0 ] 2>/dev/null ||
+	bad="$bad tx_queue_0_bytes '$(estat tx_queue_0_bytes)' (want >= 8 MiB), rx_queue_0_packets '$(estat rx_queue_0_packets)'"
+[ -z "$bad" ] && ok ethtool-queue-stats || fail ethtool-queue-stats "$bad: $(echo "$st" | grep queue_ | tr '\n' ' ')"
+
 # ---- address removal drops the GID ---------------------------------------
 $IP addr del $ME/24 dev "$NETDEV"
 if wait_until 10 gid_absent $GID_ME; then ok gid-del; else
@@ -568,10 +631,11 @@ kite_netdev >/dev/null && bad="$bad netdev $(kite_netdev)"
 [ -n "$(ls /sys/bus/auxiliary/devices 2>/dev/null)" ] && bad="$bad aux: $(ls /sys/bus/auxiliary/devices)"
 [ -n "$(kite_irqs)" ] && bad="$bad irqs: $(kite_irqs)"
 kite_ib_live || bad="$bad kite_ib unloaded"
+$DEVLINK dev 2>&1 | grep -q "pci/$pci" && bad="$bad devlink: $($DEVLINK dev)"
 [ -z "$bad" ] && ok pci-unbind || fail pci-unbind "after unbind:$bad"
 echo "$pci" >/sys/bus/pci/drivers/kite/bind
-if kite_ib_wait && kite_netdev >/dev/null; then ok pci-bind; else
-	fail pci-bind "after bind: infiniband: $(ib_devices), netdev '$(kite_netdev)'"
+if kite_ib_wait && kite_netdev >/dev/null && $DEVLINK dev | grep -qx "pci/$pci"; then ok pci-bind; else
+	fail pci-bind "after bind: infiniband: $(ib_devices), netdev '$(kite_netdev)', devlink '$($DEVLINK dev 2>&1)'"
 fi
 check rmmod-both rmmod kite_ib kite
 

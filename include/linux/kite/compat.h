@@ -50,4 +50,27 @@
 #define kite_trace_assign_str(dst, src)	__assign_str(dst, src)
 #endif
 
+/*
+ * devlink info: since 6.2 the devlink core reports the driver's name
+ * itself and devlink_info_driver_name_put() is gone; before, the driver
+ * put it. kite_devlink_info_driver_name_put() is 0 or that call's result.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+#define kite_devlink_info_driver_name_put(req, name)	((void)(req), 0)
+#else
+#define kite_devlink_info_driver_name_put(req, name)			\
+	devlink_info_driver_name_put(req, name)
+#endif
+
+/*
+ * devlink_fmsg_*_put(): since 6.7 they return nothing (the message keeps
+ * its first error); before, each returned an errno. kite_fmsg(call) is
+ * that errno, or 0.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+#define kite_fmsg(call)		({ call; 0; })
+#else
+#define kite_fmsg(call)		(call)
+#endif
+
 #endif /* _LINUX_KITE_COMPAT_H */

@@ -30,6 +30,7 @@
 #define KITE_EQ_NAME_LEN		32
 
 struct kite_dev;
+struct devlink_health_reporter;
 
 /**
  * struct kite_eq - an event queue ring
@@ -115,12 +116,17 @@ struct kite_event_client {
  * @client: receiver of completions and CQ, QP, link and fatal events (RCU)
  * @aeq_ready: @aeq is set up and may be processed
  * @rdma_adev: the auxiliary device of the RDMA function, NULL when absent
- * @state_lock: serializes recovery (@recover_work) with remove
+ * @state_lock: serializes recovery (@recover_work, devlink's recover)
+ *		with remove and the devlink callbacks
  * @started: the function is up (kite_dev_start() done, not yet stopped)
  * @removing: remove has begun: no recovery starts any more
+ * @wedged: the device did not confirm a reset: it is never started again
  * @recoveries: number of recoveries from a fatal error that succeeded
  * @recovered_at: jiffies of the last of them
- * @recover_work: recovery from a fatal error, queued by the admin interrupt
+ * @last_fatal_code: KITE_FATAL_* code of the last fatal event
+ * @recover_work: reports a fatal error to @fw_fatal, queued by the admin
+ *		  interrupt
+ * @fw_fatal: devlink health reporter of fatal errors
  * @debugfs: the function's debugfs directory (kite/<PCI name>/), where the
  *	     auxiliary drivers add theirs; NULL or an error pointer without
  *	     debugfs, which debugfs_create_*() accept
@@ -146,9 +152,12 @@ struct kite_dev {
 	struct mutex state_lock; /* see above */
 	bool started;
 	bool removing;
+	bool wedged;
 	unsigned int recoveries;
 	unsigned long recovered_at;
+	u32 last_fatal_code;
 	struct work_struct recover_work;
+	struct devlink_health_reporter *fw_fatal;
 	struct dentry *debugfs;
 };
 

@@ -16,6 +16,10 @@
 #define KITE_AEQ_NUM			0	/* async EQ number */
 #define KITE_ADMIN_DEF_TIMEOUT_MS	2000
 #define KITE_AQ_LOG_DEPTH		5	/* wanted; capped by the device */
+/* A device that fails again this soon after a recovery stays down; also
+ * the devlink health reporter's grace period.
+ */
+#define KITE_RECOVER_MIN_INTERVAL_MS	10000U
 
 /**
  * enum kite_acq_result - what kite_acq_take() found
@@ -112,10 +116,19 @@ int kite_dev_start(struct kite_dev *kdev);
 int kite_dev_stop(struct kite_dev *kdev);
 
 /* kite_health.c */
+struct netlink_ext_ack;
 void kite_health_init(struct kite_dev *kdev);
-void kite_health_fatal(struct kite_dev *kdev);
+int kite_health_recover(struct kite_dev *kdev, bool automatic,
+			struct netlink_ext_ack *extack);
+void kite_health_fatal(struct kite_dev *kdev, u32 code);
 void kite_health_stop(struct kite_dev *kdev);
 void kite_health_sync(struct kite_dev *kdev);
+
+/* kite_devlink.c */
+struct kite_dev *kite_devlink_alloc(struct device *dev);
+void kite_devlink_free(struct kite_dev *kdev);
+int kite_devlink_register(struct kite_dev *kdev);
+void kite_devlink_unregister(struct kite_dev *kdev);
 
 /* kite_debugfs.c */
 void kite_debugfs_register(void);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Kite Ethernet port: ethtool (driver info, ring sizes, link settings and
- * the driver's and the device's counters).
+ * the driver's, the device's and the queue's counters).
  *
  * Copyright (c) 2026 The Kite authors
  */
@@ -52,8 +52,29 @@ static const struct kite_stat_desc kite_hw_stats_desc[] = {
 	KITE_HW_STAT(num_gid),
 };
 
+/* Per queue: the net_device has one TX and one RX queue, queue 0, each
+ * served by one ring (kite_eth.c), whose NAPI counters these are. They
+ * equal the totals above; they are named per queue as multi-queue
+ * drivers name theirs, "tx_queue_0_packets".
+ */
+#define KITE_QUEUE_STAT(n, f) { n, offsetof(struct kite_eth_stats, f) }
+
+static const struct kite_stat_desc kite_txq_stats[] = {
+	KITE_QUEUE_STAT("packets", tx_packets),
+	KITE_QUEUE_STAT("bytes", tx_bytes),
+	KITE_QUEUE_STAT("errors", tx_errors),
+};
+
+static const struct kite_stat_desc kite_rxq_stats[] = {
+	KITE_QUEUE_STAT("packets", rx_packets),
+	KITE_QUEUE_STAT("bytes", rx_bytes),
+	KITE_QUEUE_STAT("errors", rx_errors),
+	KITE_QUEUE_STAT("alloc_errors", rx_alloc_errors),
+};
+
 #define KITE_NUM_STATS (ARRAY_SIZE(kite_drv_stats) + \
-			ARRAY_SIZE(kite_hw_stats_desc) + 1)
+			ARRAY_SIZE(kite_hw_stats_desc) + 1 + \
+			ARRAY_SIZE(kite_txq_stats) + ARRAY_SIZE(kite_rxq_stats))
 
 static void kite_eth_get_drvinfo(struct net_device *nd,
 				 struct ethtool_drvinfo *info)
@@ -114,6 +135,10 @@ static void kite_eth_get_strings(struct net_device *nd, u32 sset, u8 *data)
 	ethtool_sprintf(&data, "tx_dropped");
 	for (i = 0; i < ARRAY_SIZE(kite_hw_stats_desc); i++)
 		ethtool_sprintf(&data, "%s", kite_hw_stats_desc[i].name);
+	for (i = 0; i < ARRAY_SIZE(kite_txq_stats); i++)
+		ethtool_sprintf(&data, "tx_queue_0_%s", kite_txq_stats[i].name);
+	for (i = 0; i < ARRAY_SIZE(kite_rxq_stats); i++)
+		ethtool_sprintf(&data, "rx_queue_0_%s", kite_rxq_stats[i].name);
 }
 
 static void kite_eth_get_ethtool_stats(struct net_device *nd,
@@ -132,6 +157,10 @@ static void kite_eth_get_ethtool_stats(struct net_device *nd,
 	kite_cmd_query_stats(&eth->kdev->admin, &hw);
 	for (i = 0; i < ARRAY_SIZE(kite_hw_stats_desc); i++)
 		*data++ = *(u64 *)((u8 *)&hw + kite_hw_stats_desc[i].offset);
+	for (i = 0; i < ARRAY_SIZE(kite_txq_stats); i++)
+		*data++ = *(u64 *)((u8 *)&s + kite_txq_stats[i].offset);
+	for (i = 0; i < ARRAY_SIZE(kite_rxq_stats); i++)
+		*data++ = *(u64 *)((u8 *)&s + kite_rxq_stats[i].offset);
 }
 
 const struct ethtool_ops kite_ethtool_ops = {

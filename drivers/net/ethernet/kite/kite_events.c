@@ -59,7 +59,7 @@ static void kite_dev_fatal(struct kite_dev *kdev, u32 code)
 	if (client)
 		client->ops->fatal(client);
 	rcu_read_unlock();
-	kite_health_fatal(kdev);
+	kite_health_fatal(kdev, code);
 }
 
 /* A CQ or QP event: the client knows the object, the core does not. */

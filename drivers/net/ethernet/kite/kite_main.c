@@ -9,7 +9,6 @@
 #include <linux/ethtool.h>
 #include <linux/iopoll.h>
 #include <linux/module.h>
-#include <linux/slab.h>
 
 #include "kite.h"
 
@@ -310,7 +309,7 @@ static int kite_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	struct kite_dev *kdev;
 	int err;
 
-	kdev = kzalloc(sizeof(*kdev), GFP_KERNEL);
+	kdev = kite_devlink_alloc(&pdev->dev);
 	if (!kdev)
 		return -ENOMEM;
 	kdev->pdev = pdev;
@@ -340,10 +339,18 @@ static int kite_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (err)
 		goto err_unmap;
 	kite_debugfs_add(kdev);
-	err = kite_dev_start(kdev);
+	/* Before the function starts: a fatal error from then on has a
+	 * registered instance to report to.
+	 */
+	err = kite_devlink_register(kdev);
 	if (err)
 		goto err_free_vectors;
+	err = kite_dev_start(kdev);
+	if (err)
+		goto err_devlink_unregister;
+	mutex_lock(&kdev->state_lock);
 	kdev->started = true;
+	mutex_unlock(&kdev->state_lock);
 
 	kite_fw_version_str(kdev, fw, sizeof(fw));
 	dev_info(&pdev->dev,
@@ -355,6 +362,10 @@ static int kite_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		 dev_name(&kdev->rdma_adev->adev.dev));
 	return 0;
 
+err_devlink_unregister:
+	/* A fatal event during the start may have queued a recovery. */
+	kite_health_stop(kdev);
+	kite_devlink_unregister(kdev);
 err_free_vectors:
 	kite_debugfs_del(kdev);
 	pci_free_irq_vectors(pdev);
@@ -367,7 +378,8 @@ err_disable_pci:
 	pci_disable_device(pdev);
 err_dealloc:
 	pci_set_drvdata(pdev, NULL);
-	kfree(kdev);
+	kite_health_sync(kdev);
+	kite_devlink_free(kdev);
 	return err;
 }
 
@@ -380,6 +392,10 @@ static void kite_remove(struct pci_dev *pdev)
 	struct kite_dev *kdev = pci_get_drvdata(pdev);
 
 	kite_health_stop(kdev);
+	/* No fatal error is reported any more; devlink commands in
+	 * progress end first (a recover finds removing set).
+	 */
+	kite_devlink_unregister(kdev);
 	/* A failed recovery left the function stopped. */
 	if (kdev->started) {
 		if (!pci_device_is_present(pdev)) {
@@ -396,7 +412,7 @@ static void kite_remove(struct pci_dev *pdev)
 				     BIT(KITE_BAR_DB));
 	pci_disable_device(pdev);
 	pci_set_drvdata(pdev, NULL);
-	kfree(kdev);
+	kite_devlink_free(kdev);
 }
 
 /* Reboot or kexec: stop the device so that it no longer writes to memory
