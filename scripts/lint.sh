@@ -25,9 +25,10 @@
 #
 # The kernel's checkpatch.pl (with spelling.txt and const_structs.checkpatch
 # beside it, which it reads) comes from Debian's linux-source-6.1 tarball:
-# the three files are extracted once per tarball into
-# ${KITE_CACHE:-/var/cache/kite}/lint/linux-<sha256[:12]>/ (or copied from
-# the KUnit tree of the same tarball when scripts/kunit.sh extracted it).
+# the three files are copied once per tarball into
+# ${KITE_CACHE:-/var/cache/kite}/lint/linux-<sha256[:12]>/ from the KUnit
+# tree of the same tarball, which scripts/kunit.sh extracts
+# (KITE_KUNIT_SYNC_ONLY=1) when it is not there yet.
 # QEMU's comes from the QEMU 7.2 tree scripts/build-qemu.sh unpacks, or
 # else from its source tarball in ${KITE_CACHE}/src.
 #
@@ -123,17 +124,21 @@ kernel_checkpatch() {
 		flock -w 600 8 || { echo "$LCACHE/.lock is held" >&2; return 1; }
 		if [ ! -f "$dir/checkpatch.pl" ]; then
 			rm -rf "$dir.tmp" && mkdir -p "$dir.tmp" || return 1
+			# Reading three files decompresses the whole tarball,
+			# which the KUnit suite extracts anyway: extract it
+			# once, for both.
 			kunit=$CACHE/kunit/linux-$key/scripts
-			if [ -f "$kunit/checkpatch.pl" ]; then
-				for f in "${CP_FILES[@]}"; do
-					cp "$kunit/$f" "$dir.tmp/" || return 1
-				done
-			else
-				echo "# lint: extracting checkpatch.pl from $TARBALL (once)"
-				nice -n 10 tar -xJf "$TARBALL" -C "$dir.tmp" \
-					--wildcards --no-anchored --strip-components=2 \
-					"${CP_FILES[@]/#/scripts/}" || return 1
+			if [ ! -f "$kunit/checkpatch.pl" ]; then
+				echo "# lint: extracting $TARBALL for lint and KUnit (once)"
+				KITE_KUNIT_SYNC_ONLY=1 KITE_LINUX_TARBALL=$TARBALL \
+					scripts/kunit.sh >"$LOGDIR/kunit-extract.log" 2>&1 || {
+					cat "$LOGDIR/kunit-extract.log" >&2
+					return 1
+				}
 			fi
+			for f in "${CP_FILES[@]}"; do
+				cp "$kunit/$f" "$dir.tmp/" || return 1
+			done
 			for f in "${CP_FILES[@]}"; do
 				[ -f "$dir.tmp/$f" ] || { echo "no $f in $TARBALL" >&2; return 1; }
 			done
