@@ -170,7 +170,7 @@ diag=$(words "$($DEVLINK health diagnose "pci/$pci" reporter fw_fatal 2>&1)")
 case $out in
 *" state healthy error 1 recover 1 "*)
 	case $diag in
-	*" state running "*" last_fatal_code 5 recoveries 1 "*) ok fatal-devlink-health ;;
+	*" state: running "*" last_fatal_code: 5 recoveries: 1 "*) ok fatal-devlink-health ;;
 	*) fail fatal-devlink-health "devlink health diagnose:$diag" ;;
 	esac ;;
 *) fail fatal-devlink-health "devlink health show:$out" ;;

@@ -175,6 +175,8 @@ dmesg_bad() {
 
 # words TEXT: TEXT on one line with single spaces, framed by spaces (to
 # match a sequence of words in output that devlink may break into lines).
+# In a case pattern two quoted parts cannot share a space: write
+# *" a b "*" d "* for "a b c d", not *" a b "*" c d "*.
 words() { echo " $(echo "$1" | tr -s ' \n\t' '   ') "; }
 
 # kite_irqs: /proc/interrupts lines that belong to kite.

@@ -564,12 +564,12 @@ echo "$info" | grep -q serial_number && bad="$bad serial_number without a DSN ca
 [ "$bus" = "$pci" ] && ok ethtool-bus-info || fail ethtool-bus-info "bus-info '$bus', PCI function $pci"
 out=$(words "$($DEVLINK health show "pci/$pci" reporter fw_fatal 2>&1)")
 case $out in
-*" reporter fw_fatal "*" state healthy error 0 recover 0 grace_period 10000 auto_recover true "*) ok devlink-health-show ;;
+*" reporter fw_fatal state healthy error 0 recover 0 grace_period 10000 auto_recover true "*) ok devlink-health-show ;;
 *) fail devlink-health-show "devlink health show:$out" ;;
 esac
 out=$(words "$($DEVLINK health diagnose "pci/$pci" reporter fw_fatal 2>&1)")
 case $out in
-*" state running "*" fatal_code 0 "*" recoveries 0 "*) ok devlink-health-diagnose ;;
+*" state: running "*" fatal_code: 0 last_fatal_code: 0 recoveries: 0 "*) ok devlink-health-diagnose ;;
 *) fail devlink-health-diagnose "devlink health diagnose:$out" ;;
 esac
 st=$($ETHTOOL -S "$NETDEV" 2>&1)
