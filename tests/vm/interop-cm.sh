@@ -31,7 +31,7 @@
 # module (no auto-loading here).
 CM_TOOLS="rping ucmatose udaddy ib_send_bw ib_write_bw ib_read_lat"
 CM_LINK_SECS=${CM_LINK_SECS:-60}
-CM_LINK_DOWN_SECS=${CM_LINK_DOWN_SECS:-10}	# twice Kite's retry budget
+CM_LINK_DOWN_SECS=${CM_LINK_DOWN_SECS:-20}
 if [ "$KITE_VM" = a ]; then n_cm=28; else n_cm=25; fi
 
 case $KITE_VM in

@@ -303,9 +303,7 @@ cm_suite() {
 # Then, once the port is ACTIVE again, a new connection must work.
 # Results: pair-link-off, pair-link-on, pair-linkdown-error,
 # pair-linkup-rping (4).
-# 10 s: twice the ~5 s the 8 ACK timeouts and the early retransmissions
-# before them take.
-LINK_DOWN_SECS=${LINK_DOWN_SECS:-10}
+LINK_DOWN_SECS=${LINK_DOWN_SECS:-20}
 LINK_END_SECS=${LINK_END_SECS:-60}
 # rping's words on how it ended (its pings are on the same lines).
 LD_PAT='cq completion failed status [0-9]+|[A-Z_]+ EVENT|rping [a-z]+ failed: -?[0-9]+'
