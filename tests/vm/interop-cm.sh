@@ -181,6 +181,11 @@ cm_linkdown() {
 	if [ "$KITE_VM" != a ]; then
 		timeout $((CM_LINK_DOWN_SECS + CM_LINK_SECS + 300)) rping -s -P -a $ME -p $port -V -S 1000 >/tmp/cm-ld.out 2>&1 &
 		pid=$!
+		# The client starts once the server listens (else ib_cm
+		# rejects its REQ: no listener).
+		wait_until 30 cm_srv_up $pid rping $port
+		if cm_listening rping $port; then rc=ready; else rc=not-listening; fi
+		peer_xchg "linkdown $rc" >/dev/null
 		rc=$(timeout $((CM_LINK_DOWN_SECS + CM_LINK_SECS + 280)) $NC -l 7199 2>/dev/null)
 		if [ "$rc" = "done" ] && kill -0 $pid 2>/dev/null; then ok cm-linkdown-$KIND-server; else
 			fail cm-linkdown-$KIND-server "word from a: '$rc'; server: $(kill -0 $pid 2>/dev/null && echo running || echo gone): $(tail -n 3 /tmp/cm-ld.out | tr '\n' ' ')"
@@ -190,6 +195,8 @@ cm_linkdown() {
 		echo "info: rxe persistent rping server: $(tail -n 3 /tmp/cm-ld.out | tr '\n' ' ')"
 		return
 	fi
+	rc=$(peer_xchg "linkdown go")
+	[ "$rc" = "linkdown ready" ] || echo "info: cm-link-off: the rxe server says '$rc', not 'linkdown ready'"
 	rping_connected cm-link-off $((CM_LINK_DOWN_SECS + CM_LINK_SECS + 120)) /tmp/cm-ld.out -a $PEER -p $port -V -S 1000
 	pid=$RPING_PID
 	off=no

@@ -307,6 +307,14 @@ LINK_DOWN_SECS=${LINK_DOWN_SECS:-20}
 LINK_END_SECS=${LINK_END_SECS:-60}
 # rping's words on how it ended (its pings are on the same lines).
 LD_PAT='cq completion failed status [0-9]+|[A-Z_]+ EVENT|rping [a-z]+ failed: -?[0-9]+'
+# peer_listening TOOL PORT: TOOL listens on rdma_cm PORT on $PEER.
+peer_listening() {
+	case $(agent_call $PEER 10 "SH - $(cm_listen_sh "$1" "$2")") in
+	"RC 0"*) return 0 ;;
+	esac
+	return 1
+}
+
 pair_linkdown() {
 	local port=7290 pid crc src ans i
 	if [ "$RDMA_KIND" != kite ]; then
@@ -316,6 +324,10 @@ pair_linkdown() {
 		return
 	fi
 	ans=$(agent_call $PEER 30 "SH - rm -f /tmp/srv.$port /tmp/srv.$port.rc; (timeout $((LINK_DOWN_SECS + LINK_END_SECS + 200)) rping -s -v -a $PEER -p $port -V -S 1000 >/tmp/srv.$port 2>&1 & echo \$! >/tmp/srv.$port.pid; wait \$!; echo \$? >/tmp/srv.$port.rc) </dev/null >/dev/null 2>&1 &")
+	# The client starts once b's server listens (else ib_cm rejects its
+	# REQ: no listener).
+	wait_until 30 peer_listening rping $port ||
+		echo "info: pair-link-off: b's rping server does not listen on $port"
 	rping_connected pair-link-off $((LINK_DOWN_SECS + LINK_END_SECS + 120)) /tmp/ld.out -a $PEER -p $port -V -S 1000
 	pid=$RPING_PID
 	if kill -0 $pid 2>/dev/null && rping_rts && host_call link off; then ok pair-link-off; else
