@@ -203,6 +203,70 @@ static void test_rnr_then_recv(void **st)
     fx_free(f);
 }
 
+/* Drops the next frame A sends after arm is set, and only that one. */
+struct tail_drop {
+    bool arm, clear;
+};
+
+static void tail_drop_tap(Sim *s, int src, const uint8_t *f, size_t len,
+                          void *arg)
+{
+    struct tail_drop *td = arg;
+
+    (void)f;
+    (void)len;
+    if (td->clear) {
+        s->drop_all = false;
+        td->clear = false;
+    }
+    if (src == 0 && td->arm) {
+        s->drop_all = true;
+        td->arm = false;
+        td->clear = true;
+    }
+}
+
+/*
+ * A lost last packet leaves the responder nothing to NAK: once the QP
+ * has timed an ACK round trip it goes back early, well before its local
+ * ACK timeout (16.8 ms at timeout 12), and uses no retry.
+ */
+static void test_tail_loss_early_retransmit(void **st)
+{
+    struct tail_drop td = { 0 };
+    const struct kite_roce_counters *ca;
+    SimConnParams p;
+    uint64_t t0;
+    SimWr w;
+    Fx *f;
+
+    (void)st;
+    sim_default_params(&p);
+    f = fx_new(&p, KITE_QPT_RC, false);
+    ca = kite_roce_qp_counters(sim_qp(f->a, f->aqp)->qp);
+    f->s.tap = tail_drop_tap;
+    f->s.tap_arg = &td;
+    fx_recv(f->b, f->bqp, 0x100000, 8192, f->bkey);
+    fx_recv(f->b, f->bqp, 0x102000, 8192, f->bkey);
+    w = fx_wr(KITE_WQE_SEND, 0);
+    fx_sge(&w, 0, 100, f->akey);
+    sim_post_send(f->a, f->aqp, &w);
+    fx_run(f);
+    fx_expect_cqe(f->a, f->a_scq, f->aqp, 0, KITE_CQE_SEND, 0, 100);
+
+    td.arm = true;
+    t0 = f->s.now;
+    sim_post_send(f->a, f->aqp, &w);
+    fx_run(f);
+    fx_expect_cqe(f->a, f->a_scq, f->aqp, 1, KITE_CQE_SEND, 0, 100);
+    assert_int_equal(f->s.dropped, 1);
+    assert_int_equal(ca->early_retransmits, 1);
+    assert_int_equal(ca->timeouts, 0);
+    assert_true(ca->retransmits >= 1);
+    assert_true(f->s.now - t0 < (4096ull << p.timeout));
+    fx_free(f);
+}
+
 static void test_peer_gone(void **st)
 {
     SimConnParams p;
@@ -555,6 +619,7 @@ int main(void)
         cmocka_unit_test(test_rnr_retry_zero),
         cmocka_unit_test(test_rnr_then_recv),
         cmocka_unit_test(test_peer_gone),
+        cmocka_unit_test(test_tail_loss_early_retransmit),
         cmocka_unit_test(test_flush_in_order),
         cmocka_unit_test(test_sqd),
         cmocka_unit_test(test_doorbell_overflow),
