@@ -42,7 +42,7 @@ SUITES ?=
 # T: a test selection handed to each suite (scripts/check.sh --test).
 T ?=
 
-.PHONY: all deps module qemu rdma-core perftest initramfs capture packages install uninstall check demo bench bench-engine fuzz clean
+.PHONY: all deps module qemu qemu-fuzz rdma-core perftest initramfs capture packages install uninstall check demo bench bench-engine fuzz clean
 
 all: deps module qemu rdma-core perftest initramfs capture
 
@@ -56,6 +56,12 @@ module: | deps
 
 qemu: | deps
 	@bash scripts/build-qemu.sh
+
+# QEMU with ASan, UBSan and libFuzzer, under out/qemu-fuzz/: generic-fuzz of
+# the device (qemu-fuzz-x86_64) and the qtest suite's sanitizer pass
+# (qemu-system-x86_64). Not part of `all`; see scripts/check.sh.
+qemu-fuzz: | deps
+	@KITE_QEMU_FLAVOR=fuzz bash scripts/build-qemu.sh
 
 rdma-core: | deps
 	@bash scripts/build-rdma-core.sh
@@ -99,7 +105,7 @@ bench-engine:
 	@$(MAKE) --no-print-directory -C bench/engine run
 
 # Host only: clang with libFuzzer, no guest, QEMU or VM lock.
-fuzz: | deps
+fuzz: qemu-fuzz
 	@$(MAKE) --no-print-directory -C tests/fuzz fuzz $(if $(FUZZ_SECS),FUZZ_SECS=$(FUZZ_SECS))
 
 clean:

@@ -13,6 +13,14 @@
 #                           (this script, qemu/* including qemu/roce/*,
 #                           patches/qemu/*, kite_hw.h, source version)
 #
+# KITE_QEMU_FLAVOR=fuzz builds instead, in <tree>/build-fuzz with clang,
+# QEMU's libFuzzer binary (qemu-fuzz-x86_64, whose generic-fuzz target
+# drives the kite device as a guest would) and a qemu-system-x86_64 under
+# ASan and UBSan (the qtest suite's sanitizer run), both into out/qemu-fuzz/
+# and cached under their own hash. KITE_QEMU_CACHED_ONLY=1 only installs a
+# cached build of the current inputs; without one it removes what out/ holds
+# of that flavour (never a binary of older sources) and exits 0.
+#
 # patches/qemu/*.patch (in name order) change QEMU itself where Kite's links
 # need it (the socket netdev both Kite and virtio-net guests use); every file
 # they touch is rebuilt from its pristine copy under <tree>/.kite-orig/.
@@ -25,7 +33,6 @@ CACHE=${KITE_CACHE:-/var/cache/kite}
 SRC_DIR=$CACHE/src
 QCACHE=$CACHE/qemu
 OUT=$REPO/out
-LOG=$OUT/qemu-build.log
 # Where the binary goes: out/ unless KITE_QEMU_DEST names another path (to
 # try a build before installing it for everyone).
 DEST=${KITE_QEMU_DEST:-$OUT/qemu-system-x86_64}
@@ -44,6 +51,24 @@ CONFIGURE_ARGS=(
 	--disable-install-blobs
 	--enable-tcg
 )
+FLAVOR=${KITE_QEMU_FLAVOR:-}
+case $FLAVOR in
+"")
+	BUILD_NAME=build
+	BINS=(qemu-system-x86_64)
+	LOG=$OUT/qemu-build.log
+	;;
+fuzz)
+	CONFIGURE_ARGS+=(--cc=clang --cxx=clang++ --enable-fuzzing --enable-sanitizers)
+	BUILD_NAME="build-fuzz"
+	BINS=(qemu-system-x86_64 qemu-fuzz-x86_64)
+	LOG=$OUT/qemu-fuzz-build.log
+	;;
+*)
+	echo "build-qemu: unknown KITE_QEMU_FLAVOR '$FLAVOR'" >&2
+	exit 2
+	;;
+esac
 
 mkdir -p "$OUT" "$SRC_DIR" "$QCACHE/bin"
 # shellcheck source=scripts/lib/install.sh
@@ -63,6 +88,7 @@ find_dsc() {
 input_hash() {
 	{
 		echo "version $version"
+		echo "flavor $FLAVOR"
 		sha256sum "$REPO/scripts/build-qemu.sh" | cut -d' ' -f1
 		sha256sum "$REPO/include/kite/kite_hw.h" | cut -d' ' -f1
 		(cd "$REPO/patches/qemu" && find . -type f -name '*.patch' -print0 |
@@ -72,12 +98,27 @@ input_hash() {
 	} | sha256sum | cut -c1-16
 }
 
+# dest_of BIN: where BIN is installed.
+dest_of() {
+	if [ -z "$FLAVOR" ]; then
+		echo "$DEST"
+	else
+		echo "$OUT/qemu-$FLAVOR/$1"
+	fi
+}
+
+# install_out: every binary of $cached (a directory) into place.
 install_out() {
-	# Renamed into place (install_atomic): a running QEMU keeps its old inode.
-	mkdir -p "$(dirname "$DEST")"
-	cmp -s "$cached" "$DEST" ||
-		install_atomic "$cached" "$DEST" ||
-		fail "cannot install $DEST"
+	local b d
+	for b in "${BINS[@]}"; do
+		d=$(dest_of "$b")
+		mkdir -p "$(dirname "$d")"
+		# Renamed into place (install_atomic): a running QEMU keeps its
+		# old inode.
+		cmp -s "$cached/$b" "$d" ||
+			install_atomic "$cached/$b" "$d" ||
+			fail "cannot install $d"
+	done
 }
 
 # cache_hit: the binary for the current inputs is cached; install it.
@@ -85,8 +126,11 @@ cache_hit() {
 	version=$(basename "$dsc" .dsc)
 	version=${version#qemu_}
 	hash=$(input_hash)
-	cached=$QCACHE/bin/$hash/qemu-system-x86_64
-	[ -x "$cached" ] || return 1
+	cached=$QCACHE/bin/$hash
+	local b
+	for b in "${BINS[@]}"; do
+		[ -x "$cached/$b" ] || return 1
+	done
 	touch "$QCACHE/bin/$hash"
 	install_out
 }
@@ -94,6 +138,13 @@ cache_hit() {
 # A warm run needs no lock: cached binaries are only ever renamed into place.
 dsc=$(find_dsc)
 if [ -n "$dsc" ] && cache_hit; then
+	exit 0
+fi
+if [ "${KITE_QEMU_CACHED_ONLY:-0}" = 1 ]; then
+	for b in "${BINS[@]}"; do
+		rm -f "$(dest_of "$b")"
+	done
+	echo "build-qemu: no cached ${FLAVOR:-default} build of these sources"
 	exit 0
 fi
 
@@ -206,7 +257,7 @@ copy_if_changed "$REPO/qemu/kite-devices.mak" \
 	"$tree/configs/devices/x86_64-softmmu/$DEVICES.mak"
 
 # ---- 4. configure (again only when the options changed) ------------------
-build=$tree/build
+build=$tree/$BUILD_NAME
 cfg_stamp=$(printf '%s\n' "${CONFIGURE_ARGS[@]}" | sha256sum | cut -c1-16)
 if [ ! -f "$build/build.ninja" ] ||
    [ "$(cat "$build/.kite-configured" 2>/dev/null)" != "$cfg_stamp" ]; then
@@ -218,19 +269,21 @@ if [ ! -f "$build/build.ninja" ] ||
 fi
 
 # ---- 5. build ----------------------------------------------------------------
-nice -n 10 ninja -C "$build" -j2 qemu-system-x86_64 >> "$LOG" 2>&1 ||
+nice -n 10 ninja -C "$build" -j2 "${BINS[@]}" >> "$LOG" 2>&1 ||
 	fail "ninja failed"
 
 # ---- 6. store and install ------------------------------------------------
 # The hash is recomputed: a binary built while inputs were being edited is
 # installed but not stored under a key that claims it was built from them.
 if [ "$(input_hash)" != "$hash" ]; then
-	cached=$build/qemu-system-x86_64
+	cached=$build
 	install_out
 	exit 0
 fi
-mkdir -p "$QCACHE/bin/$hash"
-install_atomic "$build/qemu-system-x86_64" "$cached" || fail "cannot store $cached"
+mkdir -p "$cached"
+for b in "${BINS[@]}"; do
+	install_atomic "$build/$b" "$cached/$b" || fail "cannot store $cached/$b"
+done
 install_out
 # Keep the most recently used binaries only (about 40 MB each).
 find "$QCACHE/bin" -mindepth 1 -maxdepth 1 -type d -printf '%T@ %p\n' |
