@@ -9,6 +9,7 @@ MMIO and guest RAM through readl/writel/b64read/b64write) and QMP.
 import base64
 import json
 import os
+import re
 import select
 import signal
 import socket
@@ -45,6 +46,11 @@ def die_with_parent():
         libc.prctl(1, signal.SIGKILL, 0, 0, 0)
     except Exception:
         pass
+
+
+# How a sanitizer build of QEMU reports an error on stderr.
+SANITIZER_REPORT = re.compile(r"ERROR: (Address|Leak)Sanitizer|"
+                              r"runtime error:|SUMMARY: \w+Sanitizer")
 
 
 class Qemu:
@@ -186,6 +192,16 @@ class Qemu:
                 self.proc.kill()
                 self.proc.wait(5)
         self.log.close()
+
+    def sanitizer_reports(self):
+        """The lines of QEMU's stderr in which ASan, LSan or UBSan reported
+        an error (read after close(): LSan reports at exit)."""
+        try:
+            text = open(self.log_path + ".stderr", errors="replace").read()
+        except OSError:
+            return []
+        return [line for line in text.splitlines()
+                if SANITIZER_REPORT.search(line)]
 
     def guest_errors(self):
         try:

@@ -5,7 +5,10 @@
 # out/qemu-system-x86_64 through the qtest protocol. Does not build QEMU
 # (`make qemu` / `make check` do): a missing binary is one failure. Last line
 # of stdout: "qtest: N passed, N failed". KITE_INCLUDE=DIR reads the ABI
-# from DIR/kite/kite_hw.h (a scratch copy of include/) instead.
+# from DIR/kite/kite_hw.h (a scratch copy of include/) instead. Every test
+# runs a second time on the ASan and UBSan build of QEMU
+# (out/qemu-fuzz/qemu-system-x86_64, `make qemu-fuzz`; KITE_QEMU_ASAN=PATH
+# another, empty: none), results asan/NAME; one skip when it is not built.
 #   tests/qtest/run.sh [-t GLOB] [-k SUBSTRING] [-v]   (see kite_qtest.py)
 set -euo pipefail
 
@@ -32,4 +35,5 @@ fi
 
 # Bounded: the whole suite normally takes well under a minute.
 exec timeout -k 10 300 python3 "$REPO/tests/qtest/kite_qtest.py" \
-	--qemu "$QEMU" "$@"
+	--qemu "$QEMU" \
+	--qemu-asan "${KITE_QEMU_ASAN-$REPO/out/qemu-fuzz/qemu-system-x86_64}" "$@"
