@@ -7,6 +7,10 @@
 #   result "fuzz/NAME"; then the host tests (tests/host) built a second time
 #   with clang, ASan and UBSan (-fno-sanitize-recover), their results as
 #   "asan/PROGRAM/CASE". Last line: "fuzz: N passed, N failed[, N skipped]".
+#   The target "device" is QEMU's own generic-fuzz (qemu-fuzz-x86_64 of
+#   `make qemu-fuzz`, KITE_QEMU_FUZZ=PATH another) driving two kite devices
+#   on one hub as a guest would: registers, doorbells, PCI config, DMA and
+#   virtual time; one skip when that binary is not built.
 #   PATTERN selects as the host suite's does (fuzz/NAME, asan/PROG/CASE or
 #   a host test pattern for the sanitizer build only).
 # run.sh fuzz TARGET...: run each target FUZZ_SECS seconds (default 600)
@@ -17,6 +21,22 @@
 #   cov_NAME builds). FUZZ_JOBS=2 runs two targets at once.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
+QFUZZ=${KITE_QEMU_FUZZ:-$here/../../out/qemu-fuzz/qemu-fuzz-x86_64}
+# generic-fuzz's machine: two devices on one hub, so that what one sends
+# the other receives; the fuzzer drives every MemoryRegion of both.
+export QEMU_FUZZ_ARGS="-M q35 -nodefaults -L /usr/share/seabios \
+-L /usr/share/qemu -netdev hubport,id=h0,hubid=0 -netdev hubport,id=h1,hubid=0 \
+-device kite,netdev=h0 -device kite,netdev=h1"
+export QEMU_FUZZ_OBJECTS=kite
+
+# target_cmd NAME: the fuzzer binary of target NAME and its arguments.
+target_cmd() {
+	if [ "$1" = device ]; then
+		echo "$QFUZZ --fuzz-target=generic-fuzz"
+	else
+		echo "$O/fuzz_$1"
+	fi
+}
 # shellcheck source=scripts/lib/results.sh
 . "$here/../../scripts/lib/results.sh"
 O=${O:-$here/../../out/fuzz}
@@ -40,8 +60,13 @@ check() {
 		results_match "${pattern%%/*}" fuzz || continue
 		[[ $pattern == */* ]] && ! results_match "${pattern#*/}" "$t" && continue
 		n=$(find "$here/corpus/$t" -type f | wc -l)
+		if [ "$t" = device ] && [ ! -x "$QFUZZ" ]; then
+			echo "skip fuzz/$t: no $QFUZZ (make qemu-fuzz; make check builds it with KITE_CHECK_SANITIZERS=1)" | tee -a "$res"
+			continue
+		fi
 		# -runs=0: execute the corpus and stop; one process for all.
-		timeout 600 "$O/fuzz_$t" -runs=0 -timeout=20 -rss_limit_mb=2048 \
+		# shellcheck disable=SC2046 # the command and its arguments
+		timeout 600 $(target_cmd "$t") -runs=0 -timeout=20 -rss_limit_mb=2048 \
 			"$here/corpus/$t" >"$out" 2>&1
 		rc=$?
 		cov=$(sed -n 's/.*INITED \(cov: [0-9]* ft: [0-9]*\).*/\1/p' "$out" | tail -1)
@@ -81,11 +106,16 @@ fuzz() {
 	local secs=${FUZZ_SECS:-600} jobs=${FUZZ_JOBS:-1} t pids=() crashes=0
 	mkdir -p "$O/corpus" "$O/logs"
 	for t in "$@"; do
+		if [ "$t" = device ] && [ ! -x "$QFUZZ" ]; then
+			echo "fuzz: no $QFUZZ; run make qemu-fuzz" >&2
+			return 1
+		fi
 		mkdir -p "$O/corpus/$t"
 		# New inputs go to the first directory, the seeds are read too.
 		# -max_len: the seeds are short; the records of a long input
 		# are what reaches deep states.
-		nice -n 10 "$O/fuzz_$t" -max_total_time="$secs" -timeout=20 \
+		# shellcheck disable=SC2046 # the command and its arguments
+		nice -n 10 $(target_cmd "$t") -max_total_time="$secs" -timeout=20 \
 			-max_len=4096 -rss_limit_mb=2048 -print_final_stats=1 \
 			-artifact_prefix="$O/crash-$t-" \
 			"$O/corpus/$t" "$here/corpus/$t" >"$O/logs/$t.log" 2>&1 &
@@ -108,8 +138,14 @@ fuzz() {
 		echo "$t: ${execs:-?} executions, ${rate:-?} exec/s, ${cov:-cov: ?}, ${ft:-ft: ?}, $n crash(es)"
 		grep -m3 -E 'ERROR: (AddressSanitizer|libFuzzer)|runtime error|fuzz_world:' "$log" | sed 's/^/    /'
 	done
-	# Line coverage: replay everything found through the cov_ builds.
-	local profs=()
+	# Line coverage: replay everything found through the cov_ builds (the
+	# engine's targets; QEMU's build has libFuzzer's counters only).
+	local profs=() engine=()
+	for t in "$@"; do
+		[ "$t" = device ] || engine+=("$t")
+	done
+	[ "${#engine[@]}" -gt 0 ] || { echo "fuzz: $crashes crash(es)"; [ "$crashes" -eq 0 ]; return; }
+	set -- "${engine[@]}"
 	for t in "$@"; do
 		LLVM_PROFILE_FILE="$O/cov-$t.profraw" "$O/cov_$t" -runs=0 \
 			"$O/corpus/$t" "$here/corpus/$t" >"$O/logs/cov-$t.log" 2>&1
