@@ -285,7 +285,8 @@ for b in "${BINS[@]}"; do
 	install_atomic "$build/$b" "$cached/$b" || fail "cannot store $cached/$b"
 done
 install_out
-# Keep the most recently used binaries only (about 40 MB each).
+# Keep the most recently used builds only (about 40 MB each; a fuzz build's
+# two binaries about 180 MB).
 find "$QCACHE/bin" -mindepth 1 -maxdepth 1 -type d -printf '%T@ %p\n' |
 	sort -rn | tail -n +$((KEEP_BINARIES + 1)) | cut -d' ' -f2- |
 	xargs -r rm -rf

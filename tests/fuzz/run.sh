@@ -105,11 +105,11 @@ check() {
 fuzz() {
 	local secs=${FUZZ_SECS:-600} jobs=${FUZZ_JOBS:-1} t pids=() crashes=0
 	mkdir -p "$O/corpus" "$O/logs"
+	# Before any target starts: none is left running on a failure.
+	case " $* " in *" device "*)
+		[ -x "$QFUZZ" ] || { echo "fuzz: no $QFUZZ; run make qemu-fuzz" >&2; return 1; } ;;
+	esac
 	for t in "$@"; do
-		if [ "$t" = device ] && [ ! -x "$QFUZZ" ]; then
-			echo "fuzz: no $QFUZZ; run make qemu-fuzz" >&2
-			return 1
-		fi
 		mkdir -p "$O/corpus/$t"
 		# New inputs go to the first directory, the seeds are read too.
 		# -max_len: the seeds are short; the records of a long input
