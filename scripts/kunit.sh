@@ -210,7 +210,9 @@ fi
 # beside it as build-<key> and swapped in by renaming. A key seen for the
 # first time starts from a copy of the most recent build of the same source:
 # kbuild then recompiles only what the configuration change touches.
-buildkey=$( { cat "$KUNITCONFIG"; echo "source=$srckey"; } | sha256sum | cut -c1-12)
+QEMU_CONFIG=$REPO/kunit/qemu_x86_64.py
+buildkey=$( { cat "$KUNITCONFIG" "$QEMU_CONFIG"; echo "source=$srckey"; } |
+	    sha256sum | cut -c1-12)
 BUILD=$CACHE/build
 cur=$(cat "$BUILD/.kite-key" 2>/dev/null || true)
 if [ -d "$BUILD" ] && [ "$cur" != "$buildkey" ]; then
@@ -259,19 +261,39 @@ if [ ! -x "$REPO/out/qemu-system-x86_64" ]; then
 	die "out/qemu-system-x86_64 not found (scripts/build-qemu.sh builds it)"
 fi
 
-rm -f "$JSON"
+# A kernel with kmemleak boots our machine (kunit/qemu_x86_64.py), which
+# runs the leak check's /init from an initramfs after the suites instead of
+# stopping: kunit/leakcheck-init.c, built here (static, so the initramfs
+# holds one file).
+qemu_config=()
+qemu_args=$QEMU_ARGS
+if grep -q '^CONFIG_DEBUG_KMEMLEAK=y' "$KUNITCONFIG"; then
+	lc=$REPO/out/kunit/leakcheck
+	rm -rf "$lc"
+	mkdir -p "$lc/root"
+	gcc -static -O2 -Wall -Wextra -Werror -o "$lc/root/init" \
+		"$REPO/kunit/leakcheck-init.c" ||
+		die "could not build kunit/leakcheck-init.c"
+	(cd "$lc/root" && echo init | cpio -o -H newc --quiet -R 0:0) \
+		> "$lc/initramfs.cpio" || die "could not pack the leak check's initramfs"
+	qemu_config=(--qemu_config="$QEMU_CONFIG")
+	qemu_args="$qemu_args -initrd $lc/initramfs.cpio"
+fi
+
+rm -f "$JSON" "$CONSOLE"
 start=$(date +%s)
 set +e
 (
 	cd "$SRC"
 	nice -n 10 python3 tools/testing/kunit/kunit.py run \
 		--arch=x86_64 \
+		"${qemu_config[@]}" \
 		--kunitconfig="$KUNITCONFIG" \
 		--build_dir="$BUILD" \
 		--jobs="$JOBS" \
 		--timeout="$TIMEOUT" \
 		--json="$JSON" \
-		--qemu_args "$QEMU_ARGS" \
+		--qemu_args "$qemu_args" \
 		"$@"
 ) > "$LOG" 2>&1 < /dev/null
 rc=$?
@@ -334,6 +356,11 @@ if [ $# -eq 0 ] && [ -n "$dirs" ] && [ -f "$BUILD/.config" ]; then
 			grep -E ': (warning|error):' "$SPARSE_LOG" | head -n 20 | sed 's/^/    /'
 		} > "$EXTRA"
 	fi
+fi
+
+# --- 7. the debug kernel's checkers and the leak check ---------------------
+if [ ${#qemu_config[@]} -gt 0 ]; then
+	python3 "$REPO/kunit/debug-reports.py" "$CONSOLE" "$BUILD/.config" >> "$EXTRA"
 fi
 
 # The device is attached, so a device suite must not skip all its cases.
