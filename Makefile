@@ -42,7 +42,7 @@ SUITES ?=
 # T: a test selection handed to each suite (scripts/check.sh --test).
 T ?=
 
-.PHONY: all deps module qemu qemu-fuzz rdma-core perftest initramfs capture packages install uninstall check demo bench bench-engine fuzz clean
+.PHONY: all deps module qemu qemu-fuzz rdma-core perftest initramfs capture packages install uninstall check demo bench bench-engine fuzz soak clean
 
 all: deps module qemu rdma-core perftest initramfs capture
 
@@ -103,6 +103,11 @@ bench: all
 # Host only: needs no guest, QEMU or VM lock.
 bench-engine:
 	@$(MAKE) --no-print-directory -C bench/engine run
+
+# An hour (KITE_SOAK_SECS) of verified mixed traffic under loss and link
+# flaps, Kite<->Kite and Kite<->rxe (tests/vm/soak.sh); not in make check.
+soak: all
+	@bash tests/vm/run.sh soak
 
 # Host only: clang with libFuzzer, no guest, QEMU or VM lock.
 fuzz: qemu-fuzz

@@ -10,13 +10,13 @@
 set -u
 vm() { "$KITE_VMCTL" "$@"; }
 
-# hook_qom GUEST PROP VALUE: qom-set the kite device's PROP on GUEST and
-# read it back.
+# hook_qom GUEST PROP VALUE [ID]: qom-set PROP of GUEST's kite device
+# (kite0, or ID) and read it back.
 hook_qom() {
-	local out got
-	out=$(vm hmp "$1" "qom-set /machine/peripheral/kite0 $2 $3" 2>&1)
-	got=$(vm hmp "$1" "qom-get /machine/peripheral/kite0 $2" 2>&1 | tr -d '\r')
-	[ "$got" = "$3" ] && { echo "$1: $2=$got"; return 0; }
+	local out got id=${4:-kite0}
+	out=$(vm hmp "$1" "qom-set /machine/peripheral/$id $2 $3" 2>&1)
+	got=$(vm hmp "$1" "qom-get /machine/peripheral/$id $2" 2>&1 | tr -d '\r')
+	[ "$got" = "$3" ] && { echo "$1${4:+ $4}: $2=$got"; return 0; }
 	echo "$1: qom-set $2 $3 said '$(echo $out | cut -c1-100)', reads '$(echo $got | cut -c1-100)'"
 	return 1
 }

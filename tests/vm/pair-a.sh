@@ -18,6 +18,8 @@ PAIR_RDMA_A_N=0
 if [ "${PAIR_RDMA:-0}" = 1 ]; then
 	. /kite/rdma-lib.sh
 	. /kite/pair-rdma.sh
+	. /kite/soak.sh
+	PAIR_RDMA_A_N=$((PAIR_RDMA_A_N + SOAK_A_N))
 fi
 plan $((160 + PAIR_RDMA_A_N))
 

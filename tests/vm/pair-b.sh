@@ -6,6 +6,7 @@ PAIR_RDMA_B_N=0
 if [ "${PAIR_RDMA:-0}" = 1 ]; then
 	. /kite/rdma-lib.sh
 	. /kite/pair-rdma.sh
+	. /kite/soak.sh
 fi
 plan $((6 + PAIR_RDMA_B_N))
 

@@ -57,6 +57,8 @@ pair_rdma_a() {
 	modprobe rdma_ucm
 	pr_link kk $PR_KK_A $PR_KK_B 18800
 	pr_link kr $PR_KR_A $PR_KR_B 18810
+	# The soak (soak.sh), when SOAK_SECS is set.
+	[ "$SOAK_SECS" -gt 0 ] && soak_a
 	ans=$(agent_call $PR_KK_B 30 "SH - touch /tmp/agent.quit")
 	case $ans in "RC 0"*) ok peer-quit ;; *) fail peer-quit "b's agent: ${ans:-no answer}" ;; esac
 }
@@ -68,7 +70,7 @@ pair_rdma_b() {
 	pr_up kr-up kite $PR_KR_B "${KITE_MAC_kite1:-}" kr
 	modprobe rdma_ucm
 	agent_start
-	if wait_until 900 test -f /tmp/agent.quit; then ok served; else
+	if wait_until $((900 + SOAK_SECS)) test -f /tmp/agent.quit; then ok served; else
 		fail served "guest a never said it was done"
 	fi
 	agent_stop

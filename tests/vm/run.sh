@@ -35,7 +35,14 @@
 #   pair-6.12  the pair group in guests of the 6.12 kernel line (their own
 #          kernel, modules and build of kite.ko and kite_ib.ko), then
 #          Kite<->Kite and Kite<->rxe (6.12's rdma_rxe): ibv_rc_pingpong -c,
-#          ib_send_bw, ib_write_bw, ib_read_bw, rping -V (pair-rdma.sh)
+#          ib_send_bw, ib_write_bw, ib_read_bw, rping -V (pair-rdma.sh),
+#          then a short soak on both links (soak.sh; KITE_SOAK_SHORT_SECS,
+#          default 90)
+#   soak   (not by default; make soak) the same in guests of the default
+#          line with the soak lasting KITE_SOAK_SECS (default 3600): mixed
+#          verified traffic Kite<->Kite and Kite<->rxe under 1% loss,
+#          duplication and reordering, link flaps, QPs created and
+#          destroyed throughout, QEMU RSS and guest slab judged
 #
 #   tests/vm/run.sh [GROUP...]      (default: pair pair-6.12 fault rdma
 #                                   interop storage)
@@ -91,10 +98,27 @@ on_line() {
 # a virtio-net NIC of a (rxe0) and a second Kite NIC of b.
 group_pair-6.12() {
 	on_line 6.12 pair
-	secs=$((secs + 360))
+	soak_parts "${KITE_SOAK_SHORT_SECS:-90}"
+}
+
+# soak_parts SECS: the pair group's RDMA part (pair-rdma.sh) and a soak of
+# SECS seconds (soak.sh) on two links: n0 joins the Kite NICs of a and b,
+# the --xlink a virtio-net NIC of a (rxe) and a second Kite NIC of b. The
+# hook serves the soak's requests once the pair's link checks are done.
+soak_parts() {
+	secs=$((secs + 360 + $1 + 300))
 	# shellcheck disable=SC2054 # "a=...,b=..." is one argument
 	cmd+=(--timeout "$secs" --include "$t/rdma-lib.sh" --include "$t/pair-rdma.sh"
-		--xlink a=virtio-net-pci,b=kite --env PAIR_RDMA=1)
+		--include "$t/soak.sh" --xlink a=virtio-net-pci,b=kite --env PAIR_RDMA=1
+		--env "SOAK_SECS=$1" --hook "bash $top/$t/pair.hook serve")
+}
+
+# (not by default; make soak) the pair group, then its RDMA part and the
+# soak for KITE_SOAK_SECS (default 3600) in guests of the default line.
+group_soak() {
+	group_pair
+	cmd+=(--test soak)
+	soak_parts "${KITE_SOAK_SECS:-3600}"
 }
 
 group_fault() {
