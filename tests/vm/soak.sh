@@ -53,12 +53,28 @@ soak_peer() { case $1 in kk) echo $PR_KK_B ;; kr) echo $PR_KR_B ;; esac; }
 soak_cnt() { cat /sys/class/infiniband/$1/ports/1/hw_counters/$2 2>/dev/null || echo 0; }
 soak_slab() { awk '/^Slab:/ { print $2 }' /proc/meminfo; }
 
+# What b's kite1 sends to a's rxe (the kr requester) is dropped, and on
+# 6.1 also duplicated and reordered. From 6.12 on (seen there, not on 6.1)
+# rxe's completer takes a stale ACK that arrives while a READ's responses
+# are partly in for the end of that response (check_psn hands an
+# ACKNOWLEDGE older than comp.psn to check_ack after a FIRST or MIDDLE;
+# the ACK's END bit resets comp.opcode): the next READ_RESPONSE_MIDDLE
+# fails the sequence check with the WQE's status still success, which
+# WARNs in rxe_completer and completes the READ successfully with only
+# its first packets placed. Duplicates and reordering make such stale ACKs.
+case $(uname -r) in
+6.1.*) SOAK_KR_REORDER=1 ;;
+*) SOAK_KR_REORDER=0 ;;
+esac
+
 # soak_faults PPM: the fault rates of every Kite NIC on the two links.
 soak_faults() {
-	local p
+	local p kr
 	for p in x-wire-drop-ppm x-wire-dup-ppm x-wire-reorder-ppm; do
+		kr=$1
+		[ $p = x-wire-drop-ppm ] || [ $SOAK_KR_REORDER -eq 1 ] || kr=0
 		host_call qom a kite0 $p $1 && host_call qom b kite0 $p $1 &&
-			host_call qom b kite1 $p $1 || return 1
+			host_call qom b kite1 $p $kr || return 1
 	done
 	host_call qom b kite1 x-wire-rx-drop-ppm $1
 }
@@ -171,6 +187,8 @@ soak_a() {
 	end=$((t0 + SOAK_SECS))
 	next_flap=$((t0 + SOAK_FLAP_EVERY < end ? t0 + SOAK_FLAP_EVERY : t0 + 5))
 	drop0=$(( $(soak_cnt $DEV_kk wire_dropped) + $(soak_cnt $DEV_kr wire_dropped) ))
+	[ $SOAK_KR_REORDER -eq 1 ] ||
+		echo "info: soak: $(uname -r): b's kite1 only drops what it sends to rxe (rxe's stale-ACK defect, soak.sh)"
 	if soak_faults $SOAK_PPM; then ok soak-faults-on; else
 		fail soak-faults-on "the host hook could not set the fault rates: $HOST_ANS"
 	fi
