@@ -11,7 +11,9 @@
 #             updates/dkms with that kernel's vermagic; the sources under
 #             /usr/src/kite-<version> are the tree's, those out/*.ko are
 #             built from (the modules carry no srcversion to compare: they
-#             set no MODULE_VERSION); dpkg --purge must remove
+#             set no MODULE_VERSION); copies of them go to
+#             out/dkms/<release>/ (the vm suite's fault group boots a guest
+#             on them); dpkg --purge must remove
 #             the modules, /var/lib/dkms/kite and /usr/src/kite-<version>
 #   install   `make install` / `make uninstall` into a scratch DESTDIR (this
 #             host has no Kite NIC): the modules of the default line
@@ -119,6 +121,23 @@ dkms_built() {
 	return 1
 }
 
+# dkms_keep K: copy the modules DKMS built for K to out/dkms/K/ (the vm
+# suite's fault group loads them in a guest), uncompressed.
+dkms_keep() {
+	local k=$1 m f d=out/dkms/$1
+	mkdir -p "$d" || return 1
+	for m in "${MODS[@]}"; do
+		f=$(modinfo -k "$k" -n "$m") || return 1
+		case $f in
+		*.ko) cp "$f" "$d/$m.ko" ;;
+		*.ko.xz) xz -dc "$f" >"$d/$m.ko" ;;
+		*.ko.zst) zstd -qdc "$f" >"$d/$m.ko" ;;
+		*.ko.gz) gzip -dc "$f" >"$d/$m.ko" ;;
+		*) false ;;
+		esac || { echo "could not copy $f to $d/$m.ko" >"$SCRATCH/why"; return 1; }
+	done
+}
+
 # dkms_gone K: nothing of kite is left for K.
 dkms_gone() {
 	local k=$1 left
@@ -149,6 +168,7 @@ part_dkms() {
 		return
 	fi
 	ok "dkms/deb: $deb ($(($(date +%s) - t0))s)"
+	rm -rf out/dkms
 	check dkms/deb-contents "$deb lacks usr/src/kite-$ver/{dkms.conf,Kbuild} or dkms.conf's PACKAGE_VERSION is not $ver" \
 		deb_contents_ok "$deb"
 	if pkg_installed; then
@@ -175,6 +195,9 @@ part_dkms() {
 		fi
 		if dkms_built "$k"; then
 			ok "dkms/$l/built: $(dkms status -m kite -v "$ver" -k "$k" 2>/dev/null | head -n 1)"
+			if dkms_keep "$k"; then ok "dkms/$l/kept: out/dkms/$k/"; else
+				fail "dkms/$l/kept" "$(cat "$SCRATCH/why" 2>/dev/null)"
+			fi
 		else
 			fail "dkms/$l/built" "$(cat "$SCRATCH/why")"
 		fi

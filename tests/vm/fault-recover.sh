@@ -13,10 +13,13 @@
 # everything, the pingpong must end, and afterwards kite_0 must be ACTIVE
 # and a new pingpong pass; after the fatal error the devlink instance is
 # still there and its fw_fatal reporter counted one error and one
-# recovery. The kernel log must stay clean.
+# recovery. Last, the modules DKMS built from the kite-dkms package (the
+# packages suite, /kite/dkms-*.ko) replace the tree's: the loaded kite and
+# kite_ib carry those files' build IDs, kite_0 comes up ACTIVE and a
+# pingpong passes. The kernel log must stay clean.
 . /kite/lib.sh
 . /kite/rdma-lib.sh
-plan 40
+plan 43
 
 ADDR=10.0.0.1
 PP_N=0
@@ -212,6 +215,36 @@ host_call plug && ok plug-device-add || fail plug-device-add "$HOST_ANS"
 wait_until 60 kite_ib_up && ok plug-back || fail plug-back "no kite_0: $(dmesg | grep -i kite | tail -n 3)"
 echo "info: device_add to kite_0: $(($(ms) - t0)) ms"
 back plug
+
+# ---- the modules DKMS built ------------------------------------------------
+# hexof FILE: FILE's bytes as one hex string.
+hexof() { od -An -v -tx1 "$1" | tr -d ' \n'; }
+# dkms_loaded: kite and kite_ib are loaded from /kite/dkms-*.ko: each
+# module's GNU build-ID note is in its file.
+dkms_loaded() {
+	local m note
+	for m in kite kite_ib; do
+		note=$(hexof /sys/module/$m/notes/.note.gnu.build-id 2>/dev/null)
+		[ -n "$note" ] || { echo "$m: no build-ID note in /sys/module/$m/notes"; return 1; }
+		case $(hexof /kite/dkms-$m.ko) in
+		*"$note"*) ;;
+		*) echo "$m: the loaded module's build ID is not /kite/dkms-$m.ko's"; return 1 ;;
+		esac
+	done
+}
+if [ -f /kite/dkms-kite.ko ] && [ -f /kite/dkms-kite_ib.ko ]; then
+	if rmmod kite_ib kite && insmod /kite/dkms-kite.ko && insmod /kite/dkms-kite_ib.ko &&
+		kite_ib_wait && dkms_loaded >/tmp/dkms 2>&1; then
+		ok dkms-loaded
+	else
+		fail dkms-loaded "$(cat /tmp/dkms 2>/dev/null) $(lsmod | grep kite | tr '\n' ' ') $(dmesg | grep -i kite | tail -n 2)"
+	fi
+	back dkms
+else
+	for n in dkms-loaded dkms-active dkms-pingpong; do
+		skip $n "no DKMS-built modules (the packages suite puts them in out/dkms/<release>/)"
+	done
+fi
 
 host_call end
 bad=$(dmesg_bad)

@@ -122,11 +122,20 @@ group_soak() {
 }
 
 group_fault() {
+	local k m dkms=()
 	secs=600
+	# The modules the packages suite had DKMS build for the default line
+	# (out/dkms/<release>/), which guest a loads last, as /kite/dkms-*.ko.
+	k=$(bash scripts/kver.sh) || k=
+	for m in kite kite_ib; do
+		[ -n "$k" ] && [ -f "out/dkms/$k/$m.ko" ] || { dkms=(); break; }
+		cp "out/dkms/$k/$m.ko" "$SUITE_TMP/dkms-$m.ko" || { dkms=(); break; }
+		dkms+=(--include "$SUITE_TMP/dkms-$m.ko")
+	done
 	# QUERY_DEVICE is admin opcode 1 (KITE_CMD_QUERY_DEVICE in kite_hw.h).
 	# Guest a (fault-recover.sh): its NIC in a hot-pluggable slot.
 	cmd=(scripts/vm.sh --test fault --timeout "$secs" --include "$t/lib.sh"
-		--include "$t/rdma-lib.sh" --no-net status --no-net hang
+		--include "$t/rdma-lib.sh" "${dkms[@]}" --no-net status --no-net hang
 		--props status=x-fault-opcode=1 --props hang=x-fault-hang-opcode=1
 		--hotplug a --hook "bash $top/$t/fault-recover.hook"
 		"status=$t/fault-status.sh" "hang=$t/fault-hang.sh" "a=$t/fault-recover.sh")
