@@ -5,7 +5,9 @@
  * make due leave as one, with the last PSN and MSN, when the engine runs;
  * NAKs (PSN sequence, RNR) and atomic responses leave from inside
  * kite_roce_rx(), behind any ACK queued before them; and requests sent
- * through the whole engine still complete under loss. Frames are fed to
+ * through the whole engine still complete under loss; the requester drops
+ * an ACK or READ response older than the one it expects in the middle of
+ * a READ. Frames are fed to
  * node B's engine directly, so a "batch" is exactly the frames given to
  * kite_roce_rx() between two runs.
  *
@@ -247,6 +249,137 @@ static void test_coalesced_writes_complete_lossy(void **st)
     fx_free(f);
 }
 
+/* ---- the requester: stale ACKs and responses during a READ ---- */
+
+#define READ_LEN        3072    /* three responses at path MTU 1024 */
+#define READ_SRC        0x200000
+#define READ_DST        0x300000
+#define MAX_REC         8
+
+/* Every frame a node transmits, by source node. */
+typedef struct Rec {
+    unsigned n[2];
+    struct {
+        uint8_t data[KITE_ROCE_MAX_FRAME];
+        size_t len;
+    } f[2][MAX_REC];
+} Rec;
+
+static void rec_tap(Sim *s, int src, const uint8_t *frame, size_t len,
+                    void *arg)
+{
+    Rec *r = arg;
+
+    (void)s;
+    if (src < 0 || src > 1 || r->n[src] == MAX_REC ||
+        len > sizeof(r->f[0][0].data)) {
+        return;
+    }
+    memcpy(r->f[src][r->n[src]].data, frame, len);
+    r->f[src][r->n[src]].len = len;
+    r->n[src]++;
+}
+
+/* The recorded frame of node 1 with BTH opcode @op. */
+static unsigned rec_find(const Rec *r, uint8_t op)
+{
+    struct kite_roce_pkt p;
+    unsigned i;
+
+    for (i = 0; i < r->n[1]; i++) {
+        if (kite_roce_parse(r->f[1][i].data, r->f[1][i].len, &p) ==
+            KITE_ROCE_OK && p.opcode == op) {
+            return i;
+        }
+    }
+    fail_msg("no frame with opcode 0x%02x from B", op);
+    return 0;
+}
+
+/*
+ * A network that duplicates and reorders hands the requester an ACK or a
+ * READ response older than the one it expects while a READ's responses
+ * are coming in. It must drop it and go on placing the READ: Linux's rxe
+ * from 6.12 on takes such an ACK for the end of the response, fails the
+ * next READ_RESPONSE_MIDDLE's sequence check and completes the READ
+ * successfully with only its first packet placed. A SEND, then a READ of
+ * three packets; B's answers are recorded (nothing is delivered) and
+ * given to A as FIRST, the ACK of the SEND again, MIDDLE, FIRST again,
+ * LAST.
+ */
+static void test_stale_ack_during_read(void **st)
+{
+    static const uint8_t order[] = { 0, 1, 0, 2, 1, 3 };
+    const struct kite_roce_counters *ca;
+    uint8_t ack[KITE_ROCE_MAX_FRAME];
+    struct kite_roce_pkt pk;
+    size_t ack_len;
+    unsigned i, k, resp[4];
+    Rec *r = calloc(1, sizeof(*r));
+    SimWr w;
+    Fx *f;
+
+    (void)st;
+    assert_non_null(r);
+    f = fx_new(NULL, KITE_QPT_RC, false);
+    ca = kite_roce_qp_counters(sim_qp(f->a, f->aqp)->qp);
+    f->s.tap = rec_tap;
+    f->s.tap_arg = r;
+    f->s.drop_all = true;
+    fx_fill(sim_mem(f->b, READ_SRC), READ_LEN, 5);
+    fx_recv(f->b, f->bqp, DST_OFF, MSG_LEN, f->bkey);
+    w = fx_wr(KITE_WQE_SEND, 0);
+    fx_sge(&w, 0, MSG_LEN, f->akey);
+    sim_post_send(f->a, f->aqp, &w);
+    w = fx_wr(KITE_WQE_READ, 0);
+    fx_sge(&w, READ_DST, READ_LEN, f->akey);
+    w.raddr = IOVA + READ_SRC;
+    w.rkey = f->bkey;
+    sim_post_send(f->a, f->aqp, &w);
+    /* A's SEND_ONLY and READ request, recorded, not delivered. */
+    while (kite_roce_run(f->a->e, 64)) {
+    }
+    assert_int_equal(r->n[0], 2);
+    for (i = 0; i < 2; i++) {
+        assert_true(kite_roce_rx(f->b->e, r->f[0][i].data, r->f[0][i].len));
+    }
+    while (kite_roce_run(f->b->e, 64)) {
+    }
+    resp[1] = rec_find(r, KITE_OP_READ_RESP_FIRST);
+    resp[2] = rec_find(r, KITE_OP_READ_RESP_MIDDLE);
+    resp[3] = rec_find(r, KITE_OP_READ_RESP_LAST);
+    /* The ACK of the SEND (B may have folded it into the READ's). */
+    k = resp[1];
+    assert_int_equal(kite_roce_parse(r->f[1][k].data, r->f[1][k].len, &pk),
+                     KITE_ROCE_OK);
+    pk.opcode = KITE_OP_ACK;
+    pk.psn = FIRST_PSN;
+    pk.aeth_syndrome = KITE_AETH_ACK_UNLIMITED;
+    pk.aeth_msn = 1;
+    pk.payload = NULL;
+    pk.paylen = 0;
+    ack_len = kite_roce_build(ack, sizeof(ack), &pk);
+    assert_true(ack_len > 0);
+    for (i = 0; i < sizeof(order); i++) {
+        if (!order[i]) {
+            kite_roce_rx(f->a->e, ack, ack_len);
+        } else {
+            k = resp[order[i]];
+            kite_roce_rx(f->a->e, r->f[1][k].data, r->f[1][k].len);
+        }
+        while (kite_roce_run(f->a->e, 64)) {
+        }
+    }
+    fx_expect_cqe(f->a, f->a_scq, f->aqp, 0, KITE_CQE_SEND, 0, MSG_LEN);
+    fx_expect_cqe(f->a, f->a_scq, f->aqp, 1, KITE_CQE_READ, 0, READ_LEN);
+    assert_memory_equal(sim_mem(f->a, READ_DST), sim_mem(f->b, READ_SRC),
+                        READ_LEN);
+    assert_int_equal(fx_state(f->a, f->aqp), KITE_QPS_RTS);
+    assert_int_equal(ca->retransmits, 0);
+    free(r);
+    fx_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -255,6 +388,7 @@ int main(void)
         cmocka_unit_test(test_rnr_nak_not_delayed),
         cmocka_unit_test(test_atomic_ack_not_delayed),
         cmocka_unit_test(test_coalesced_writes_complete_lossy),
+        cmocka_unit_test(test_stale_ack_during_read),
     };
 
     return cmocka_run_group_tests_name("roce_ack", tests, NULL, NULL);
