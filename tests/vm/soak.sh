@@ -106,6 +106,29 @@ soak_mixed_start() {
 	eval "SOAK_PID_$tag=$!"
 }
 
+# soak_diag TAG: after a failed run, what both ends hold, as info lines:
+# the QPs, the kite-rc processes with their state and kernel stack, the
+# device's non-zero counters and the kernel log's tail, on a and on b
+# (both write /tmp/soak-diag.sh when they source this file).
+cat >/tmp/soak-diag.sh <<'EOF'
+d=$1
+/usr/bin/rdma res show qp link $d/1 2>&1 | grep -v ' state RESET'
+ps -o pid,stat,args | grep '[k]ite-rc'
+for p in $(pidof kite-rc); do
+	echo "$p: $(cat /proc/$p/wchan 2>/dev/null) $(head -n 6 /proc/$p/stack 2>/dev/null | tr '\n' ' ')"
+done
+grep . /sys/class/infiniband/$d/ports/1/hw_counters/* 2>/dev/null | sed 's|.*/||' | grep -v ':0$' | tr '\n' ' '
+echo
+dmesg | tail -n 6
+EOF
+soak_diag() {
+	local tag=$1 dev ans
+	eval "dev=\$DEV_$tag"
+	sh /tmp/soak-diag.sh "$dev" 2>&1 | sed "s/^/info: soak diag a ($tag): /"
+	ans=$(agent_call $(soak_peer $tag) 20 "SH - sh /tmp/soak-diag.sh \$DEV_$tag")
+	echo "${ans:-no answer from the agent on b}" | sed "s/^/info: soak diag b ($tag): /"
+}
+
 # soak_mixed_end TAG PORT: wait for the run; 0 when client and server
 # passed. Adds its messages and bytes to SOAK_MSGS and SOAK_BYTES.
 soak_mixed_end() {
@@ -115,9 +138,16 @@ soak_mixed_end() {
 	[ -n "$pid" ] || { echo "info: $(cat /tmp/soak.$port)"; return 1; }
 	wait $pid
 	rc=$?
-	# A failed client leaves its server waiting: give it 5 s, then stop it.
-	[ $rc -eq 0 ] || { sleep 5; agent_call $peer 30 "KILL $port" >/dev/null; }
-	agent_call $peer $((SOAK_RUN_SECS + 30)) "WAIT $port" >/tmp/soak-srv.$port
+	# A failed client leaves its server waiting: give it 5 s, then stop it
+	# (once stopped it ends at once: its WAIT has 30 s).
+	if [ $rc -eq 0 ]; then
+		agent_call $peer $((SOAK_RUN_SECS + 30)) "WAIT $port" >/tmp/soak-srv.$port
+	else
+		sleep 5
+		soak_diag $tag
+		agent_call $peer 30 "KILL $port" >/dev/null
+		agent_call $peer 30 "WAIT $port" >/tmp/soak-srv.$port
+	fi
 	src=$(head -n 1 /tmp/soak-srv.$port)
 	line=$(grep -m 1 'mixed client: [0-9]* of [0-9]* messages' /tmp/soak.$port)
 	# shellcheck disable=SC2046 # two numbers
