@@ -98,6 +98,7 @@ soak_mixed_start() {
 	case $ans in
 	READY*) ;;
 	*) echo "soak $tag round seed $seed: server did not start: ${ans:-no answer}" >/tmp/soak.$port
+		soak_diag $tag
 		eval "SOAK_PID_$tag=" ; return 1 ;;
 	esac
 	eval "timeout $((SOAK_RUN_SECS + 20)) kite-rc -d \$DEV_$tag -g \$GIDX_$tag -p $port \
@@ -108,7 +109,8 @@ soak_mixed_start() {
 
 # soak_diag TAG: after a failed run, what both ends hold, as info lines:
 # the QPs, the kite-rc processes with their state and kernel stack, the
-# device's non-zero counters and the kernel log's tail, on a and on b
+# device's non-zero counters, addresses, neighbours and link counters and
+# the kernel log's tail, on a and on b
 # (both write /tmp/soak-diag.sh when they source this file).
 cat >/tmp/soak-diag.sh <<'EOF'
 d=$1
@@ -119,6 +121,9 @@ for p in $(pidof kite-rc); do
 done
 grep . /sys/class/infiniband/$d/ports/1/hw_counters/* 2>/dev/null | sed 's|.*/||' | grep -v ':0$' | tr '\n' ' '
 echo
+/usr/bin/ip -br addr
+/usr/bin/ip neigh
+/usr/bin/ip -s -o link | sed 's/  */ /g'
 dmesg | tail -n 6
 EOF
 soak_diag() {
