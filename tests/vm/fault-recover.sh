@@ -14,7 +14,8 @@
 # and a new pingpong pass; after the fatal error the devlink instance is
 # still there and its fw_fatal reporter counted one error and one
 # recovery. Last, the modules DKMS built from the kite-dkms package (the
-# packages suite, /kite/dkms-*.ko) replace the tree's: the loaded kite and
+# packages suite, /kite/dkms-*.ko) replace the tree's, in the module tree
+# modprobe loads from: the loaded kite and
 # kite_ib carry those files' build IDs, kite_0 comes up ACTIVE and a
 # pingpong passes. The kernel log must stay clean.
 . /kite/lib.sh
@@ -232,8 +233,13 @@ dkms_loaded() {
 		esac
 	done
 }
+# They replace the tree's modules where modprobe finds them, as a DKMS
+# install does: kite's auxiliary device may load kite_ib before an insmod
+# of the second file could.
+mdir=/lib/modules/$(uname -r)/extra
 if [ -f /kite/dkms-kite.ko ] && [ -f /kite/dkms-kite_ib.ko ]; then
-	if rmmod kite_ib kite && insmod /kite/dkms-kite.ko && insmod /kite/dkms-kite_ib.ko &&
+	if rmmod kite_ib kite && cp /kite/dkms-kite.ko $mdir/kite.ko &&
+		cp /kite/dkms-kite_ib.ko $mdir/kite_ib.ko && modprobe kite && modprobe kite_ib &&
 		kite_ib_wait && dkms_loaded >/tmp/dkms 2>&1; then
 		ok dkms-loaded
 	else
