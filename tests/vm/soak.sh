@@ -111,19 +111,21 @@ soak_mixed_start() {
 # the QPs, the kite-rc processes with their state and kernel stack, the
 # device's non-zero counters, addresses, neighbours and link counters and
 # the kernel log's tail, on a and on b
-# (both write /tmp/soak-diag.sh when they source this file).
-cat >/tmp/soak-diag.sh <<'EOF'
+# (both write /tmp/soak-diag.sh when they source this file, with lib.sh's
+# tool paths).
+printf 'RDMA=%s IP=%s\n' "$RDMA" "$IP" >/tmp/soak-diag.sh
+cat >>/tmp/soak-diag.sh <<'EOF'
 d=$1
-/usr/bin/rdma res show qp link $d/1 2>&1 | grep -v ' state RESET'
+$RDMA res show qp link $d/1 2>&1 | grep -v ' state RESET'
 ps -o pid,stat,args | grep '[k]ite-rc'
 for p in $(pidof kite-rc); do
 	echo "$p: $(cat /proc/$p/wchan 2>/dev/null) $(head -n 6 /proc/$p/stack 2>/dev/null | tr '\n' ' ')"
 done
 grep . /sys/class/infiniband/$d/ports/1/hw_counters/* 2>/dev/null | sed 's|.*/||' | grep -v ':0$' | tr '\n' ' '
 echo
-/usr/bin/ip -br addr
-/usr/bin/ip neigh
-/usr/bin/ip -s -o link | sed 's/  */ /g'
+$IP -br addr
+$IP neigh
+$IP -s -o link | sed 's/  */ /g'
 dmesg | tail -n 6
 EOF
 soak_diag() {
